@@ -1,0 +1,112 @@
+#include "byte_source.h"
+
+#include "errors.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace atlas {
+
+void ByteSource::throwIfCancelled() const
+{
+    if (cancelled())
+        throw AtlasError(ErrorKind::Source, "cancelled");
+}
+
+namespace {
+
+// Closes the descriptor on every path out.
+struct FileDescriptor
+{
+    int fd;
+    ~FileDescriptor()
+    {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+constexpr std::uint64_t kSmallFileLimit = 256ull << 20;
+
+} // namespace
+
+LocalDirectorySource::LocalDirectorySource(std::string directory)
+{
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(directory, ec);
+    m_dir = ec ? directory : abs.lexically_normal().string();
+    if (m_dir.size() > 1 && m_dir.back() == '/')
+        m_dir.pop_back();
+}
+
+SourceInfo LocalDirectorySource::info() const
+{
+    return {"local", m_dir, {}, {}};
+}
+
+std::optional<std::string> LocalDirectorySource::readSmallFile(const std::string &file)
+{
+    throwIfCancelled();
+    const std::string path = m_dir + "/" + file;
+    FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (f.fd < 0) {
+        if (errno == ENOENT)
+            return std::nullopt;
+        throw AtlasError(ErrorKind::Source, path + ": cannot open: " + std::strerror(errno));
+    }
+    struct stat st{};
+    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
+        throw AtlasError(ErrorKind::Source, path + ": not a regular file");
+    if (static_cast<std::uint64_t>(st.st_size) > kSmallFileLimit)
+        throw AtlasError(ErrorKind::Source, path + ": " + std::to_string(st.st_size) +
+                                                " bytes is too large for a config or index file");
+    std::string out(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < out.size()) {
+        const ssize_t n = ::read(f.fd, out.data() + got, out.size() - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            throw AtlasError(ErrorKind::Source, path + ": read failed: " + std::strerror(errno));
+        got += static_cast<std::size_t>(n);
+    }
+    return out;
+}
+
+std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<RangeRequest> &requests)
+{
+    std::vector<RangeAnswer> answers(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        throwIfCancelled();
+        const RangeRequest &r = requests[i];
+        const std::string path = m_dir + "/" + r.file;
+        FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+        if (f.fd < 0)
+            throw AtlasError(ErrorKind::Source, path + ": cannot open: " + std::strerror(errno));
+        struct stat st{};
+        if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
+            throw AtlasError(ErrorKind::Source, path + ": not a regular file");
+        const auto size = static_cast<std::uint64_t>(st.st_size);
+        answers[i].fileSize = size;
+        const std::uint64_t len = r.offset >= size ? 0 : std::min(r.length, size - r.offset);
+        answers[i].bytes.resize(static_cast<std::size_t>(len));
+        std::size_t got = 0;
+        while (got < len) {
+            const ssize_t n = ::pread(f.fd, answers[i].bytes.data() + got, len - got,
+                                      static_cast<off_t>(r.offset + got));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                throw AtlasError(ErrorKind::Source, path + ": read failed at byte " + std::to_string(r.offset + got) +
+                                                        ": " + (n == 0 ? "unexpected end of file" : std::strerror(errno)));
+            got += static_cast<std::size_t>(n);
+        }
+    }
+    return answers;
+}
+
+} // namespace atlas

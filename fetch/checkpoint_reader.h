@@ -1,0 +1,32 @@
+#pragma once
+
+#include "byte_source.h"
+#include "checkpoint.h"
+
+#include <functional>
+
+namespace atlas {
+
+struct LoadProgress
+{
+    std::size_t filesDone = 0;
+    std::size_t filesTotal = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t requests = 0;
+};
+
+struct ReadOptions
+{
+    unsigned parseThreads = 0; // 0: one per core
+    std::function<void(const LoadProgress &)> progress; // called from worker threads, serialised
+};
+
+// Reads config.json, the index and every shard header through `source`, validating each.
+// Throws AtlasError: Source when a file cannot be read, Invalid when its bytes are not a checkpoint.
+Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options = {});
+
+// An upper-bound guess of a shard's header size from the tensor names the index assigns it,
+// so that one ranged read usually fetches the whole header.
+std::uint64_t estimateHeaderBytes(const std::vector<std::string_view> &tensorNames);
+
+} // namespace atlas

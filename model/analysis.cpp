@@ -1,0 +1,316 @@
+#include "analysis.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+namespace atlas {
+
+namespace {
+
+bool startsWith(std::string_view s, std::string_view p)
+{
+    return s.substr(0, p.size()) == p;
+}
+bool endsWith(std::string_view s, std::string_view p)
+{
+    return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+// Is `rest` the module `module` itself or something inside it ("mlp.gate_proj.weight")?
+bool inModule(std::string_view rest, std::string_view module)
+{
+    return startsWith(rest, module) && (rest.size() == module.size() || rest[module.size()] == '.');
+}
+
+int parseInt(std::string_view digits)
+{
+    int v = -1;
+    auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    return r.ec == std::errc() && r.ptr == digits.data() + digits.size() ? v : -1;
+}
+
+} // namespace
+
+std::string_view categoryName(Category c)
+{
+    static constexpr std::array<std::string_view, kCategoryCount> names{
+        "routed_experts", "shared_experts", "attention", "indexer", "router",
+        "dense_mlp",      "embedding",      "norms",     "mtp",     "other"};
+    return names[static_cast<std::size_t>(c)];
+}
+
+std::string_view layerKindName(LayerKind k)
+{
+    switch (k) {
+    case LayerKind::Dense:
+        return "dense";
+    case LayerKind::Moe:
+        return "moe";
+    case LayerKind::Mtp:
+        return "mtp";
+    }
+    return "dense";
+}
+
+std::string_view indexerRoleName(IndexerRole r)
+{
+    switch (r) {
+    case IndexerRole::Full:
+        return "full";
+    case IndexerRole::Shared:
+        return "shared";
+    case IndexerRole::None:
+        break;
+    }
+    return "none";
+}
+
+TensorPlace placeOf(std::string_view name)
+{
+    // Accept "model.layers.N." and any prefix ending in ".layers.N." (wrapped language models).
+    std::size_t pos = startsWith(name, "layers.") ? 0 : name.find(".layers.");
+    if (pos == std::string_view::npos)
+        return {-1, name};
+    const std::size_t start = pos == 0 && startsWith(name, "layers.") ? 7 : pos + 8;
+    std::size_t dot = name.find('.', start);
+    if (dot == std::string_view::npos || dot == start)
+        return {-1, name};
+    const int layer = parseInt(name.substr(start, dot - start));
+    if (layer < 0)
+        return {-1, name};
+    return {layer, name.substr(dot + 1)};
+}
+
+bool isQuantScale(std::string_view name, Dtype dtype)
+{
+    return dtype == Dtype::F8_E8M0 || endsWith(name, "_scale_inv") || endsWith(name, ".weight_scale") ||
+           endsWith(name, ".input_scale");
+}
+
+Category categorize(std::string_view name, int layer, bool mtpLayer)
+{
+    if (layer < 0) {
+        if (startsWith(name, "model.embed_tokens.") || startsWith(name, "lm_head.") ||
+            endsWith(name, ".embed_tokens.weight"))
+            return Category::Embedding;
+        if (startsWith(name, "model.norm."))
+            return Category::Norms;
+        return Category::Other;
+    }
+    if (mtpLayer)
+        return Category::Mtp;
+    const std::string_view rest = placeOf(name).rest;
+    if (startsWith(rest, "mlp.experts."))
+        return Category::RoutedExperts;
+    if (startsWith(rest, "mlp.shared_experts."))
+        return Category::SharedExperts;
+    if (startsWith(rest, "self_attn.indexer."))
+        return Category::Indexer;
+    if (startsWith(rest, "self_attn."))
+        return Category::Attention;
+    if (inModule(rest, "mlp.gate.weight") || inModule(rest, "mlp.gate.e_score_correction_bias"))
+        return Category::Router;
+    if (inModule(rest, "mlp.gate_proj") || inModule(rest, "mlp.up_proj") || inModule(rest, "mlp.down_proj"))
+        return Category::DenseMlp;
+    if (inModule(rest, "input_layernorm") || inModule(rest, "post_attention_layernorm"))
+        return Category::Norms;
+    return Category::Other;
+}
+
+namespace {
+
+void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
+{
+    const ModelConfig &cfg = ckpt.config;
+    IndexShareMap &map = a.indexShare;
+    const int L = a.mainLayers;
+    std::vector<IndexerRole> roles(static_cast<std::size_t>(L), IndexerRole::None);
+    bool anyOnDisk = false;
+    for (int i = 0; i < L; ++i)
+        anyOnDisk = anyOnDisk || a.layers[static_cast<std::size_t>(i)].indexerWeights;
+
+    auto formula = [&](int i, std::int64_t shift) {
+        const std::int64_t freq = *cfg.indexTopkFreq;
+        const std::int64_t offset = cfg.indexSkipTopkOffset.value_or(0) + shift;
+        return std::max<std::int64_t>(i - offset + 1, 0) % freq == 0;
+    };
+
+    if (cfg.indexerTypes && static_cast<int>(cfg.indexerTypes->size()) != L) {
+        map.mismatches.push_back("indexer_types lists " + std::to_string(cfg.indexerTypes->size()) +
+                                 " layers but the model has " + std::to_string(L) + "; it was not used");
+    }
+    if (cfg.indexerTypes && static_cast<int>(cfg.indexerTypes->size()) == L) {
+        map.source = "indexer_types";
+        for (int i = 0; i < L; ++i)
+            roles[static_cast<std::size_t>(i)] =
+                (*cfg.indexerTypes)[static_cast<std::size_t>(i)] == "full" ? IndexerRole::Full : IndexerRole::Shared;
+    } else if (cfg.indexTopkFreq && *cfg.indexTopkFreq > 0) {
+        map.source = "formula";
+        for (int i = 0; i < L; ++i) {
+            const bool full = formula(i, 0);
+            roles[static_cast<std::size_t>(i)] = full ? IndexerRole::Full : IndexerRole::Shared;
+            if (full != formula(i, 1))
+                map.atomDiffers.push_back(i);
+            if (formula(i, 1))
+                map.atomFull.push_back(i);
+        }
+    } else if (cfg.indexTopk || anyOnDisk) {
+        map.source = "every_layer";
+        std::fill(roles.begin(), roles.end(), IndexerRole::Full);
+    }
+    if (map.atomDiffers.empty())
+        map.atomFull.clear();
+
+    int lastFull = -1;
+    for (int i = 0; i < L; ++i) {
+        LayerInfo &layer = a.layers[static_cast<std::size_t>(i)];
+        layer.indexer = roles[static_cast<std::size_t>(i)];
+        if (layer.indexer == IndexerRole::Full) {
+            map.full.push_back(i);
+            lastFull = i;
+            if (!layer.indexerWeights)
+                map.mismatches.push_back("layer " + std::to_string(i) +
+                                         ": the map says full, but no self_attn.indexer.* tensors are on disk");
+        } else if (layer.indexer == IndexerRole::Shared) {
+            map.shared.push_back(i);
+            layer.reusesLayer = lastFull;
+            if (lastFull < 0)
+                map.mismatches.push_back("layer " + std::to_string(i) +
+                                         ": shared, but no earlier full layer exists to reuse");
+            if (layer.indexerWeights)
+                map.mismatches.push_back("layer " + std::to_string(i) +
+                                         ": the map says shared, but self_attn.indexer.* tensors are on disk");
+        } else if (layer.indexerWeights) {
+            map.mismatches.push_back("layer " + std::to_string(i) +
+                                     ": indexer tensors on disk, but the config declares no indexer");
+        }
+    }
+    // MTP layers carry their own indexer and never reuse the main model's selection.
+    for (std::size_t i = static_cast<std::size_t>(L); i < a.layers.size(); ++i)
+        a.layers[i].indexer = a.layers[i].indexerWeights ? IndexerRole::Full : IndexerRole::None;
+}
+
+} // namespace
+
+CheckpointAnalysis analyze(const Checkpoint &ckpt)
+{
+    CheckpointAnalysis a;
+    const ModelConfig &cfg = ckpt.config;
+
+    int maxLayer = -1;
+    for (const auto &s : ckpt.shards)
+        for (const auto &t : s.tensors)
+            maxLayer = std::max(maxLayer, placeOf(t.name).layer);
+    a.mainLayers = cfg.numHiddenLayers ? static_cast<int>(*cfg.numHiddenLayers) : maxLayer + 1;
+    const int layerCount = std::max(maxLayer + 1, a.mainLayers);
+    a.layers.resize(static_cast<std::size_t>(layerCount));
+    for (int i = 0; i < layerCount; ++i) {
+        a.layers[static_cast<std::size_t>(i)].index = i;
+        a.layers[static_cast<std::size_t>(i)].kind = i >= a.mainLayers ? LayerKind::Mtp : LayerKind::Dense;
+    }
+
+    std::vector<std::set<int>> experts(static_cast<std::size_t>(layerCount));
+    std::array<std::map<std::string, Tally>, kCategoryCount> quant;
+    std::array<Tally, kCategoryCount> quantScales;
+    std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
+    ParameterBudget &b = a.budget;
+
+    for (const auto &s : ckpt.shards) {
+        for (const auto &t : s.tensors) {
+            const TensorPlace place = placeOf(t.name);
+            LayerInfo *layer = place.layer >= 0 ? &a.layers[static_cast<std::size_t>(place.layer)] : nullptr;
+            const bool mtp = layer && layer->kind == LayerKind::Mtp;
+            const Category cat = categorize(t.name, place.layer, mtp);
+            const auto ci = static_cast<std::size_t>(cat);
+            const std::string_view rest = place.rest;
+
+            if (layer) {
+                if (startsWith(rest, "self_attn.indexer."))
+                    layer->indexerWeights = true;
+                if (!mtp && (startsWith(rest, "mlp.experts.") || inModule(rest, "mlp.gate.weight")))
+                    layer->kind = LayerKind::Moe;
+                if (startsWith(rest, "mlp.experts.")) {
+                    std::string_view e = rest.substr(12);
+                    if (int idx = parseInt(e.substr(0, e.find('.'))); idx >= 0)
+                        experts[static_cast<std::size_t>(place.layer)].insert(idx);
+                }
+            }
+            if (isQuantScale(t.name, t.dtype)) {
+                b.quantScales.add(t);
+                quantScales[ci].add(t);
+                scaleDtypes[ci][std::string(dtypeName(t.dtype))] += t.numel;
+                if (layer)
+                    layer->scales.add(t);
+                continue;
+            }
+            b.total += t.numel;
+            b.byCategory[ci] += t.numel;
+            b.byDtype[std::string(dtypeName(t.dtype))] += t.numel;
+            quant[ci][std::string(dtypeName(t.dtype))].add(t);
+            if (layer)
+                layer->params.add(t);
+            if (cat == Category::Other)
+                b.otherTensors.push_back(t.name);
+
+            // Dimensions the cache math can fall back on when config.json is silent.
+            if (!mtp && t.shape.size() == 1 && endsWith(rest, "self_attn.kv_a_layernorm.weight"))
+                a.diskKvLoraRank = static_cast<std::int64_t>(t.shape[0]);
+            if (!mtp && t.shape.size() == 2 && endsWith(rest, "self_attn.kv_a_proj_with_mqa.weight") &&
+                a.diskKvLoraRank)
+                a.diskRopeDim = static_cast<std::int64_t>(t.shape[0]) - *a.diskKvLoraRank;
+            if (t.shape.size() == 2 && endsWith(rest, "self_attn.indexer.wk.weight"))
+                a.diskIndexHeadDim = static_cast<std::int64_t>(t.shape[0]);
+        }
+    }
+    std::sort(b.otherTensors.begin(), b.otherTensors.end());
+
+    for (std::size_t i = 0; i < a.layers.size(); ++i) {
+        a.layers[i].routedExperts = static_cast<int>(experts[i].size());
+        if (a.layers[i].kind == LayerKind::Moe && !a.diskRoutedExperts && a.layers[i].routedExperts > 0)
+            a.diskRoutedExperts = a.layers[i].routedExperts;
+    }
+
+    for (std::size_t c = 0; c < kCategoryCount; ++c) {
+        if (quant[c].empty() && quantScales[c].tensors == 0)
+            continue;
+        a.quantLayout.push_back({static_cast<Category>(c), quant[c], quantScales[c], scaleDtypes[c]});
+    }
+
+    // Active per token: the main model except routed experts, plus their top-k share.
+    const std::optional<std::int64_t> experts_ = cfg.nRoutedExperts ? cfg.nRoutedExperts : a.diskRoutedExperts;
+    const std::uint64_t routed = b.byCategory[static_cast<std::size_t>(Category::RoutedExperts)];
+    for (std::size_t c = 0; c < kCategoryCount; ++c) {
+        const auto cat = static_cast<Category>(c);
+        if (cat != Category::RoutedExperts && cat != Category::Mtp)
+            b.activeByCategory[c] = b.byCategory[c];
+    }
+    if (routed == 0) {
+        b.activatedPerToken = b.total - b.byCategory[static_cast<std::size_t>(Category::Mtp)];
+        b.activationNote = "no routed experts: every main-model parameter is active";
+    } else if (cfg.numExpertsPerTok && experts_ && *experts_ > 0) {
+        const auto k = static_cast<unsigned __int128>(*cfg.numExpertsPerTok);
+        const auto e = static_cast<unsigned __int128>(*experts_);
+        const auto share = static_cast<std::uint64_t>((static_cast<unsigned __int128>(routed) * k + e / 2) / e);
+        b.activeByCategory[static_cast<std::size_t>(Category::RoutedExperts)] = share;
+        std::uint64_t active = 0;
+        for (auto v : b.activeByCategory)
+            active += v;
+        b.activatedPerToken = active;
+        b.activationNote = "main model (MTP excluded), routed experts x " + std::to_string(*cfg.numExpertsPerTok) +
+                           "/" + std::to_string(*experts_);
+        if ((static_cast<unsigned __int128>(routed) * k) % e != 0)
+            b.activationNote += " (rounded to the nearest parameter)";
+    } else {
+        b.activationNote = "num_experts_per_tok is missing from config.json";
+    }
+
+    buildIndexShare(ckpt, a);
+    if (!ckpt.hasConfig)
+        a.warnings.push_back("no config.json: layers and budget come from tensor names alone");
+    for (const auto &w : cfg.warnings)
+        a.warnings.push_back("config.json: " + w);
+    return a;
+}
+
+} // namespace atlas

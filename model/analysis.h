@@ -1,0 +1,114 @@
+#pragma once
+
+#include "checkpoint.h"
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace atlas {
+
+// Parameter categories of domain.md section 5, in report order.
+enum class Category {
+    RoutedExperts, SharedExperts, Attention, Indexer, Router, DenseMlp, Embedding, Norms, Mtp, Other,
+};
+inline constexpr std::size_t kCategoryCount = 10;
+std::string_view categoryName(Category c);
+
+enum class LayerKind { Dense, Moe, Mtp };
+std::string_view layerKindName(LayerKind k);
+
+enum class IndexerRole { None, Full, Shared };
+std::string_view indexerRoleName(IndexerRole r);
+
+// "model.layers.12.mlp.experts.3.up_proj.weight" -> 12 and "mlp.experts.3.up_proj.weight".
+struct TensorPlace
+{
+    int layer = -1;
+    std::string_view rest; // name inside the layer (or the whole name outside layers)
+};
+TensorPlace placeOf(std::string_view name);
+
+// Quantization scales are not parameters (domain.md section 5).
+bool isQuantScale(std::string_view name, Dtype dtype);
+
+Category categorize(std::string_view name, int layer, bool mtpLayer);
+
+struct Tally
+{
+    std::uint64_t tensors = 0;
+    std::uint64_t elements = 0;
+    std::uint64_t bytes = 0;
+    void add(const TensorInfo &t)
+    {
+        ++tensors;
+        elements += t.numel;
+        bytes += t.bytes();
+    }
+};
+
+struct LayerInfo
+{
+    int index = 0;
+    LayerKind kind = LayerKind::Dense;
+    IndexerRole indexer = IndexerRole::None;
+    bool indexerWeights = false; // self_attn.indexer.* present on disk
+    int reusesLayer = -1;        // for a shared layer: the full layer whose selection it reuses
+    int routedExperts = 0;       // distinct expert indices on disk
+    Tally params;                // scales excluded
+    Tally scales;
+};
+
+struct ParameterBudget
+{
+    std::uint64_t total = 0;
+    std::optional<std::uint64_t> activatedPerToken;
+    std::array<std::uint64_t, kCategoryCount> byCategory{};
+    std::array<std::uint64_t, kCategoryCount> activeByCategory{};
+    std::map<std::string, std::uint64_t> byDtype; // scales excluded
+    Tally quantScales;
+    std::vector<std::string> otherTensors; // never dropped silently
+    std::string activationNote;            // how the active count was formed, or why it is missing
+};
+
+// The quantization layout: for each category, elements per dtype, and scale tensors apart.
+struct QuantRow
+{
+    Category category;
+    std::map<std::string, Tally> dtypes;
+    Tally scales;
+    std::map<std::string, std::uint64_t> scaleDtypes;
+};
+
+struct IndexShareMap
+{
+    std::string source = "none"; // indexer_types | formula | every_layer | none
+    std::vector<int> full;       // main layers that own an indexer
+    std::vector<int> shared;     // main layers that reuse one
+    std::vector<std::string> mismatches;
+    // The ATOM fallback (offset shifted by one), only where it differs from the transformers rule.
+    std::vector<int> atomFull;
+    std::vector<int> atomDiffers;
+};
+
+struct CheckpointAnalysis
+{
+    int mainLayers = 0;
+    std::vector<LayerInfo> layers; // main layers then MTP layers, by index
+    ParameterBudget budget;
+    std::vector<QuantRow> quantLayout;
+    IndexShareMap indexShare;
+    // Dimensions read from tensor shapes, for when config.json is silent.
+    std::optional<std::int64_t> diskKvLoraRank;
+    std::optional<std::int64_t> diskRopeDim;
+    std::optional<std::int64_t> diskIndexHeadDim;
+    std::optional<std::int64_t> diskRoutedExperts;
+    std::vector<std::string> warnings;
+};
+
+CheckpointAnalysis analyze(const Checkpoint &checkpoint);
+
+} // namespace atlas

@@ -1,0 +1,55 @@
+#pragma once
+
+#include "analysis.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace atlas {
+
+enum class KvDtype { BF16, FP8, FP8_DS_MLA };
+std::string_view kvDtypeName(KvDtype k);
+std::optional<KvDtype> kvDtypeFromName(std::string_view name);
+
+struct CacheOptions
+{
+    KvDtype kvDtype = KvDtype::BF16;
+    std::optional<std::int64_t> indexEntryBytes; // default: ATOM's 16-byte padded entry
+    std::optional<std::uint64_t> contextTokens;  // default: max_position_embeddings
+};
+
+// Per-token MLA latent and index-key cache costs (domain.md section 7).
+struct CacheBudget
+{
+    bool available = false;
+    std::string reason; // why not available
+    KvDtype kvDtype = KvDtype::BF16;
+    std::int64_t kvLoraRank = 0;
+    std::int64_t ropeDim = 0;
+    std::int64_t kvLayers = 0;
+    std::int64_t kvBytesPerLayer = 0;
+    std::int64_t indexHeadDim = 0;
+    std::int64_t indexLayers = 0;
+    std::int64_t indexEntryBytes = 0;
+    std::int64_t indexEntryBytesReference = 0; // DeepSeek reference / vLLM (unpadded)
+    std::uint64_t kvBytesPerToken = 0;
+    std::uint64_t indexBytesPerToken = 0;
+    std::uint64_t bytesPerToken = 0;
+    std::uint64_t indexBytesPerTokenEveryLayer = 0;
+    std::uint64_t contextTokens = 0;
+    std::uint64_t totalBytes = 0;
+    std::optional<std::int64_t> indexTopk;
+    std::uint64_t sparseReadTokens = 0; // min(index_topk, context): entries attention reads per query
+};
+
+// Index-key entry: head_dim FP8 bytes + a 4-byte scale per 128, and that padded to 16 bytes.
+std::int64_t indexEntryBytesReference(std::int64_t headDim);
+std::int64_t indexEntryBytesPadded(std::int64_t headDim);
+std::int64_t kvBytesPerLayer(KvDtype dtype, std::int64_t kvLoraRank, std::int64_t ropeDim);
+
+CacheBudget computeCacheBudget(const Checkpoint &checkpoint, const CheckpointAnalysis &analysis,
+                               const CacheOptions &options);
+
+} // namespace atlas

@@ -1,0 +1,34 @@
+#pragma once
+
+#include "model_config.h"
+#include "safetensors.h"
+
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+struct SourceInfo
+{
+    std::string kind;     // "local", "hub" or "https"
+    std::string location; // path or URL, never with a token
+    std::string revision; // as asked for (hub only)
+    std::string commit;   // resolved commit (hub only)
+};
+
+// Everything read from a checkpoint's headers: the raw material of every analysis.
+struct Checkpoint
+{
+    SourceInfo source;
+    bool hasConfig = false;
+    ModelConfig config;
+    std::vector<ShardHeader> shards;
+    std::vector<std::string> warnings;
+
+    std::size_t tensorCount() const;
+    std::uint64_t tensorBytes() const;
+    std::uint64_t headerBytes() const; // 8 + N over all shards
+    bool synthetic() const;
+};
+
+} // namespace atlas

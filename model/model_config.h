@@ -1,0 +1,45 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace atlas {
+
+// The config.json keys the analysis uses. Every key is optional: an unknown model
+// still gets a generic layer tree and budget.
+struct ModelConfig
+{
+    std::string modelType;
+    std::vector<std::string> architectures;
+    std::optional<std::int64_t> numHiddenLayers;
+    std::optional<std::int64_t> hiddenSize;
+    std::optional<std::int64_t> nRoutedExperts;
+    std::optional<std::int64_t> numExpertsPerTok;
+    std::optional<std::int64_t> nSharedExperts;
+    std::optional<std::int64_t> firstKDenseReplace;
+    std::optional<std::int64_t> nGroup;
+    std::optional<std::int64_t> topkGroup;
+    std::optional<bool> normTopkProb;
+    std::optional<double> routedScalingFactor;
+    std::optional<std::int64_t> kvLoraRank;
+    std::optional<std::int64_t> qkRopeHeadDim;
+    std::optional<std::int64_t> maxPositionEmbeddings;
+    std::optional<std::int64_t> numNextnPredictLayers;
+    std::optional<std::int64_t> indexTopk;
+    std::optional<std::int64_t> indexHeadDim;
+    std::optional<std::int64_t> indexTopkFreq;
+    std::optional<std::int64_t> indexSkipTopkOffset;
+    std::optional<std::vector<std::string>> indexerTypes;
+    bool synthetic = false; // written by ckpt-atlas's own checkpoint writer
+    std::vector<std::string> warnings; // keys present with the wrong type
+};
+
+// Throws AtlasError(Invalid) only when the text is not a JSON object.
+ModelConfig parseModelConfig(std::string_view file, std::string_view json);
+
+} // namespace atlas

@@ -1,0 +1,327 @@
+#include "report.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace atlas {
+
+std::string groupDigits(std::uint64_t v)
+{
+    std::string digits = std::to_string(v);
+    std::string out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string shortCount(std::uint64_t v)
+{
+    char buf[32];
+    if (v >= 1'000'000'000ULL)
+        std::snprintf(buf, sizeof buf, "%.2f B", static_cast<double>(v) / 1e9);
+    else if (v >= 1'000'000ULL)
+        std::snprintf(buf, sizeof buf, "%.2f M", static_cast<double>(v) / 1e6);
+    else if (v >= 1'000ULL)
+        std::snprintf(buf, sizeof buf, "%.2f K", static_cast<double>(v) / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+std::string binaryBytes(std::uint64_t v)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double x = static_cast<double>(v);
+    int u = 0;
+    while (x >= 1024.0 && u < 6) {
+        x /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    if (u == 0)
+        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(v));
+    else
+        std::snprintf(buf, sizeof buf, "%.2f %s", x, units[u]);
+    return buf;
+}
+
+namespace {
+
+nlohmann::ordered_json intList(const std::vector<int> &v)
+{
+    auto a = nlohmann::ordered_json::array();
+    for (int x : v)
+        a.push_back(x);
+    return a;
+}
+
+nlohmann::ordered_json stringList(const std::vector<std::string> &v)
+{
+    auto a = nlohmann::ordered_json::array();
+    for (const auto &x : v)
+        a.push_back(x);
+    return a;
+}
+
+} // namespace
+
+nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnalysis &a, const CacheBudget &c)
+{
+    using J = nlohmann::ordered_json;
+    J r;
+    r["schema"] = kReportSchema;
+    J source;
+    source["kind"] = ckpt.source.kind;
+    source["location"] = ckpt.source.location;
+    source["revision"] = ckpt.source.revision.empty() ? J() : J(ckpt.source.revision);
+    source["commit"] = ckpt.source.commit.empty() ? J() : J(ckpt.source.commit);
+    source["synthetic"] = ckpt.synthetic();
+    r["source"] = source;
+
+    J model;
+    model["model_type"] = ckpt.config.modelType.empty() ? J() : J(ckpt.config.modelType);
+    model["architectures"] = stringList(ckpt.config.architectures);
+    r["model"] = model;
+
+    J files;
+    files["shards"] = ckpt.shards.size();
+    files["tensors"] = ckpt.tensorCount();
+    files["total_bytes"] = ckpt.tensorBytes();
+    files["header_bytes"] = ckpt.headerBytes();
+    r["files"] = files;
+
+    const ParameterBudget &b = a.budget;
+    J params;
+    params["total"] = b.total;
+    params["activated_per_token"] = b.activatedPerToken ? J(*b.activatedPerToken) : J();
+    J byCat = J::object();
+    for (std::size_t i = 0; i < kCategoryCount; ++i)
+        byCat[std::string(categoryName(static_cast<Category>(i)))] = b.byCategory[i];
+    params["by_category"] = byCat;
+    J byDtype = J::object();
+    for (const auto &[d, n] : b.byDtype)
+        byDtype[d] = n;
+    params["by_dtype"] = byDtype;
+    params["quant_scales"] = {{"tensors", b.quantScales.tensors},
+                              {"elements", b.quantScales.elements},
+                              {"bytes", b.quantScales.bytes}};
+    params["other_tensors"] = stringList(b.otherTensors);
+    r["parameters"] = params;
+
+    J layers = J::array();
+    for (const auto &l : a.layers) {
+        J row;
+        row["index"] = l.index;
+        row["kind"] = layerKindName(l.kind);
+        row["indexer"] = indexerRoleName(l.indexer);
+        row["indexer_weights"] = l.indexerWeights;
+        row["parameters"] = l.params.elements;
+        if (l.indexer == IndexerRole::Shared && l.reusesLayer >= 0)
+            row["reuses_layer"] = l.reusesLayer;
+        layers.push_back(row);
+    }
+    r["layers"] = layers;
+
+    const IndexShareMap &m = a.indexShare;
+    J idx;
+    idx["source"] = m.source;
+    idx["full"] = intList(m.full);
+    idx["shared"] = intList(m.shared);
+    idx["mismatches"] = stringList(m.mismatches);
+    if (!m.atomDiffers.empty()) {
+        idx["atom_full"] = intList(m.atomFull);
+        idx["atom_differs"] = intList(m.atomDiffers);
+    }
+    r["indexer"] = idx;
+
+    if (c.available) {
+        J cache;
+        cache["kv_dtype"] = kvDtypeName(c.kvDtype);
+        cache["index_entry_bytes"] = c.indexEntryBytes;
+        cache["kv_bytes_per_token"] = c.kvBytesPerToken;
+        cache["index_bytes_per_token"] = c.indexBytesPerToken;
+        cache["bytes_per_token"] = c.bytesPerToken;
+        cache["index_bytes_per_token_every_layer"] = c.indexBytesPerTokenEveryLayer;
+        cache["context_tokens"] = c.contextTokens;
+        cache["total_bytes"] = c.totalBytes;
+        cache["sparse_read_tokens"] = c.sparseReadTokens;
+        r["cache"] = cache;
+    } else {
+        r["cache"] = J();
+    }
+    auto warnings = ckpt.warnings;
+    warnings.insert(warnings.end(), a.warnings.begin(), a.warnings.end());
+    r["warnings"] = stringList(warnings);
+    return r;
+}
+
+std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, const CacheBudget &c)
+{
+    std::ostringstream o;
+    const ParameterBudget &b = a.budget;
+    if (ckpt.synthetic())
+        o << "SYNTHETIC checkpoint written by ckpt-atlas (header-faithful layout, no real weights)\n";
+    o << "Source      " << ckpt.source.kind << "  " << ckpt.source.location << "\n";
+    if (!ckpt.source.commit.empty())
+        o << "Commit      " << ckpt.source.commit << "\n";
+    o << "Model       " << (ckpt.config.modelType.empty() ? "(unknown type)" : ckpt.config.modelType);
+    for (const auto &arch : ckpt.config.architectures)
+        o << "  " << arch;
+    o << "\n";
+    o << "Files       " << ckpt.shards.size() << " shards, " << groupDigits(ckpt.tensorCount()) << " tensors, "
+      << groupDigits(ckpt.tensorBytes()) << " bytes of tensor data (" << binaryBytes(ckpt.tensorBytes())
+      << "), headers " << groupDigits(ckpt.headerBytes()) << " bytes\n";
+
+    std::size_t dense = 0, moe = 0, mtp = 0;
+    for (const auto &l : a.layers)
+        (l.kind == LayerKind::Dense ? dense : l.kind == LayerKind::Moe ? moe : mtp)++;
+    o << "Layers      " << a.mainLayers << " main (" << dense << " dense, " << moe << " MoE) + " << mtp << " MTP\n\n";
+
+    o << "Parameters  " << groupDigits(b.total) << " (" << shortCount(b.total) << ")\n";
+    o << "Active      ";
+    if (b.activatedPerToken)
+        o << groupDigits(*b.activatedPerToken) << " per token (" << shortCount(*b.activatedPerToken) << ")";
+    else
+        o << "unknown";
+    o << "  [" << b.activationNote << "]\n\n";
+
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-16s %22s %8s %22s\n", "category", "parameters", "share", "active");
+    o << line;
+    for (std::size_t i = 0; i < kCategoryCount; ++i) {
+        if (b.byCategory[i] == 0)
+            continue;
+        std::snprintf(line, sizeof line, "  %-16s %22s %7.2f%% %22s\n",
+                      std::string(categoryName(static_cast<Category>(i))).c_str(), groupDigits(b.byCategory[i]).c_str(),
+                      100.0 * static_cast<double>(b.byCategory[i]) / static_cast<double>(b.total ? b.total : 1),
+                      groupDigits(b.activeByCategory[i]).c_str());
+        o << line;
+    }
+    o << "  quantization scales (not parameters): " << groupDigits(b.quantScales.tensors) << " tensors, "
+      << groupDigits(b.quantScales.elements) << " elements, " << groupDigits(b.quantScales.bytes) << " bytes\n";
+    if (!b.otherTensors.empty()) {
+        o << "  'other' holds " << b.otherTensors.size() << " tensors:";
+        for (std::size_t i = 0; i < b.otherTensors.size() && i < 8; ++i)
+            o << " " << b.otherTensors[i];
+        if (b.otherTensors.size() > 8)
+            o << " ...";
+        o << "\n";
+    }
+    o << "\nQuantization layout\n";
+    for (const auto &row : a.quantLayout) {
+        o << "  " << categoryName(row.category) << ":";
+        for (const auto &[d, t] : row.dtypes)
+            o << " " << d << " " << shortCount(t.elements);
+        if (row.scales.tensors)
+            o << "  + " << row.scales.tensors << " scale tensors";
+        o << "\n";
+    }
+
+    const IndexShareMap &m = a.indexShare;
+    o << "\nIndexShare  source: " << m.source << ", " << m.full.size() << " full, " << m.shared.size() << " shared\n";
+    if (!m.full.empty()) {
+        o << "  full layers:";
+        for (int i : m.full)
+            o << " " << i;
+        o << "\n";
+    }
+    if (!m.atomDiffers.empty()) {
+        o << "  ATOM's fallback (offset + 1) differs at layers:";
+        for (int i : m.atomDiffers)
+            o << " " << i;
+        o << "\n";
+    }
+    for (const auto &mm : m.mismatches)
+        o << "  MISMATCH " << mm << "\n";
+
+    o << "\nCache";
+    if (!c.available) {
+        o << "       " << c.reason << "\n";
+    } else {
+        o << "       " << kvDtypeName(c.kvDtype) << " KV, " << c.indexEntryBytes << "-byte index entries\n";
+        o << "  MLA latent  " << c.kvLayers << " layers x " << c.kvBytesPerLayer << " B = "
+          << groupDigits(c.kvBytesPerToken) << " B/token\n";
+        o << "  index keys  " << c.indexLayers << " layers x " << c.indexEntryBytes << " B = "
+          << groupDigits(c.indexBytesPerToken) << " B/token (every layer indexed: "
+          << groupDigits(c.indexBytesPerTokenEveryLayer) << ")\n";
+        o << "  total       " << groupDigits(c.bytesPerToken) << " B/token; at " << groupDigits(c.contextTokens)
+          << " tokens: " << groupDigits(c.totalBytes) << " B (" << binaryBytes(c.totalBytes) << ")\n";
+        if (c.indexTopk)
+            o << "  sparse read " << groupDigits(c.sparseReadTokens) << " of " << groupDigits(c.contextTokens)
+              << " entries per query\n";
+    }
+    auto warnings = ckpt.warnings;
+    warnings.insert(warnings.end(), a.warnings.begin(), a.warnings.end());
+    for (const auto &w : warnings)
+        o << "WARNING " << w << "\n";
+    return o.str();
+}
+
+std::vector<std::string> checkExpectations(const nlohmann::ordered_json &report,
+                                           const std::vector<std::string> &expressions)
+{
+    std::vector<std::string> failures;
+    for (const auto &expr : expressions) {
+        const auto eq = expr.find('=');
+        if (eq == std::string::npos || eq == 0) {
+            failures.push_back("expect " + expr + ": not of the form PATH=VALUE");
+            continue;
+        }
+        const std::string path = expr.substr(0, eq);
+        const std::string want = expr.substr(eq + 1);
+        const nlohmann::ordered_json *node = &report;
+        std::string walked;
+        bool found = true;
+        std::size_t start = 0;
+        while (start <= path.size()) {
+            std::size_t dot = path.find('.', start);
+            if (dot == std::string::npos)
+                dot = path.size();
+            const std::string part = path.substr(start, dot - start);
+            if (node->is_object() && node->contains(part)) {
+                node = &(*node)[part];
+            } else if (node->is_array()) {
+                std::size_t idx = 0;
+                auto res = std::from_chars(part.data(), part.data() + part.size(), idx);
+                if (res.ec != std::errc() || res.ptr != part.data() + part.size() || idx >= node->size()) {
+                    found = false;
+                    break;
+                }
+                node = &(*node)[idx];
+            } else {
+                found = false;
+                break;
+            }
+            start = dot + 1;
+        }
+        if (!found) {
+            failures.push_back("expect " + path + "=" + want + ": the report has no such path");
+            continue;
+        }
+        bool ok;
+        std::string got;
+        if (node->is_string()) {
+            got = node->get<std::string>();
+            ok = got == want;
+        } else if (node->is_number_float()) {
+            got = node->dump();
+            char *endp = nullptr;
+            const double w = std::strtod(want.c_str(), &endp);
+            const double g = node->get<double>();
+            ok = endp && *endp == '\0' && !want.empty() && std::fabs(w - g) <= 1e-9 * std::max(1.0, std::fabs(g));
+        } else {
+            got = node->dump();
+            ok = got == want;
+        }
+        if (!ok)
+            failures.push_back("expect " + path + "=" + want + ": the report says " + got);
+    }
+    return failures;
+}
+
+} // namespace atlas

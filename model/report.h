@@ -1,0 +1,34 @@
+#pragma once
+
+#include "analysis.h"
+#include "cache_budget.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+inline constexpr const char *kReportSchema = "ckpt-atlas.report/1";
+
+// The JSON report of domain.md section 9 (sections for biases, routing and network are added by their owners).
+nlohmann::ordered_json buildReport(const Checkpoint &checkpoint, const CheckpointAnalysis &analysis,
+                                   const CacheBudget &cache);
+
+// The readable summary `inspect` prints without --json.
+std::string formatSummary(const Checkpoint &checkpoint, const CheckpointAnalysis &analysis,
+                          const CacheBudget &cache);
+
+// Checks "a.b.3.c=VALUE" expressions against a report; returns one line per failure.
+std::vector<std::string> checkExpectations(const nlohmann::ordered_json &report,
+                                           const std::vector<std::string> &expressions);
+
+// 753329940480 -> "753,329,940,480"
+std::string groupDigits(std::uint64_t v);
+// 753329940480 -> "753.33 B"; 9371648 -> "9.37 M"
+std::string shortCount(std::uint64_t v);
+// bytes -> "90.70 GiB"
+std::string binaryBytes(std::uint64_t v);
+
+} // namespace atlas

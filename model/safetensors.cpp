@@ -1,0 +1,460 @@
+#include "safetensors.h"
+
+#include "errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_set>
+
+namespace atlas {
+
+namespace {
+
+[[noreturn]] void fail(HeaderProblem problem, std::string_view file, const std::string &what)
+{
+    throw AtlasError(ErrorKind::Invalid, std::string(file) + ": " + what, problem);
+}
+
+std::string quote(std::string_view s)
+{
+    return "'" + std::string(s) + "'";
+}
+
+// A SAX handler that builds the tensor list directly: no DOM, and duplicate names are caught.
+class HeaderHandler
+{
+public:
+    using json = nlohmann::json;
+    explicit HeaderHandler(std::string_view file, ShardHeader &out) : m_file(file), m_out(out) {}
+
+    bool null()
+    {
+        if (m_state == State::TopValue && m_key == "__metadata__") {
+            m_state = State::Top;
+            return true;
+        }
+        return scalar("null");
+    }
+    bool boolean(bool) { return scalar("a boolean"); }
+    bool number_integer(json::number_integer_t v)
+    {
+        if (v < 0)
+            return scalar("a negative number");
+        return number(static_cast<std::uint64_t>(v));
+    }
+    bool number_unsigned(json::number_unsigned_t v) { return number(v); }
+    bool number_float(json::number_float_t, const std::string &) { return scalar("a non-integer number"); }
+    bool binary(json::binary_t &) { return scalar("binary data"); }
+    bool string(std::string &v)
+    {
+        switch (m_state) {
+        case State::Metadata:
+            m_out.metadata[m_key2] = v;
+            m_state = State::MetadataKey;
+            return true;
+        case State::EntryValue:
+            if (m_field == "dtype") {
+                auto d = dtypeFromName(v);
+                if (!d)
+                    fail(HeaderProblem::UnknownDtype, m_file,
+                         "tensor " + quote(m_key) + " has unknown dtype " + quote(v));
+                m_dtype = *d;
+                m_state = State::Entry;
+                return true;
+            }
+            if (isKnownField())
+                return scalar("a string");
+            m_state = State::Entry; // unknown fields are ignored, as the reference does
+            return true;
+        default:
+            return scalar("a string");
+        }
+    }
+    bool start_object(std::size_t)
+    {
+        switch (m_state) {
+        case State::Start:
+            m_state = State::Top;
+            return true;
+        case State::TopValue:
+            if (m_key == "__metadata__") {
+                m_state = State::MetadataKey;
+                return true;
+            }
+            beginEntry();
+            m_state = State::Entry;
+            return true;
+        case State::EntryValue:
+            if (isKnownField())
+                return scalar("an object");
+            return skip();
+        case State::Skip:
+            ++m_skipDepth;
+            return true;
+        case State::Metadata:
+            fail(HeaderProblem::MetadataNotStrings, m_file,
+                 "__metadata__ value for " + quote(m_key2) + " is not a string");
+        default:
+            return scalar("an object");
+        }
+    }
+    bool key(std::string &k)
+    {
+        switch (m_state) {
+        case State::Top:
+            m_key = k;
+            if (k != "__metadata__" && !m_names.insert(k).second)
+                fail(HeaderProblem::DuplicateName, m_file, "tensor " + quote(k) + " is listed twice");
+            m_state = State::TopValue;
+            return true;
+        case State::Entry:
+            m_field = k;
+            m_state = State::EntryValue;
+            return true;
+        case State::MetadataKey:
+            m_key2 = k;
+            m_state = State::Metadata;
+            return true;
+        case State::Skip:
+            return true;
+        default:
+            return scalar("a key");
+        }
+    }
+    bool end_object()
+    {
+        switch (m_state) {
+        case State::Top:
+            m_state = State::Done;
+            return true;
+        case State::MetadataKey:
+            m_state = State::Top;
+            return true;
+        case State::Entry:
+            finishEntry();
+            m_state = State::Top;
+            return true;
+        case State::Skip:
+            return leaveSkip();
+        default:
+            return scalar("the end of an object");
+        }
+    }
+    bool start_array(std::size_t)
+    {
+        switch (m_state) {
+        case State::EntryValue:
+            if (m_field == "shape") {
+                m_shape.clear();
+                m_hasShape = true;
+                m_state = State::ShapeArray;
+                return true;
+            }
+            if (m_field == "data_offsets") {
+                m_offsets.clear();
+                m_hasOffsets = true;
+                m_state = State::OffsetsArray;
+                return true;
+            }
+            if (isKnownField())
+                return scalar("an array");
+            return skip();
+        case State::Skip:
+            ++m_skipDepth;
+            return true;
+        case State::Metadata:
+            fail(HeaderProblem::MetadataNotStrings, m_file,
+                 "__metadata__ value for " + quote(m_key2) + " is not a string");
+        default:
+            return scalar("an array");
+        }
+    }
+    bool end_array()
+    {
+        switch (m_state) {
+        case State::ShapeArray:
+            m_state = State::Entry;
+            return true;
+        case State::OffsetsArray:
+            if (m_offsets.size() != 2)
+                fail(HeaderProblem::BadEntry, m_file,
+                     "tensor " + quote(m_key) + " has data_offsets with " + std::to_string(m_offsets.size()) +
+                         " values instead of 2");
+            m_state = State::Entry;
+            return true;
+        case State::Skip:
+            return leaveSkip();
+        default:
+            return scalar("the end of an array");
+        }
+    }
+    bool parse_error(std::size_t position, const std::string &, const nlohmann::detail::exception &ex)
+    {
+        std::string what = ex.what();
+        // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 5: "
+        if (auto p = what.find("]"); p != std::string::npos)
+            what = what.substr(p + 2);
+        fail(HeaderProblem::NotJson, m_file,
+             "header is not valid JSON (byte " + std::to_string(position) + "): " + what);
+    }
+
+private:
+    enum class State {
+        Start, Top, TopValue, Entry, EntryValue, ShapeArray, OffsetsArray,
+        MetadataKey, Metadata, Skip, Done,
+    };
+
+    bool isKnownField() const { return m_field == "dtype" || m_field == "shape" || m_field == "data_offsets"; }
+
+    bool number(std::uint64_t v)
+    {
+        switch (m_state) {
+        case State::ShapeArray:
+            m_shape.push_back(v);
+            return true;
+        case State::OffsetsArray:
+            m_offsets.push_back(v);
+            return true;
+        case State::EntryValue:
+            if (isKnownField())
+                return scalar("a number");
+            m_state = State::Entry;
+            return true;
+        case State::Skip:
+            return true;
+        default:
+            return scalar("a number");
+        }
+    }
+
+    bool skip()
+    {
+        m_state = State::Skip;
+        m_skipDepth = 1;
+        return true;
+    }
+    bool leaveSkip()
+    {
+        if (--m_skipDepth == 0)
+            m_state = State::Entry;
+        return true;
+    }
+
+    // A value of a kind that does not belong where it stands.
+    bool scalar(const char *what)
+    {
+        switch (m_state) {
+        case State::Skip:
+            return true;
+        case State::EntryValue:
+            if (!isKnownField()) {
+                m_state = State::Entry;
+                return true;
+            }
+            fail(HeaderProblem::BadEntry, m_file,
+                 "tensor " + quote(m_key) + ": field " + quote(m_field) + " is " + what);
+        case State::ShapeArray:
+            fail(HeaderProblem::BadEntry, m_file,
+                 "tensor " + quote(m_key) + ": shape holds " + what + " (dimensions are non-negative integers)");
+        case State::OffsetsArray:
+            fail(HeaderProblem::BadEntry, m_file,
+                 "tensor " + quote(m_key) + ": data_offsets holds " + what);
+        case State::Metadata:
+            fail(HeaderProblem::MetadataNotStrings, m_file,
+                 "__metadata__ value for " + quote(m_key2) + " is " + what + ", not a string");
+        case State::TopValue:
+            if (m_key == "__metadata__")
+                fail(HeaderProblem::MetadataNotStrings, m_file, std::string("__metadata__ is ") + what);
+            fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " is " + what + ", not an object");
+        case State::Start:
+            fail(HeaderProblem::BadStart, m_file, std::string("header is ") + what + ", not a JSON object");
+        default:
+            fail(HeaderProblem::BadEntry, m_file, std::string("unexpected ") + what + " in header");
+        }
+    }
+
+    void beginEntry()
+    {
+        m_dtype.reset();
+        m_shape.clear();
+        m_offsets.clear();
+        m_hasShape = m_hasOffsets = false;
+    }
+
+    void finishEntry()
+    {
+        if (!m_dtype || !m_hasShape || !m_hasOffsets) {
+            std::string missing = !m_dtype ? "dtype" : !m_hasShape ? "shape" : "data_offsets";
+            fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " has no " + missing);
+        }
+        TensorInfo t;
+        t.name = m_key;
+        t.dtype = *m_dtype;
+        t.shape = m_shape;
+        t.begin = m_offsets[0];
+        t.end = m_offsets[1];
+        if (t.end < t.begin)
+            fail(HeaderProblem::BadEntry, m_file,
+                 "tensor " + quote(m_key) + " has data_offsets that end before they begin");
+        const std::uint64_t expected = tensorByteSize(m_file, m_key, t.dtype, t.shape, &t.numel);
+        if (t.end - t.begin != expected)
+            fail(HeaderProblem::SizeMismatch, m_file,
+                 "tensor " + quote(m_key) + " spans " + std::to_string(t.end - t.begin) + " bytes but " +
+                     std::string(dtypeName(t.dtype)) + " of its shape needs " + std::to_string(expected));
+        m_out.tensors.push_back(std::move(t));
+    }
+
+    std::string_view m_file;
+    ShardHeader &m_out;
+    State m_state = State::Start;
+    std::string m_key;   // tensor name or "__metadata__"
+    std::string m_key2;  // metadata key
+    std::string m_field; // field inside an entry
+    int m_skipDepth = 0;
+    std::optional<Dtype> m_dtype;
+    std::vector<std::uint64_t> m_shape;
+    std::vector<std::uint64_t> m_offsets;
+    bool m_hasShape = false;
+    bool m_hasOffsets = false;
+    std::unordered_set<std::string> m_names;
+};
+
+} // namespace
+
+bool isValidUtf8(std::string_view text)
+{
+    const auto *s = reinterpret_cast<const unsigned char *>(text.data());
+    const std::size_t n = text.size();
+    std::size_t i = 0;
+    while (i < n) {
+        // Fast path over ASCII, eight bytes at a time.
+        if (i + 8 <= n) {
+            std::uint64_t chunk;
+            std::memcpy(&chunk, s + i, 8);
+            if ((chunk & 0x8080808080808080ULL) == 0) {
+                i += 8;
+                continue;
+            }
+        }
+        const unsigned char c = s[i];
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t len;
+        std::uint32_t cp;
+        if ((c & 0xE0) == 0xC0) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + len > n)
+            return false;
+        for (std::size_t k = 1; k < len; ++k) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+std::uint64_t tensorByteSize(std::string_view file, const std::string &tensor, Dtype dtype,
+                             const std::vector<std::uint64_t> &shape, std::uint64_t *numelOut)
+{
+    std::uint64_t numel = 1;
+    for (std::uint64_t d : shape) {
+        if (__builtin_mul_overflow(numel, d, &numel))
+            fail(HeaderProblem::ShapeOverflow, file, "tensor " + quote(tensor) + ": the element count of its shape overflows 64 bits");
+    }
+    std::uint64_t bits;
+    if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(dtypeBits(dtype)), &bits))
+        fail(HeaderProblem::ShapeOverflow, file, "tensor " + quote(tensor) + ": its size in bytes overflows 64 bits");
+    if (bits % 8 != 0)
+        fail(HeaderProblem::SubByteMisaligned, file,
+             "tensor " + quote(tensor) + ": " + std::to_string(numel) + " elements of " +
+                 std::string(dtypeName(dtype)) + " do not fill whole bytes");
+    if (numelOut)
+        *numelOut = numel;
+    return bits / 8;
+}
+
+std::uint64_t parseHeaderLength(std::string_view file, std::string_view first8, std::uint64_t fileSize)
+{
+    if (first8.size() < 8 || fileSize < 8)
+        fail(HeaderProblem::TooSmall, file,
+             "file is " + std::to_string(std::min<std::uint64_t>(fileSize, first8.size())) +
+                 " bytes, too small for a safetensors header");
+    std::uint64_t n = 0;
+    for (int i = 7; i >= 0; --i)
+        n = (n << 8) | static_cast<unsigned char>(first8[static_cast<std::size_t>(i)]);
+    if (n > kMaxHeaderLength)
+        fail(HeaderProblem::LengthTooLarge, file,
+             "header length " + std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxHeaderLength) +
+                 " bytes");
+    if (n > fileSize - 8)
+        fail(HeaderProblem::LengthPastEnd, file,
+             "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(fileSize) +
+                 " bytes)");
+    return n;
+}
+
+ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize)
+{
+    if (!isValidUtf8(json))
+        fail(HeaderProblem::NotUtf8, file, "header is not valid UTF-8");
+    if (json.empty() || json.front() != '{')
+        fail(HeaderProblem::BadStart, file, "header does not start with '{'");
+
+    ShardHeader out;
+    out.file = std::string(file);
+    out.headerLength = json.size();
+    out.fileSize = fileSize;
+    HeaderHandler handler(file, out);
+    nlohmann::json::sax_parse(json.begin(), json.end(), &handler, nlohmann::json::input_format_t::json, true);
+
+    auto &ts = out.tensors;
+    std::stable_sort(ts.begin(), ts.end(), [](const TensorInfo &a, const TensorInfo &b) {
+        return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
+    std::uint64_t cursor = 0;
+    const TensorInfo *previous = nullptr;
+    for (const auto &t : ts) {
+        if (t.begin > cursor)
+            fail(HeaderProblem::Gap, file,
+                 "gap of " + std::to_string(t.begin - cursor) + " bytes before tensor " + quote(t.name) +
+                     " (data offset " + std::to_string(cursor) + ")");
+        if (t.begin < cursor)
+            fail(HeaderProblem::Overlap, file,
+                 "tensor " + quote(t.name) + " overlaps " + (previous ? quote(previous->name) : std::string("?")) +
+                     " at data offset " + std::to_string(t.begin));
+        cursor = t.end;
+        previous = &t;
+    }
+    const std::uint64_t dataSize = fileSize - 8 - json.size();
+    if (cursor > dataSize)
+        fail(HeaderProblem::Truncated, file,
+             "file is truncated: tensor " + (previous ? quote(previous->name) : std::string()) + " ends at data offset " +
+                 std::to_string(cursor) + " but the file holds " + std::to_string(dataSize) + " data bytes");
+    if (cursor < dataSize)
+        fail(HeaderProblem::TrailingBytes, file,
+             std::to_string(dataSize - cursor) + " bytes follow the last tensor (data ends at " +
+                 std::to_string(cursor) + " of " + std::to_string(dataSize) + ")");
+    return out;
+}
+
+} // namespace atlas

@@ -1,0 +1,96 @@
+#pragma once
+
+#include "dtype.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace atlas::synth {
+
+// How a layout decides which layers own an indexer.
+enum class IndexerPolicy {
+    None,         // no DSA at all (DeepSeek-V3-like)
+    IndexerTypes, // config.json lists indexer_types
+    Formula,      // config.json gives index_topk_freq / index_skip_topk_offset only
+    EveryLayer,   // no key: every layer owns one (DeepSeek-V3.2)
+};
+
+// The architecture knobs of the DeepSeek-V3 / GLM-MoE-DSA family. Every tensor shape follows from these.
+struct LayoutSpec
+{
+    std::string name;
+    std::string modelType = "glm_moe_dsa";
+    std::string architecture = "GlmMoeDsaForCausalLM";
+    std::int64_t hidden = 6144;
+    std::int64_t layers = 78;
+    std::int64_t firstDense = 3;
+    std::int64_t mtpLayers = 1;
+    std::int64_t heads = 64;
+    std::int64_t qLoraRank = 2048;
+    std::int64_t kvLoraRank = 512;
+    std::int64_t ropeDim = 64;
+    std::int64_t nopeDim = 192;
+    std::int64_t vDim = 256;
+    std::int64_t vocab = 154880;
+    std::int64_t denseInter = 12288;
+    std::int64_t moeInter = 2048;
+    std::int64_t experts = 256;
+    std::int64_t topk = 8;
+    std::int64_t sharedExperts = 1;
+    std::int64_t nGroup = 1;
+    std::int64_t topkGroup = 1;
+    double routedScaling = 2.5;
+    bool normTopkProb = true;
+    std::int64_t indexHeads = 32;
+    std::int64_t indexHeadDim = 128;
+    std::int64_t indexTopk = 2048;
+    IndexerPolicy indexer = IndexerPolicy::IndexerTypes;
+    std::int64_t indexFreq = 4;   // full every indexFreq layers ...
+    std::int64_t indexOffset = 3; // ... after index_skip_topk_offset
+    std::int64_t maxPosition = 1048576;
+    bool fp8 = true;              // FP8 e4m3 weights with 128x128 F32 block scales
+    bool correctionBias = true;
+    bool mtpEmbedAndHead = false; // DeepSeek-V3 style MTP layer with its own embed_tokens / shared_head.head
+    int shards = 141;
+    std::uint64_t biasSeed = 0x5eed;
+};
+
+struct SynthTensor
+{
+    std::string name;
+    Dtype dtype;
+    std::vector<std::uint64_t> shape;
+    std::uint64_t bytes = 0;
+};
+
+// The transformers rule for which layers own an indexer (domain.md section 6).
+bool formulaFull(std::int64_t layer, std::int64_t freq, std::int64_t offset);
+
+std::vector<SynthTensor> layoutTensors(const LayoutSpec &spec);
+nlohmann::ordered_json layoutConfig(const LayoutSpec &spec);
+
+// Deterministic F32 correction-bias values for one layer: a narrow band at an offset, as real ones sit.
+std::vector<float> syntheticBias(const LayoutSpec &spec, std::int64_t layer);
+
+// Presets.
+LayoutSpec glm5Fp8();       // GLM-5.2-FP8: 78 + 1 layers, 141 shards
+LayoutSpec deepseekV32();   // DeepSeek-V3.2-like: 61 + 1 layers, every layer indexed, 8 expert groups
+LayoutSpec smallLayout();   // a few layers, quick to write and read
+
+struct WriteResult
+{
+    std::uint64_t tensors = 0;
+    std::uint64_t tensorBytes = 0;
+    int shards = 0;
+};
+
+// Writes config.json, model.safetensors.index.json and the shards (data regions are sparse holes,
+// correction biases hold real values). Overwrites files in dir.
+WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path &dir);
+
+} // namespace atlas::synth

@@ -13,7 +13,7 @@ namespace atlas {
 
 void ByteSource::throwIfCancelled() const
 {
-    if (cancelled())
+    if (isCancelled())
         throw AtlasError(ErrorKind::Source, "cancelled");
 }
 

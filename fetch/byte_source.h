@@ -37,9 +37,9 @@ public:
     virtual std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) = 0;
 
     void setCancelFlag(const std::atomic<bool> *flag) { m_cancel = flag; }
+    bool isCancelled() const { return m_cancel && m_cancel->load(std::memory_order_relaxed); }
 
 protected:
-    bool cancelled() const { return m_cancel && m_cancel->load(std::memory_order_relaxed); }
     void throwIfCancelled() const;
 
 private:

@@ -113,7 +113,7 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
         for (std::size_t i = 0; i < shards.size(); ++i)
             shards[i].answer = std::move(answers[i]);
     } catch (const AtlasError &e) {
-        if (!index && e.kind() == ErrorKind::Source && ckpt.hasConfig)
+        if (!index && e.kind() == ErrorKind::Source && !source.isCancelled())
             throw AtlasError(ErrorKind::Source,
                              ckpt.source.location + ": no model.safetensors.index.json and no model.safetensors (" +
                                  e.what() + ")");

@@ -1,0 +1,317 @@
+// Budget, activated parameters, IndexShare and cache on written layouts, against the architecture's arithmetic.
+#include "byte_source.h"
+#include "cache_budget.h"
+#include "checkpoint_reader.h"
+#include "layout_arithmetic.h"
+#include "report.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+
+using namespace atlas;
+using synth::IndexerPolicy;
+using synth::LayoutSpec;
+
+namespace {
+
+struct Opened
+{
+    Checkpoint checkpoint;
+    CheckpointAnalysis analysis;
+};
+
+Opened writeAndOpen(const LayoutSpec &spec, const QString &dir)
+{
+    synth::writeCheckpoint(spec, dir.toStdString());
+    LocalDirectorySource source(dir.toStdString());
+    Opened o;
+    o.checkpoint = readCheckpoint(source);
+    o.analysis = analyze(o.checkpoint);
+    return o;
+}
+
+LayoutSpec oddExperts()
+{
+    LayoutSpec s = synth::smallLayout();
+    s.name = "odd";
+    s.experts = 23;
+    s.topk = 3;
+    s.layers = 5;
+    s.firstDense = 2;
+    s.sharedExperts = 2;
+    s.shards = 4;
+    return s;
+}
+
+LayoutSpec noBias()
+{
+    LayoutSpec s = synth::smallLayout();
+    s.name = "no-bias";
+    s.correctionBias = false;
+    s.indexer = IndexerPolicy::Formula;
+    return s;
+}
+
+LayoutSpec smallDeepseek()
+{
+    LayoutSpec s = synth::smallLayout();
+    s.name = "ds-small";
+    s.modelType = "deepseek_v32";
+    s.indexer = IndexerPolicy::EveryLayer;
+    s.nGroup = 4;
+    s.topkGroup = 2;
+    s.experts = 32;
+    s.mtpEmbedAndHead = true;
+    s.shards = 1;
+    return s;
+}
+
+LayoutSpec noDsa()
+{
+    LayoutSpec s = synth::smallLayout();
+    s.name = "v3-like";
+    s.indexer = IndexerPolicy::None;
+    s.fp8 = false;
+    s.mtpLayers = 0;
+    return s;
+}
+
+} // namespace
+
+Q_DECLARE_METATYPE(atlas::synth::LayoutSpec)
+
+class TestLayouts : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void budget_data()
+    {
+        QTest::addColumn<LayoutSpec>("spec");
+        QTest::newRow("small") << synth::smallLayout();
+        QTest::newRow("odd experts, two shared") << oddExperts();
+        QTest::newRow("no correction bias") << noBias();
+        QTest::newRow("deepseek-like every layer") << smallDeepseek();
+        QTest::newRow("no DSA, BF16") << noDsa();
+    }
+    void budget()
+    {
+        QFETCH(LayoutSpec, spec);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const Opened o = writeAndOpen(spec, dir.path());
+        const auto want = expected::budget(spec);
+        const ParameterBudget &b = o.analysis.budget;
+        QCOMPARE(b.total, want.total);
+        QVERIFY(b.activatedPerToken.has_value());
+        QCOMPARE(*b.activatedPerToken, want.active);
+        QCOMPARE(b.byCategory[size_t(Category::RoutedExperts)], want.routed);
+        QCOMPARE(b.byCategory[size_t(Category::Mtp)], want.mtp);
+        QCOMPARE(b.byCategory[size_t(Category::Attention)], want.attention);
+        QCOMPARE(b.byCategory[size_t(Category::Indexer)], want.indexer);
+        QCOMPARE(b.byCategory[size_t(Category::Other)], std::uint64_t(0));
+        QCOMPARE(o.analysis.mainLayers, int(spec.layers));
+        QCOMPARE(int(o.analysis.layers.size()), int(spec.layers + spec.mtpLayers));
+
+        // Scales: one per FP8 linear layer, none without FP8.
+        if (!spec.fp8)
+            QCOMPARE(b.quantScales.tensors, std::uint64_t(0));
+        else
+            QVERIFY(b.quantScales.tensors > 0);
+        std::uint64_t byDtype = 0;
+        for (const auto &[d, n] : b.byDtype)
+            byDtype += n;
+        QCOMPARE(byDtype, b.total);
+
+        for (const auto &l : o.analysis.layers) {
+            const LayerKind kind = l.index >= spec.layers ? LayerKind::Mtp
+                                   : l.index < spec.firstDense ? LayerKind::Dense
+                                                               : LayerKind::Moe;
+            QCOMPARE(l.kind, kind);
+            if (kind == LayerKind::Moe)
+                QCOMPARE(l.routedExperts, int(spec.experts));
+        }
+    }
+
+    void indexShare_data()
+    {
+        QTest::addColumn<LayoutSpec>("spec");
+        QTest::addColumn<QString>("source");
+        LayoutSpec formula = synth::smallLayout();
+        formula.indexer = IndexerPolicy::Formula;
+        formula.layers = 9;
+        formula.indexFreq = 3;
+        formula.indexOffset = 2;
+        QTest::newRow("indexer_types") << synth::smallLayout() << QStringLiteral("indexer_types");
+        QTest::newRow("formula") << formula << QStringLiteral("formula");
+        QTest::newRow("every layer") << smallDeepseek() << QStringLiteral("every_layer");
+        QTest::newRow("none") << noDsa() << QStringLiteral("none");
+    }
+    void indexShare()
+    {
+        QFETCH(LayoutSpec, spec);
+        QFETCH(QString, source);
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(spec, dir.path());
+        const IndexShareMap &m = o.analysis.indexShare;
+        QCOMPARE(QString::fromStdString(m.source), source);
+        QVERIFY2(m.mismatches.empty(), m.mismatches.empty() ? "" : m.mismatches.front().c_str());
+        int lastFull = -1;
+        for (std::int64_t i = 0; i < spec.layers; ++i) {
+            const LayerInfo &l = o.analysis.layers[size_t(i)];
+            const bool full = expected::ownsIndexer(spec, i);
+            if (spec.indexer == IndexerPolicy::None) {
+                QCOMPARE(l.indexer, IndexerRole::None);
+                continue;
+            }
+            QCOMPARE(l.indexer, full ? IndexerRole::Full : IndexerRole::Shared);
+            QCOMPARE(l.indexerWeights, full);
+            if (!full)
+                QCOMPARE(l.reusesLayer, lastFull);
+            else
+                lastFull = int(i);
+        }
+        QCOMPARE(int(m.full.size()), spec.indexer == IndexerPolicy::None ? 0 : expected::fullLayers(spec));
+        // The MTP layer owns its indexer.
+        if (spec.mtpLayers > 0 && spec.indexer != IndexerPolicy::None)
+            QCOMPARE(o.analysis.layers.back().indexer, IndexerRole::Full);
+        if (source == QLatin1String("formula")) {
+            // ATOM's rule, max(i - offset, 0) % freq == 0, worked out here layer by layer.
+            std::vector<int> differs;
+            for (int i = 0; i < spec.layers; ++i) {
+                const bool atom = std::max<std::int64_t>(i - spec.indexOffset, 0) % spec.indexFreq == 0;
+                if (atom != expected::ownsIndexer(spec, i))
+                    differs.push_back(i);
+            }
+            QVERIFY(!differs.empty());
+            QCOMPARE(m.atomDiffers, differs);
+        }
+    }
+
+    void indexShareMismatch()
+    {
+        // A config whose indexer_types disagrees with the tensors on disk is reported, layer by layer.
+        QTemporaryDir dir;
+        LayoutSpec spec = synth::smallLayout();
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        auto config = synth::layoutConfig(spec);
+        auto &types = config["indexer_types"];
+        const int flipped = 3; // offset 2, freq 2: layers 0, 1, 3, 5 own an indexer
+        const bool wasFull = types[flipped] == "full";
+        types[flipped] = wasFull ? "shared" : "full";
+        std::ofstream(dir.filePath(QStringLiteral("config.json")).toStdString()) << config.dump();
+        LocalDirectorySource source(dir.path().toStdString());
+        const auto a = analyze(readCheckpoint(source));
+        QCOMPARE(a.indexShare.mismatches.size(), std::size_t(1));
+        QVERIFY(a.indexShare.mismatches[0].starts_with("layer 3:"));
+    }
+
+    void cache_data()
+    {
+        QTest::addColumn<LayoutSpec>("spec");
+        QTest::addColumn<QString>("kv");
+        QTest::addColumn<int>("entry");
+        QTest::addColumn<quint64>("context");
+        QTest::newRow("small bf16 default") << synth::smallLayout() << QStringLiteral("bf16") << 0 << quint64(0);
+        QTest::newRow("small fp8 132") << synth::smallLayout() << QStringLiteral("fp8") << 132 << quint64(5000);
+        QTest::newRow("ds fp8_ds_mla") << smallDeepseek() << QStringLiteral("fp8_ds_mla") << 144 << quint64(100);
+        QTest::newRow("below index_topk") << smallDeepseek() << QStringLiteral("bf16") << 0 << quint64(17);
+    }
+    void cache()
+    {
+        QFETCH(LayoutSpec, spec);
+        QFETCH(QString, kv);
+        QFETCH(int, entry);
+        QFETCH(quint64, context);
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(spec, dir.path());
+        CacheOptions opt;
+        opt.kvDtype = *kvDtypeFromName(kv.toStdString());
+        if (entry)
+            opt.indexEntryBytes = entry;
+        if (context)
+            opt.contextTokens = context;
+        const CacheBudget c = computeCacheBudget(o.checkpoint, o.analysis, opt);
+        QVERIFY(c.available);
+
+        const std::uint64_t latent = std::uint64_t(spec.kvLoraRank + spec.ropeDim);
+        std::uint64_t perLayer = kv == QLatin1String("bf16") ? 2 * latent
+                                 : kv == QLatin1String("fp8") ? latent
+                                                              : std::uint64_t(spec.kvLoraRank) +
+                                                                    4 * std::uint64_t((spec.kvLoraRank + 127) / 128) +
+                                                                    2 * std::uint64_t(spec.ropeDim);
+        // Default entry: head_dim + 4 per 128, rounded up to 16.
+        const std::uint64_t ref = std::uint64_t(spec.indexHeadDim) + 4 * std::uint64_t((spec.indexHeadDim + 127) / 128);
+        const std::uint64_t e = entry ? std::uint64_t(entry) : (ref + 15) / 16 * 16;
+        const std::uint64_t fulls = std::uint64_t(expected::fullLayers(spec));
+        const std::uint64_t perToken = std::uint64_t(spec.layers) * perLayer + fulls * e;
+        const std::uint64_t ctx = context ? context : std::uint64_t(spec.maxPosition);
+        QCOMPARE(c.kvBytesPerToken, std::uint64_t(spec.layers) * perLayer);
+        QCOMPARE(c.indexBytesPerToken, fulls * e);
+        QCOMPARE(c.bytesPerToken, perToken);
+        QCOMPARE(c.indexBytesPerTokenEveryLayer, std::uint64_t(spec.layers) * e);
+        QCOMPARE(c.contextTokens, ctx);
+        QCOMPARE(c.totalBytes, perToken * ctx);
+        QCOMPARE(c.sparseReadTokens, std::min<std::uint64_t>(ctx, std::uint64_t(spec.indexTopk)));
+    }
+
+    void cacheWithoutConfigDimensions()
+    {
+        // Without kv_lora_rank / index_head_dim in config.json, the shapes on disk still give the numbers.
+        QTemporaryDir dir;
+        LayoutSpec spec = synth::smallLayout();
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        auto config = synth::layoutConfig(spec);
+        config.erase("kv_lora_rank");
+        config.erase("qk_rope_head_dim");
+        config.erase("index_head_dim");
+        std::ofstream(dir.filePath(QStringLiteral("config.json")).toStdString()) << config.dump();
+        LocalDirectorySource source(dir.path().toStdString());
+        const Checkpoint ckpt = readCheckpoint(source);
+        const auto a = analyze(ckpt);
+        const auto c = computeCacheBudget(ckpt, a, {});
+        QVERIFY(c.available);
+        QCOMPARE(c.kvBytesPerLayer, std::int64_t(2 * (spec.kvLoraRank + spec.ropeDim)));
+        QCOMPARE(c.indexHeadDim, std::int64_t(spec.indexHeadDim));
+    }
+
+    void unknownModelWithoutConfig()
+    {
+        // No config.json: a generic tree and budget from the tensor names alone, nothing dropped.
+        QTemporaryDir dir;
+        LayoutSpec spec = noDsa();
+        spec.shards = 1;
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        QVERIFY(QFile::remove(dir.filePath(QStringLiteral("config.json"))));
+        LocalDirectorySource source(dir.path().toStdString());
+        const Checkpoint ckpt = readCheckpoint(source);
+        const auto a = analyze(ckpt);
+        QVERIFY(!ckpt.hasConfig);
+        QCOMPARE(a.budget.total, expected::budget(spec).total);
+        QVERIFY(!a.budget.activatedPerToken.has_value()); // top-k is unknown without a config
+        QCOMPARE(a.mainLayers, int(spec.layers));
+        QVERIFY(!a.warnings.empty());
+    }
+
+    void reportAndExpectations()
+    {
+        QTemporaryDir dir;
+        const LayoutSpec spec = synth::smallLayout();
+        const Opened o = writeAndOpen(spec, dir.path());
+        const auto report = buildReport(o.checkpoint, o.analysis, computeCacheBudget(o.checkpoint, o.analysis, {}));
+        QCOMPARE(report["schema"].get<std::string>(), std::string("ckpt-atlas.report/1"));
+        QCOMPARE(report["parameters"]["total"].get<std::uint64_t>(), expected::budget(spec).total);
+        QCOMPARE(report["source"]["synthetic"].get<bool>(), true);
+        const std::string total = std::to_string(expected::budget(spec).total);
+        QVERIFY(checkExpectations(report, {"parameters.total=" + total, "layers.0.kind=dense", "model.model_type=glm_moe_dsa"}).empty());
+        const auto failures = checkExpectations(report, {"parameters.total=1", "layers.99.kind=moe", "bad"});
+        QCOMPARE(failures.size(), std::size_t(3));
+        QVERIFY(failures[0].find("the report says " + total) != std::string::npos);
+        QVERIFY(failures[1].find("no such path") != std::string::npos);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestLayouts)
+#include "tst_layouts.moc"

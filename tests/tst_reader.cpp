@@ -1,0 +1,192 @@
+// Reading a checkpoint from a local folder: damaged, missing and hostile files get messages that name them.
+#include "byte_source.h"
+#include "checkpoint_reader.h"
+#include "errors.h"
+#include "synthetic_layout.h"
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace atlas;
+
+namespace {
+
+QString firstShard(const QTemporaryDir &dir)
+{
+    return dir.filePath(QStringLiteral("model-00001-of-00003.safetensors"));
+}
+
+AtlasError openExpectingError(const QTemporaryDir &dir)
+{
+    LocalDirectorySource source(dir.path().toStdString());
+    try {
+        readCheckpoint(source);
+    } catch (const AtlasError &e) {
+        return e;
+    }
+    return AtlasError(ErrorKind::Usage, "no error");
+}
+
+} // namespace
+
+class TestReader : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void init()
+    {
+        QVERIFY(m_dir.isValid());
+        synth::writeCheckpoint(synth::smallLayout(), m_dir.path().toStdString());
+    }
+    void cleanup()
+    {
+        QDir(m_dir.path()).removeRecursively();
+        QDir().mkpath(m_dir.path());
+    }
+
+    void readsEveryShard()
+    {
+        LocalDirectorySource source(m_dir.path().toStdString());
+        std::vector<LoadProgress> seen;
+        ReadOptions options;
+        options.progress = [&](const LoadProgress &p) { seen.push_back(p); };
+        const Checkpoint c = readCheckpoint(source, options);
+        QCOMPARE(c.shards.size(), std::size_t(3));
+        QVERIFY(c.warnings.empty());
+        QVERIFY(c.synthetic());
+        QVERIFY(!seen.empty());
+        QCOMPARE(seen.back().filesDone, std::size_t(3));
+        QCOMPARE(seen.back().filesTotal, std::size_t(3));
+        // The shard files' sizes are the headers plus the data, as the reader saw them.
+        std::uint64_t fileBytes = 0;
+        for (const auto &s : c.shards)
+            fileBytes += QFileInfo(m_dir.filePath(QString::fromStdString(s.file))).size();
+        QCOMPARE(fileBytes, c.tensorBytes() + c.headerBytes());
+    }
+
+    void truncatedShard()
+    {
+        const QString shard = firstShard(m_dir);
+        const auto size = QFileInfo(shard).size();
+        std::filesystem::resize_file(shard.toStdString(), std::uintmax_t(size - 100));
+        const AtlasError e = openExpectingError(m_dir);
+        QCOMPARE(e.kind(), ErrorKind::Invalid);
+        QCOMPARE(e.problem(), HeaderProblem::Truncated);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model-00001-of-00003.safetensors")), e.what());
+    }
+
+    void truncatedInsideHeader()
+    {
+        std::filesystem::resize_file(firstShard(m_dir).toStdString(), 100);
+        const AtlasError e = openExpectingError(m_dir);
+        QCOMPARE(e.kind(), ErrorKind::Invalid);
+        QCOMPARE(e.problem(), HeaderProblem::LengthPastEnd);
+        QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String("model-00001-of-00003")));
+    }
+
+    void missingShard()
+    {
+        QVERIFY(QFile::remove(firstShard(m_dir)));
+        const AtlasError e = openExpectingError(m_dir);
+        QCOMPARE(e.kind(), ErrorKind::Source);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model-00001-of-00003.safetensors")), e.what());
+    }
+
+    void indexNamesAbsentTensor()
+    {
+        const std::string path = m_dir.filePath(QStringLiteral("model.safetensors.index.json")).toStdString();
+        std::ifstream in(path);
+        auto index = nlohmann::json::parse(in);
+        in.close();
+        index["weight_map"]["model.layers.0.ghost.weight"] = "model-00002-of-00003.safetensors";
+        std::ofstream(path) << index.dump();
+        const AtlasError e = openExpectingError(m_dir);
+        QCOMPARE(e.kind(), ErrorKind::Invalid);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("ghost")), e.what());
+    }
+
+    void indexEscapesDirectory()
+    {
+        const std::string path = m_dir.filePath(QStringLiteral("model.safetensors.index.json")).toStdString();
+        std::ifstream in(path);
+        auto index = nlohmann::json::parse(in);
+        in.close();
+        index["weight_map"]["model.norm.weight"] = "../../etc/passwd";
+        std::ofstream(path) << index.dump();
+        const AtlasError e = openExpectingError(m_dir);
+        QCOMPARE(e.problem(), HeaderProblem::UnsafeFileName);
+    }
+
+    void hostileHeaderLength()
+    {
+        // A header length of 2^63 must be refused before any allocation.
+        std::fstream f(firstShard(m_dir).toStdString(), std::ios::in | std::ios::out | std::ios::binary);
+        const unsigned char n[8] = {0, 0, 0, 0, 0, 0, 0, 0x80};
+        f.write(reinterpret_cast<const char *>(n), 8);
+        f.close();
+        const AtlasError e = openExpectingError(m_dir);
+        QCOMPARE(e.problem(), HeaderProblem::LengthTooLarge);
+    }
+
+    void brokenConfig()
+    {
+        std::ofstream(m_dir.filePath(QStringLiteral("config.json")).toStdString()) << "{\"num_hidden_layers\": ";
+        const AtlasError e = openExpectingError(m_dir);
+        QCOMPARE(e.kind(), ErrorKind::Invalid);
+        QVERIFY(QString::fromUtf8(e.what()).startsWith(QLatin1String("config.json")));
+    }
+
+    void wrongTypesInConfigAreTolerated()
+    {
+        std::ofstream(m_dir.filePath(QStringLiteral("config.json")).toStdString())
+            << R"({"num_hidden_layers": "six", "n_routed_experts": -3, "indexer_types": [1, 2]})";
+        LocalDirectorySource source(m_dir.path().toStdString());
+        const Checkpoint c = readCheckpoint(source);
+        QCOMPARE(c.config.warnings.size(), std::size_t(3));
+        QVERIFY(!c.config.numHiddenLayers);
+    }
+
+    void singleFileCheckpoint()
+    {
+        QTemporaryDir single;
+        synth::LayoutSpec spec = synth::smallLayout();
+        spec.shards = 1;
+        synth::writeCheckpoint(spec, single.path().toStdString());
+        QVERIFY(QFile::exists(single.filePath(QStringLiteral("model.safetensors"))));
+        QVERIFY(!QFile::exists(single.filePath(QStringLiteral("model.safetensors.index.json"))));
+        LocalDirectorySource source(single.path().toStdString());
+        QCOMPARE(readCheckpoint(source).shards.size(), std::size_t(1));
+    }
+
+    void emptyDirectory()
+    {
+        QTemporaryDir empty;
+        LocalDirectorySource source(empty.path().toStdString());
+        try {
+            readCheckpoint(source);
+            QFAIL("an empty folder was read as a checkpoint");
+        } catch (const AtlasError &e) {
+            QCOMPARE(e.kind(), ErrorKind::Source);
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model.safetensors")), e.what());
+        }
+    }
+
+    void cancelStopsTheRead()
+    {
+        std::atomic<bool> cancel{true};
+        LocalDirectorySource source(m_dir.path().toStdString());
+        source.setCancelFlag(&cancel);
+        QVERIFY_THROWS_EXCEPTION(AtlasError, readCheckpoint(source));
+    }
+
+private:
+    QTemporaryDir m_dir;
+};
+
+QTEST_APPLESS_MAIN(TestReader)
+#include "tst_reader.moc"

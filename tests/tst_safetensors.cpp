@@ -1,0 +1,227 @@
+// Every safetensors rule of domain.md section 3, each failure checked for its kind and its words.
+#include "checkpoint_index.h"
+#include "errors.h"
+#include "safetensors.h"
+
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+
+using namespace atlas;
+Q_DECLARE_METATYPE(atlas::HeaderProblem)
+
+namespace {
+
+// 8-byte little-endian length, the header, then `data` zero bytes.
+std::string makeFile(const std::string &header, std::uint64_t data, std::uint64_t declared = UINT64_MAX)
+{
+    std::string out(8, '\0');
+    const std::uint64_t n = declared == UINT64_MAX ? header.size() : declared;
+    for (int i = 0; i < 8; ++i)
+        out[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
+    return out + header + std::string(data, '\0');
+}
+
+ShardHeader parseFile(const std::string &bytes)
+{
+    const std::uint64_t n = parseHeaderLength("shard.safetensors", bytes.substr(0, 8), bytes.size());
+    return parseShardHeader("shard.safetensors", std::string_view(bytes).substr(8, n), bytes.size());
+}
+
+std::string entry(const std::string &name, const std::string &dtype, const std::string &shape, std::uint64_t b,
+                  std::uint64_t e)
+{
+    return "\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape + ",\"data_offsets\":[" +
+           std::to_string(b) + "," + std::to_string(e) + "]}";
+}
+
+} // namespace
+
+class TestSafetensors : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void validHeaders_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<int>("tensors");
+        QTest::addColumn<quint64>("numelFirst");
+
+        auto row = [](const char *name, const std::string &bytes, int tensors, quint64 numel) {
+            QTest::newRow(name) << QByteArray(bytes.data(), static_cast<int>(bytes.size())) << tensors << numel;
+        };
+        row("one F32", makeFile("{" + entry("w", "F32", "[2,3]", 0, 24) + "}", 24), 1, 6);
+        row("trailing spaces", makeFile("{" + entry("w", "BF16", "[4]", 0, 8) + "}    ", 8), 1, 4);
+        row("out of order offsets",
+            makeFile("{" + entry("b", "F32", "[1]", 4, 8) + "," + entry("a", "F32", "[1]", 0, 4) + "}", 8), 2, 1);
+        row("scalar and empty", makeFile("{" + entry("s", "F64", "[]", 0, 8) + "," + entry("z", "F32", "[0,5]", 8, 8) + "}", 8), 2, 1);
+        row("metadata", makeFile("{\"__metadata__\":{\"format\":\"pt\"}," + entry("w", "U8", "[3]", 0, 3) + "}", 3), 1, 3);
+        row("metadata null", makeFile("{\"__metadata__\":null," + entry("w", "U8", "[3]", 0, 3) + "}", 3), 1, 3);
+        row("unknown field ignored",
+            makeFile("{\"w\":{\"dtype\":\"I8\",\"extra\":{\"a\":[1,{\"b\":2}]},\"shape\":[2],\"data_offsets\":[0,2]}}", 2), 1, 2);
+        row("F4 packs two per byte", makeFile("{" + entry("w", "F4", "[4]", 0, 2) + "}", 2), 1, 4);
+        row("F6 packs four in three bytes", makeFile("{" + entry("w", "F6_E2M3", "[4]", 0, 3) + "}", 3), 1, 4);
+        row("F8_E8M0", makeFile("{" + entry("w", "F8_E8M0", "[16,2]", 0, 32) + "}", 32), 1, 32);
+        row("no tensors", makeFile("{}", 0), 0, 0);
+        row("utf8 name", makeFile("{" + entry("gewicht\xc3\xa4", "C64", "[1]", 0, 8) + "}", 8), 1, 1);
+    }
+    void validHeaders()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(int, tensors);
+        QFETCH(quint64, numelFirst);
+        const ShardHeader h = parseFile(bytes.toStdString());
+        QCOMPARE(static_cast<int>(h.tensors.size()), tensors);
+        if (tensors > 0)
+            QCOMPARE(h.tensors.front().numel, numelFirst);
+        for (std::size_t i = 1; i < h.tensors.size(); ++i)
+            QCOMPARE(h.tensors[i].begin, h.tensors[i - 1].end); // sorted by offset
+    }
+
+    void malformedHeaders_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<HeaderProblem>("problem");
+        QTest::addColumn<QString>("mentions");
+
+        auto row = [](const char *name, const std::string &bytes, HeaderProblem p, const char *mention) {
+            QTest::newRow(name) << QByteArray(bytes.data(), static_cast<int>(bytes.size())) << p
+                                << QString::fromUtf8(mention);
+        };
+        row("empty file", std::string(), HeaderProblem::TooSmall, "too small");
+        row("five bytes", std::string("\x02\0\0\0\0", 5), HeaderProblem::TooSmall, "too small");
+        row("N above limit", makeFile("{}", 0, 100'000'001), HeaderProblem::LengthTooLarge, "100000001");
+        row("N huge", makeFile("{}", 0, 0xFFFFFFFFFFFFFFFFull - 1), HeaderProblem::LengthTooLarge, "exceeds");
+        row("N past end", makeFile("{}", 0, 4096), HeaderProblem::LengthPastEnd, "past the end");
+        row("not UTF-8", makeFile("{\"w\xff\":{}}", 0), HeaderProblem::NotUtf8, "UTF-8");
+        row("overlong UTF-8", makeFile("{\"\xc0\xaf\":{}}", 0), HeaderProblem::NotUtf8, "UTF-8");
+        row("surrogate UTF-8", makeFile("{\"\xed\xa0\x80\":{}}", 0), HeaderProblem::NotUtf8, "UTF-8");
+        row("leading space", makeFile(" {}", 0), HeaderProblem::BadStart, "'{'");
+        row("array", makeFile("[]", 0), HeaderProblem::BadStart, "'{'");
+        row("not JSON", makeFile("{\"w\":", 0), HeaderProblem::NotJson, "not valid JSON");
+        row("trailing garbage", makeFile("{}x", 0), HeaderProblem::NotJson, "not valid JSON");
+        row("gap", makeFile("{" + entry("a", "F32", "[1]", 0, 4) + "," + entry("b", "F32", "[1]", 8, 12) + "}", 12),
+            HeaderProblem::Gap, "'b'");
+        row("gap at start", makeFile("{" + entry("a", "F32", "[1]", 4, 8) + "}", 8), HeaderProblem::Gap, "'a'");
+        row("overlap", makeFile("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}", 12),
+            HeaderProblem::Overlap, "overlaps");
+        row("size mismatch", makeFile("{" + entry("a", "F32", "[3]", 0, 8) + "}", 8), HeaderProblem::SizeMismatch,
+            "'a'");
+        row("shape overflow",
+            makeFile("{" + entry("a", "F32", "[4294967296,4294967296,16]", 0, 8) + "}", 8),
+            HeaderProblem::ShapeOverflow, "overflows");
+        row("bytes overflow", makeFile("{" + entry("a", "F64", "[4611686018427387904]", 0, 8) + "}", 8),
+            HeaderProblem::ShapeOverflow, "overflows");
+        row("trailing bytes", makeFile("{" + entry("a", "F32", "[1]", 0, 4) + "}", 8), HeaderProblem::TrailingBytes,
+            "follow the last tensor");
+        row("truncated data", makeFile("{" + entry("a", "F32", "[4]", 0, 16) + "}", 8), HeaderProblem::Truncated,
+            "truncated");
+        row("metadata number", makeFile("{\"__metadata__\":{\"a\":1}}", 0), HeaderProblem::MetadataNotStrings, "'a'");
+        row("metadata nested", makeFile("{\"__metadata__\":{\"a\":{\"b\":\"c\"}}}", 0),
+            HeaderProblem::MetadataNotStrings, "'a'");
+        row("metadata list", makeFile("{\"__metadata__\":[\"a\"]}", 0), HeaderProblem::MetadataNotStrings,
+            "__metadata__");
+        row("unknown dtype", makeFile("{" + entry("a", "F7", "[1]", 0, 1) + "}", 1), HeaderProblem::UnknownDtype,
+            "'F7'");
+        row("lowercase dtype", makeFile("{" + entry("a", "f32", "[1]", 0, 4) + "}", 4), HeaderProblem::UnknownDtype,
+            "'f32'");
+        row("duplicate name", makeFile("{" + entry("a", "U8", "[1]", 0, 1) + "," + entry("a", "U8", "[1]", 1, 2) + "}", 2),
+            HeaderProblem::DuplicateName, "twice");
+        row("sub-byte misaligned", makeFile("{" + entry("a", "F4", "[3]", 0, 2) + "}", 2),
+            HeaderProblem::SubByteMisaligned, "whole bytes");
+        row("negative dimension", makeFile("{" + entry("a", "U8", "[-1]", 0, 1) + "}", 1), HeaderProblem::BadEntry,
+            "negative");
+        row("float dimension", makeFile("{" + entry("a", "U8", "[1.5]", 0, 1) + "}", 1), HeaderProblem::BadEntry,
+            "shape");
+        row("three offsets", makeFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1,2]}}", 1),
+            HeaderProblem::BadEntry, "3 values");
+        row("end before begin", makeFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,1]}}", 2),
+            HeaderProblem::BadEntry, "end before");
+        row("missing offsets", makeFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[1]}}", 1), HeaderProblem::BadEntry,
+            "data_offsets");
+        row("entry is a number", makeFile("{\"a\":5}", 0), HeaderProblem::BadEntry, "not an object");
+        row("dtype is a number", makeFile("{\"a\":{\"dtype\":5,\"shape\":[1],\"data_offsets\":[0,1]}}", 1),
+            HeaderProblem::BadEntry, "'dtype'");
+    }
+    void malformedHeaders()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(HeaderProblem, problem);
+        QFETCH(QString, mentions);
+        try {
+            parseFile(bytes.toStdString());
+            QFAIL("a malformed header was accepted");
+        } catch (const AtlasError &e) {
+            const QString message = QString::fromUtf8(e.what());
+            QCOMPARE(e.kind(), ErrorKind::Invalid);
+            QCOMPARE(e.problem(), problem);
+            QVERIFY2(message.startsWith(QLatin1String("shard.safetensors: ")), qPrintable(message));
+            QVERIFY2(message.contains(mentions), qPrintable(message));
+        }
+    }
+
+    void unsafeShardNames_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("safe");
+        QTest::newRow("plain") << QStringLiteral("model-00001-of-00141.safetensors") << true;
+        QTest::newRow("single") << QStringLiteral("model.safetensors") << true;
+        QTest::newRow("parent") << QStringLiteral("../model.safetensors") << false;
+        QTest::newRow("dotdot") << QStringLiteral("..") << false;
+        QTest::newRow("dot") << QStringLiteral(".") << false;
+        QTest::newRow("absolute") << QStringLiteral("/etc/passwd") << false;
+        QTest::newRow("subdir") << QStringLiteral("sub/model.safetensors") << false;
+        QTest::newRow("backslash") << QStringLiteral("..\\model.safetensors") << false;
+        QTest::newRow("percent dot") << QStringLiteral("%2e%2e%2fmodel.safetensors") << false;
+        QTest::newRow("percent slash") << QStringLiteral("a%2Fb.safetensors") << false;
+        QTest::newRow("newline") << QStringLiteral("a\nb.safetensors") << false;
+        QTest::newRow("drive") << QStringLiteral("C:model.safetensors") << false;
+        QTest::newRow("query") << QStringLiteral("model.safetensors?x=1") << false;
+        QTest::newRow("empty") << QString() << false;
+    }
+    void unsafeShardNames()
+    {
+        QFETCH(QString, name);
+        QFETCH(bool, safe);
+        QCOMPARE(isSafeShardName(name.toStdString()), safe);
+        const std::string index = "{\"weight_map\":{\"w\":" + nlohmann::json(name.toStdString()).dump() + "}}";
+        if (safe) {
+            QCOMPARE(parseCheckpointIndex("model.safetensors.index.json", index).shardFiles.size(), std::size_t(1));
+            return;
+        }
+        try {
+            parseCheckpointIndex("model.safetensors.index.json", index);
+            QFAIL("an unsafe shard name was accepted");
+        } catch (const AtlasError &e) {
+            QCOMPARE(e.problem(), HeaderProblem::UnsafeFileName);
+            QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String("'w'")));
+        }
+    }
+
+    void indexShape()
+    {
+        const auto idx = parseCheckpointIndex(
+            "i.json", R"({"metadata":{"total_size":40},"weight_map":{"a":"m-10.st","b":"m-9.st","c":"m-10.st"}})");
+        QCOMPARE(idx.shardFiles.size(), std::size_t(2));
+        QCOMPARE(idx.shardFiles[0], std::string("m-9.st")); // natural order
+        QCOMPARE(idx.totalSize.value_or(0), std::uint64_t(40));
+        QVERIFY_THROWS_EXCEPTION(AtlasError, parseCheckpointIndex("i.json", R"({"weight_map":{}})"));
+        QVERIFY_THROWS_EXCEPTION(AtlasError, parseCheckpointIndex("i.json", R"({"weight_map":{"a":3}})"));
+        QVERIFY_THROWS_EXCEPTION(AtlasError, parseCheckpointIndex("i.json", R"([1,2])"));
+    }
+
+    void naturalOrder()
+    {
+        QVERIFY(naturalLess("layers.9", "layers.10"));
+        QVERIFY(!naturalLess("layers.10", "layers.9"));
+        QVERIFY(naturalLess("a", "b"));
+        QVERIFY(naturalLess("x2", "x2y"));
+        QVERIFY(!naturalLess("x07", "x7") || !naturalLess("x7", "x07")); // never both
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSafetensors)
+#include "tst_safetensors.moc"

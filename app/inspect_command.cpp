@@ -1,13 +1,14 @@
 #include "inspect_command.h"
 
-#include "byte_source.h"
 #include "checkpoint_reader.h"
+#include "source_spec.h"
 #include "demo.h"
 #include "errors.h"
 #include "report.h"
 
 #include <charconv>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 namespace atlas {
@@ -21,8 +22,16 @@ const char *kUsage =
     "usage: ckpt-atlas inspect [SOURCE] [options]\n"
     "\n"
     "SOURCE is a local checkpoint directory (config.json, model.safetensors.index.json and shards,\n"
-    "or one model.safetensors). Without SOURCE, the embedded synthetic GLM-5.x demo is opened.\n"
+    "or one model.safetensors), hf://ORG/NAME[@REV] or ORG/NAME on the Hub ($HF_ENDPOINT), or an\n"
+    "https://HOST/DIR/ directory. Without SOURCE, the embedded synthetic GLM-5.x demo is opened.\n"
+    "Only headers are read, through HTTP range requests; the Hub token comes from HF_TOKEN,\n"
+    "HUGGING_FACE_HUB_TOKEN, $HF_TOKEN_PATH or $HF_HOME/token and is sent to the Hub only.\n"
     "\n"
+    "  --revision REV            Hub branch, tag or commit (default main)\n"
+    "  --ca-bundle FILE          trust this CA too (CURL_CA_BUNDLE and SSL_CERT_FILE are honoured)\n"
+    "  --connections N           concurrent connections (default 16)\n"
+    "  --receipts FILE           write every HTTP request made (URL, range, status, bytes, SHA-256) as JSON\n"
+    "  --no-cache                do not use or fill the on-disk header cache\n"
     "  --json                    print the ckpt-atlas.report/1 JSON report\n"
     "  --context N               context length for the cache total (default: max_position_embeddings)\n"
     "  --kv-dtype bf16|fp8|fp8_ds_mla   MLA latent cache layout (default bf16)\n"
@@ -49,6 +58,9 @@ int runInspect(const std::vector<std::string> &args)
         bool json = false;
         CacheOptions cacheOptions;
         std::vector<std::string> expectations;
+        std::string revision;
+        std::string receiptsFile;
+        NetworkOptions network;
         for (std::size_t i = 0; i < args.size(); ++i) {
             const std::string &a = args[i];
             auto value = [&]() -> std::string {
@@ -71,6 +83,16 @@ int runInspect(const std::vector<std::string> &args)
                 cacheOptions.kvDtype = *k;
             } else if (a == "--index-entry-bytes") {
                 cacheOptions.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value()));
+            } else if (a == "--revision") {
+                revision = value();
+            } else if (a == "--ca-bundle") {
+                network.caBundle = value();
+            } else if (a == "--connections") {
+                network.connections = static_cast<int>(std::min<std::uint64_t>(parseCount(a, value()), 256));
+            } else if (a == "--receipts") {
+                receiptsFile = value();
+            } else if (a == "--no-cache") {
+                network.useCache = false;
             } else if (a == "--expect") {
                 expectations.push_back(value());
             } else if (a.starts_with("--")) {
@@ -82,24 +104,42 @@ int runInspect(const std::vector<std::string> &args)
             }
         }
 
-        std::string directory;
+        SourceSpec spec;
         if (sourceArg.empty()) {
-            directory = ensureDemoCheckpoint().string();
-        } else if (sourceArg.starts_with("hf://") || sourceArg.starts_with("https://") ||
-                   sourceArg.starts_with("http://")) {
-            throw AtlasError(ErrorKind::Source, sourceArg + ": remote sources are not available in this build");
+            if (!revision.empty())
+                throw AtlasError(ErrorKind::Usage, "--revision needs a Hub SOURCE");
+            spec.path = ensureDemoCheckpoint().string();
         } else {
-            std::error_code ec;
-            if (!std::filesystem::is_directory(sourceArg, ec))
-                throw AtlasError(ErrorKind::Source, sourceArg + ": no such directory");
-            directory = sourceArg;
+            spec = parseSourceSpec(sourceArg, revision);
         }
-
-        LocalDirectorySource source(directory);
-        const Checkpoint ckpt = readCheckpoint(source);
+        auto receipts = std::make_shared<ReceiptLog>();
+        OpenedSource opened;
+        Checkpoint ckpt;
+        try {
+            opened = openSource(spec, network, nullptr, receipts);
+            ReadOptions readOptions;
+            readOptions.cache = opened.cache.get();
+            ckpt = readCheckpoint(*opened.source, readOptions);
+        } catch (...) {
+            // Whatever was fetched before a failure is still worth a receipt.
+            if (spec.kind != SourceSpec::Kind::Local && !receiptsFile.empty())
+                std::ofstream(receiptsFile) << receipts->toJson().dump(2) << "\n";
+            throw;
+        }
         const CheckpointAnalysis analysis = analyze(ckpt);
         const CacheBudget cache = computeCacheBudget(ckpt, analysis, cacheOptions);
-        const auto report = buildReport(ckpt, analysis, cache);
+        auto report = buildReport(ckpt, analysis, cache);
+        if (opened.receipts) {
+            report["network"] = {{"requests", opened.receipts->requests()},
+                                 {"bytes", opened.receipts->bytes()},
+                                 {"seconds", opened.receipts->elapsedSeconds()}};
+            if (!receiptsFile.empty()) {
+                std::ofstream out(receiptsFile);
+                out << opened.receipts->toJson().dump(2) << "\n";
+                if (!out)
+                    throw AtlasError(ErrorKind::Source, receiptsFile + ": cannot write the receipts");
+            }
+        }
         if (json)
             std::cout << report.dump(2) << "\n";
         else

@@ -74,6 +74,7 @@ std::optional<std::string> LocalDirectorySource::readSmallFile(const std::string
             throw AtlasError(ErrorKind::Source, path + ": read failed: " + std::strerror(errno));
         got += static_cast<std::size_t>(n);
     }
+    noteTraffic(out.size(), 1);
     return out;
 }
 
@@ -105,6 +106,7 @@ std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<Rang
                                                         ": " + (n == 0 ? "unexpected end of file" : std::strerror(errno)));
             got += static_cast<std::size_t>(n);
         }
+        noteTraffic(len, 1);
     }
     return answers;
 }

@@ -37,12 +37,27 @@ public:
     virtual std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) = 0;
 
     void setCancelFlag(const std::atomic<bool> *flag) { m_cancel = flag; }
+    // Requests made and bytes received so far; the listener hears of every change (from any thread).
+    std::uint64_t requestsMade() const { return m_requests.load(); }
+    std::uint64_t bytesReceived() const { return m_bytes.load(); }
+    void setTrafficListener(std::function<void()> listener) { m_listener = std::move(listener); }
     bool isCancelled() const { return m_cancel && m_cancel->load(std::memory_order_relaxed); }
+    const std::atomic<bool> *cancelFlag() const { return m_cancel; }
 
 protected:
     void throwIfCancelled() const;
+    void noteTraffic(std::uint64_t bytes, std::uint64_t requests)
+    {
+        m_bytes += bytes;
+        m_requests += requests;
+        if (m_listener)
+            m_listener();
+    }
 
 private:
+    std::atomic<std::uint64_t> m_requests{0};
+    std::atomic<std::uint64_t> m_bytes{0};
+    std::function<void()> m_listener;
     const std::atomic<bool> *m_cancel = nullptr;
 };
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace atlas {
 
@@ -27,9 +28,11 @@ constexpr std::uint64_t kDefaultFirstRead = 256 * 1024;
 struct PendingShard
 {
     std::string file;
+    std::vector<std::string_view> names; // from the index
     std::uint64_t firstRead = kDefaultFirstRead;
     RangeAnswer answer;
     std::uint64_t headerLength = 0;
+    bool cached = false;
 };
 
 // Runs fn(i) for i in [0, n) on a few threads; rethrows the first failure.
@@ -66,52 +69,132 @@ void parallelFor(std::size_t n, unsigned threads, Fn fn)
         std::rethrow_exception(error);
 }
 
+// Reads the first bytes of the given shards in one batch, then the rest of any longer header.
+void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards, const std::vector<std::size_t> &which)
+{
+    if (which.empty())
+        return;
+    std::vector<RangeRequest> first;
+    for (std::size_t i : which)
+        first.push_back({shards[i].file, 0, shards[i].firstRead});
+    auto answers = source.readRanges(first);
+    std::vector<RangeRequest> second;
+    std::vector<std::size_t> secondOf;
+    for (std::size_t k = 0; k < which.size(); ++k) {
+        auto &s = shards[which[k]];
+        s.answer = std::move(answers[k]);
+        s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
+        const std::uint64_t need = 8 + s.headerLength;
+        if (s.answer.bytes.size() < need) {
+            second.push_back({s.file, s.answer.bytes.size(), need - s.answer.bytes.size()});
+            secondOf.push_back(which[k]);
+        } else {
+            s.answer.bytes.resize(need);
+        }
+    }
+    if (second.empty())
+        return;
+    auto more = source.readRanges(second);
+    for (std::size_t k = 0; k < more.size(); ++k) {
+        auto &s = shards[secondOf[k]];
+        if (more[k].bytes.size() != second[k].length)
+            throw AtlasError(ErrorKind::Invalid, s.file + ": file ended inside its header");
+        s.answer.bytes += more[k].bytes;
+    }
+}
+
 } // namespace
 
 Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
 {
     Checkpoint ckpt;
-    ckpt.source = source.info();
     LoadProgress progress;
     std::mutex progressLock;
-    auto report = [&](std::size_t files, std::uint64_t bytes, std::uint64_t requests) {
+    auto report = [&](std::size_t files) {
         std::lock_guard lock(progressLock);
         progress.filesDone += files;
-        progress.bytes += bytes;
-        progress.requests += requests;
+        progress.bytes = source.bytesReceived();
+        progress.requests = source.requestsMade();
         if (options.progress)
             options.progress(progress);
     };
+    source.setTrafficListener([&] { report(0); });
+    struct ListenerReset
+    {
+        ByteSource &s;
+        ~ListenerReset() { s.setTrafficListener({}); }
+    } listenerReset{source};
 
-    if (auto config = source.readSmallFile("config.json")) {
+    auto smallFile = [&](const std::string &name) -> std::optional<std::string> {
+        if (options.cache)
+            if (auto cached = options.cache->smallFile(name))
+                return *cached;
+        auto content = source.readSmallFile(name);
+        if (options.cache)
+            options.cache->storeSmallFile(name, content);
+        return content;
+    };
+
+    if (auto config = smallFile("config.json")) {
         ckpt.config = parseModelConfig("config.json", *config);
         ckpt.hasConfig = true;
-        report(0, config->size(), 1);
     }
+    ckpt.source = source.info(); // after the first read: a Hub source knows its commit by now
 
     std::vector<PendingShard> shards;
     std::optional<CheckpointIndex> index;
-    if (auto text = source.readSmallFile("model.safetensors.index.json")) {
-        report(0, text->size(), 1);
+    if (auto text = smallFile("model.safetensors.index.json")) {
         index = parseCheckpointIndex("model.safetensors.index.json", *text);
-        std::unordered_map<std::string_view, std::vector<std::string_view>> namesByFile;
+        std::unordered_map<std::string_view, std::size_t> slot;
+        for (const auto &file : index->shardFiles) {
+            slot[file] = shards.size();
+            shards.push_back({file, {}, 0, {}, 0, false});
+        }
         for (const auto &[tensor, file] : index->weightMap)
-            namesByFile[file].push_back(tensor);
-        for (const auto &file : index->shardFiles)
-            shards.push_back({file, estimateHeaderBytes(namesByFile[file]), {}, 0});
+            shards[slot[file]].names.push_back(tensor);
+        for (auto &s : shards)
+            s.firstRead = estimateHeaderBytes(s.names);
     } else {
-        shards.push_back({"model.safetensors", kDefaultFirstRead, {}, 0});
+        shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false});
     }
     progress.filesTotal = shards.size();
 
-    // Round one: one ranged read per shard, sized to hold the whole header in the usual case.
-    std::vector<RangeRequest> first;
-    for (const auto &s : shards)
-        first.push_back({s.file, 0, s.firstRead});
+    std::vector<std::size_t> toFetch;
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        if (options.cache) {
+            if (auto c = options.cache->shard(shards[i].file)) {
+                shards[i].answer.bytes = std::move(c->header);
+                shards[i].answer.fileSize = c->fileSize;
+                shards[i].cached = true;
+                continue;
+            }
+        }
+        toFetch.push_back(i);
+    }
+
     try {
-        auto answers = source.readRanges(first);
-        for (std::size_t i = 0; i < shards.size(); ++i)
-            shards[i].answer = std::move(answers[i]);
+        // One shard first, with a generous guess; what its header costs per tensor then sizes the
+        // guesses for all the others, which go out together.
+        if (!toFetch.empty()) {
+            fetchHeaders(source, shards, {toFetch.front()});
+            const PendingShard &probe = shards[toFetch.front()];
+            if (index && !probe.names.empty()) {
+                std::uint64_t nameBytes = 0;
+                for (auto n : probe.names)
+                    nameBytes += n.size();
+                const std::uint64_t total = 8 + probe.headerLength;
+                const double perTensor =
+                    static_cast<double>(total > nameBytes ? total - nameBytes : 0) / static_cast<double>(probe.names.size());
+                for (std::size_t k = 1; k < toFetch.size(); ++k) {
+                    auto &s = shards[toFetch[k]];
+                    std::uint64_t names = 0;
+                    for (auto n : s.names)
+                        names += n.size();
+                    s.firstRead = names + static_cast<std::uint64_t>(perTensor * 1.03 * static_cast<double>(s.names.size())) + 256;
+                }
+            }
+            fetchHeaders(source, shards, {toFetch.begin() + 1, toFetch.end()});
+        }
     } catch (const AtlasError &e) {
         if (!index && e.kind() == ErrorKind::Source && !source.isCancelled())
             throw AtlasError(ErrorKind::Source,
@@ -119,47 +202,44 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
                                  e.what() + ")");
         throw;
     }
-    std::uint64_t bytes = 0;
-    for (const auto &s : shards)
-        bytes += s.answer.bytes.size();
-    report(0, bytes, shards.size());
-
-    // Round two: the rest of any header longer than the first read.
-    std::vector<RangeRequest> second;
-    std::vector<std::size_t> secondOf;
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-        auto &s = shards[i];
-        s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
-        const std::uint64_t need = 8 + s.headerLength;
-        if (s.answer.bytes.size() < need) {
-            second.push_back({s.file, s.answer.bytes.size(), need - s.answer.bytes.size()});
-            secondOf.push_back(i);
-        }
-    }
-    if (!second.empty()) {
-        auto answers = source.readRanges(second);
-        std::uint64_t more = 0;
-        for (std::size_t k = 0; k < answers.size(); ++k) {
-            auto &s = shards[secondOf[k]];
-            if (answers[k].bytes.size() != second[k].length)
-                throw AtlasError(ErrorKind::Invalid, s.file + ": file ended inside its header");
-            more += answers[k].bytes.size();
-            s.answer.bytes += answers[k].bytes;
-        }
-        report(0, more, second.size());
-    }
 
     ckpt.shards.resize(shards.size());
+    std::vector<char> stale(shards.size(), 0);
     const unsigned threads = options.parseThreads ? options.parseThreads : std::max(1u, std::thread::hardware_concurrency());
-    parallelFor(shards.size(), threads, [&](std::size_t i) {
+    auto parse = [&](std::size_t i) {
         auto &s = shards[i];
-        const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
-        ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize);
+        try {
+            s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
+            if (s.answer.bytes.size() < 8 + s.headerLength)
+                throw AtlasError(ErrorKind::Invalid, s.file + ": header shorter than its length prefix");
+            const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
+            ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize);
+        } catch (const AtlasError &) {
+            if (!s.cached)
+                throw;
+            stale[i] = 1; // a damaged cache entry: read the shard again
+            return;
+        }
         for (auto &t : ckpt.shards[i].tensors)
             t.shard = static_cast<std::uint32_t>(i);
+        if (options.cache && !s.cached)
+            options.cache->storeShard(s.file, {s.answer.bytes, s.answer.fileSize});
         std::string().swap(s.answer.bytes);
-        report(1, 0, 0);
-    });
+        report(1);
+    };
+    parallelFor(shards.size(), threads, parse);
+    std::vector<std::size_t> refetch;
+    for (std::size_t i = 0; i < shards.size(); ++i)
+        if (stale[i]) {
+            shards[i].cached = false;
+            shards[i].firstRead = estimateHeaderBytes(shards[i].names);
+            refetch.push_back(i);
+        }
+    if (!refetch.empty()) {
+        fetchHeaders(source, shards, refetch);
+        for (std::size_t i : refetch)
+            parse(i);
+    }
 
     if (index) {
         // Every tensor the index names must be in the shard it names, and the other way round.
@@ -180,19 +260,20 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
             }
         }
         if (matched != index->weightMap.size()) {
-            for (const auto &[tensor, file] : index->weightMap) {
-                const auto &shard = *std::find_if(ckpt.shards.begin(), ckpt.shards.end(),
-                                                  [&](const ShardHeader &h) { return h.file == file; });
-                const bool present = std::any_of(shard.tensors.begin(), shard.tensors.end(),
-                                                 [&](const TensorInfo &t) { return t.name == tensor; });
-                if (!present)
-                    throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" + tensor +
-                                                             "' is listed in " + file + ", whose header has no such tensor");
+            for (std::size_t i = 0; i < shards.size(); ++i) {
+                std::unordered_set<std::string_view> present;
+                for (const auto &t : ckpt.shards[i].tensors)
+                    present.insert(t.name);
+                for (auto name : shards[i].names)
+                    if (!present.count(name))
+                        throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" +
+                                                                 std::string(name) + "' is listed in " + shards[i].file +
+                                                                 ", whose header has no such tensor");
             }
         }
         if (!unlisted.empty())
-            ckpt.warnings.push_back(std::to_string(unlisted.size()) + " tensors are in shard headers but not in the index, e.g. " +
-                                    unlisted.front());
+            ckpt.warnings.push_back(std::to_string(unlisted.size()) +
+                                    " tensors are in shard headers but not in the index, e.g. " + unlisted.front());
         if (index->totalSize && *index->totalSize != ckpt.tensorBytes())
             ckpt.warnings.push_back("the index says total_size " + std::to_string(*index->totalSize) +
                                     " but the shard headers hold " + std::to_string(ckpt.tensorBytes()) + " bytes");

@@ -2,6 +2,7 @@
 
 #include "byte_source.h"
 #include "checkpoint.h"
+#include "header_cache.h"
 
 #include <functional>
 
@@ -19,6 +20,7 @@ struct ReadOptions
 {
     unsigned parseThreads = 0; // 0: one per core
     std::function<void(const LoadProgress &)> progress; // called from worker threads, serialised
+    HeaderCache *cache = nullptr;                       // headers kept per commit, when given
 };
 
 // Reads config.json, the index and every shard header through `source`, validating each.

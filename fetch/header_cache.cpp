@@ -1,0 +1,107 @@
+#include "header_cache.h"
+
+#include "http_client.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+
+namespace atlas {
+
+namespace {
+
+std::optional<std::string> slurp(const std::filesystem::path &p)
+{
+    std::ifstream in(p, std::ios::binary);
+    if (!in)
+        return std::nullopt;
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Writes beside and renames, so that a reader never sees half a file.
+void spit(const std::filesystem::path &p, const std::string &bytes)
+{
+    std::error_code ec;
+    std::filesystem::create_directories(p.parent_path(), ec);
+    const auto tmp = p.string() + ".tmp" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out)
+            return;
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        if (!out)
+            return;
+    }
+    std::filesystem::rename(tmp, p, ec);
+}
+
+std::string pathSafe(std::string s)
+{
+    for (char &c : s)
+        if (c == '/' || c == ':' || c == '\\')
+            c = '_';
+    return s == ".." || s == "." ? "_" : s;
+}
+
+} // namespace
+
+HeaderCache::HeaderCache(std::filesystem::path directory) : m_dir(std::move(directory)) {}
+
+std::filesystem::path HeaderCache::defaultDirectory(const std::string &endpoint, const std::string &repo,
+                                                    const std::string &commit)
+{
+    std::filesystem::path root;
+    if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
+        root = x;
+    else if (const char *h = std::getenv("HOME"); h && *h)
+        root = std::filesystem::path(h) / ".cache";
+    else
+        root = std::filesystem::temp_directory_path();
+    std::string origin = originOf(endpoint);
+    if (auto p = origin.find("://"); p != std::string::npos)
+        origin = origin.substr(p + 3);
+    auto dir = root / "ckpt-atlas" / "headers" / pathSafe(origin);
+    const auto slash = repo.find('/');
+    dir /= pathSafe(repo.substr(0, slash));
+    if (slash != std::string::npos)
+        dir /= pathSafe(repo.substr(slash + 1));
+    return dir / pathSafe(commit);
+}
+
+std::optional<std::optional<std::string>> HeaderCache::smallFile(const std::string &name) const
+{
+    if (std::filesystem::exists(m_dir / (name + ".absent")))
+        return std::optional<std::string>();
+    if (auto bytes = slurp(m_dir / name))
+        return std::optional<std::string>(std::move(*bytes));
+    return std::nullopt;
+}
+
+void HeaderCache::storeSmallFile(const std::string &name, const std::optional<std::string> &content)
+{
+    if (content)
+        spit(m_dir / name, *content);
+    else
+        spit(m_dir / (name + ".absent"), {});
+}
+
+std::optional<HeaderCache::Shard> HeaderCache::shard(const std::string &file) const
+{
+    auto bytes = slurp(m_dir / (file + ".header"));
+    if (!bytes || bytes->size() < 16)
+        return std::nullopt;
+    Shard s;
+    std::memcpy(&s.fileSize, bytes->data(), 8);
+    s.header = bytes->substr(8);
+    return s;
+}
+
+void HeaderCache::storeShard(const std::string &file, const Shard &shard)
+{
+    std::string bytes(8, '\0');
+    std::memcpy(bytes.data(), &shard.fileSize, 8);
+    spit(m_dir / (file + ".header"), bytes + shard.header);
+}
+
+} // namespace atlas

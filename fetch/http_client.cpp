@@ -1,0 +1,423 @@
+#include "http_client.h"
+
+#include "errors.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace atlas {
+
+namespace {
+
+std::once_flag g_curlInit;
+
+bool isRetryableStatus(long s)
+{
+    return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
+}
+
+bool isRedirect(long s)
+{
+    return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
+}
+
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+std::string trim(const std::string &s)
+{
+    const auto b = s.find_first_not_of(" \t\r\n");
+    const auto e = s.find_last_not_of(" \t\r\n");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+} // namespace
+
+std::string HttpResponse::header(const std::string &lowerName) const
+{
+    auto it = headers.find(lowerName);
+    return it == headers.end() ? std::string() : it->second;
+}
+
+std::string originOf(const std::string &url)
+{
+    CURLU *u = curl_url();
+    std::string out;
+    if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+        char *scheme = nullptr, *host = nullptr, *port = nullptr;
+        if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+            curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+            curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK)
+            out = lower(scheme) + "://" + lower(host) + ":" + port;
+        curl_free(scheme);
+        curl_free(host);
+        curl_free(port);
+    }
+    curl_url_cleanup(u);
+    return out;
+}
+
+std::optional<double> parseRetryAfter(const std::string &value)
+{
+    const std::string v = trim(value);
+    if (v.empty())
+        return std::nullopt;
+    if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }))
+        return std::stod(v);
+    const time_t when = curl_getdate(v.c_str(), nullptr);
+    if (when < 0)
+        return std::nullopt;
+    return std::max(0.0, std::difftime(when, std::time(nullptr)));
+}
+
+struct HttpClient::Transfer
+{
+    HttpClient *client = nullptr;
+    std::size_t index = 0;
+    const HttpRequest *request = nullptr;
+    std::string url;
+    CURL *easy = nullptr;
+    curl_slist *headerList = nullptr;
+    HttpResponse response;
+    long liveStatus = 0;
+    int redirects = 0;
+    std::chrono::steady_clock::time_point started;
+    std::chrono::steady_clock::time_point notBefore;
+    const std::atomic<bool> *cancel = nullptr;
+    std::uint64_t reportedBytes = 0;
+    std::chrono::steady_clock::time_point lastActivity;
+    bool stalled = false;
+
+    std::uint64_t limit() const
+    {
+        return request->offset ? request->length : request->maxBody;
+    }
+
+    static size_t onHeader(char *data, size_t size, size_t n, void *self)
+    {
+        auto *t = static_cast<Transfer *>(self);
+        t->lastActivity = std::chrono::steady_clock::now();
+        const std::string line(data, size * n);
+        if (line.rfind("HTTP/", 0) == 0) {
+            t->response.headers.clear();
+            const auto sp = line.find(' ');
+            t->liveStatus = sp == std::string::npos ? 0 : std::atol(line.c_str() + sp + 1);
+        } else if (auto colon = line.find(':'); colon != std::string::npos) {
+            t->response.headers[lower(trim(line.substr(0, colon)))] = trim(line.substr(colon + 1));
+        }
+        return size * n;
+    }
+
+    static size_t onBody(char *data, size_t size, size_t n, void *self)
+    {
+        auto *t = static_cast<Transfer *>(self);
+        const size_t bytes = size * n;
+        t->lastActivity = std::chrono::steady_clock::now();
+        // Bodies of redirects and errors are small; keep a little of them for messages.
+        const std::uint64_t room = t->limit() > t->response.body.size() ? t->limit() - t->response.body.size() : 0;
+        if (bytes > room) {
+            t->response.body.append(data, static_cast<size_t>(room));
+            t->response.cutOff = true;
+            return 0; // stop the transfer: whatever else comes was not asked for
+        }
+        t->response.body.append(data, bytes);
+        return bytes;
+    }
+
+    static int onProgress(void *self, curl_off_t, curl_off_t, curl_off_t, curl_off_t)
+    {
+        auto *t = static_cast<Transfer *>(self);
+        if (t->cancel && t->cancel->load(std::memory_order_relaxed))
+            return 1;
+        // A server that stops sending (before or during the body) fails after stallSeconds without a byte.
+        if (std::chrono::steady_clock::now() - t->lastActivity > std::chrono::seconds(t->client->m_options.stallSeconds)) {
+            t->stalled = true;
+            return 1;
+        }
+        return 0;
+    }
+};
+
+HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
+    : m_options(std::move(options)), m_receipts(std::move(receipts))
+{
+    std::call_once(g_curlInit, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    if (!m_receipts)
+        m_receipts = std::make_shared<ReceiptLog>();
+    m_multi = curl_multi_init();
+    curl_multi_setopt(m_multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(m_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(std::max(1, m_options.connections)));
+    curl_multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(std::max(1, m_options.connections)));
+
+    if (!m_options.extraCaFiles.empty()) {
+        // Extra trust adds to the system store: write one bundle with both.
+        std::string bundle;
+        CURL *probe = curl_easy_init();
+        char *defaultCa = nullptr;
+        if (curl_easy_getinfo(probe, CURLINFO_CAINFO, &defaultCa) == CURLE_OK && defaultCa) {
+            std::ifstream in(defaultCa, std::ios::binary);
+            bundle.assign(std::istreambuf_iterator<char>(in), {});
+        }
+        curl_easy_cleanup(probe);
+        for (const auto &file : m_options.extraCaFiles) {
+            std::ifstream in(file, std::ios::binary);
+            if (!in)
+                throw AtlasError(ErrorKind::Source, file + ": cannot read the CA bundle");
+            bundle += "\n";
+            bundle.append(std::istreambuf_iterator<char>(in), {});
+        }
+        char path[] = "/tmp/ckpt-atlas-ca-XXXXXX";
+        const int fd = mkstemp(path);
+        if (fd < 0)
+            throw AtlasError(ErrorKind::Source, "cannot create a temporary CA bundle");
+        const bool ok = ::write(fd, bundle.data(), bundle.size()) == static_cast<ssize_t>(bundle.size());
+        ::close(fd);
+        m_caBundle = path;
+        if (!ok)
+            throw AtlasError(ErrorKind::Source, "cannot write a temporary CA bundle");
+    }
+}
+
+HttpClient::~HttpClient()
+{
+    curl_multi_cleanup(m_multi);
+    if (!m_caBundle.empty())
+        ::unlink(m_caBundle.c_str());
+}
+
+void HttpClient::configure(Transfer &t)
+{
+    CURL *e = t.easy;
+    curl_easy_reset(e);
+    curl_easy_setopt(e, CURLOPT_URL, t.url.c_str());
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, m_options.connectTimeoutSeconds);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "ckpt-atlas/0.1");
+    if (!m_caBundle.empty())
+        curl_easy_setopt(e, CURLOPT_CAINFO, m_caBundle.c_str());
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::onHeader);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::onBody);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Transfer::onProgress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    if (t.request->offset) {
+        const std::uint64_t first = *t.request->offset;
+        const std::uint64_t last = first + std::max<std::uint64_t>(t.request->length, 1) - 1;
+        const std::string range = std::to_string(first) + "-" + std::to_string(last);
+        curl_easy_setopt(e, CURLOPT_RANGE, range.c_str()); // curl copies the string
+    }
+    curl_slist_free_all(t.headerList);
+    t.headerList = nullptr;
+    // The token goes to the endpoint's own origin only: never across a redirect to storage.
+    if (!m_options.token.empty() && !m_options.tokenOrigin.empty() && originOf(t.url) == m_options.tokenOrigin) {
+        const std::string auth = "Authorization: Bearer " + m_options.token;
+        t.headerList = curl_slist_append(t.headerList, auth.c_str());
+    }
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headerList);
+    t.response.body.clear();
+    t.response.headers.clear();
+    t.response.cutOff = false;
+    t.liveStatus = 0;
+    t.reportedBytes = 0;
+    t.stalled = false;
+    t.started = std::chrono::steady_clock::now();
+    t.lastActivity = t.started;
+}
+
+std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &requests,
+                                              const std::atomic<bool> *cancel,
+                                              const std::function<void(std::uint64_t, std::uint64_t)> &onProgress)
+{
+    using Clock = std::chrono::steady_clock;
+    if (!m_started) {
+        m_epoch = Clock::now();
+        m_started = true;
+    }
+    std::vector<Transfer> transfers(requests.size());
+    std::vector<Transfer *> waiting; // not yet added, or backing off
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        Transfer &t = transfers[i];
+        t.client = this;
+        t.index = i;
+        t.request = &requests[i];
+        t.url = requests[i].url;
+        t.cancel = cancel;
+        t.easy = curl_easy_init();
+        t.notBefore = Clock::now();
+        waiting.push_back(&t);
+    }
+    std::size_t active = 0;
+    std::size_t done = 0;
+    auto cleanup = [&] {
+        for (auto &t : transfers) {
+            if (t.easy) {
+                curl_multi_remove_handle(m_multi, t.easy);
+                curl_easy_cleanup(t.easy);
+                t.easy = nullptr;
+            }
+            curl_slist_free_all(t.headerList);
+            t.headerList = nullptr;
+        }
+    };
+
+    auto record = [&](Transfer &t, long status, const std::string &note) {
+        Receipt r;
+        r.url = redactUrl(t.url);
+        if (t.request->offset) {
+            r.rangeOffset = *t.request->offset;
+            r.rangeLength = t.request->length;
+        }
+        r.status = status;
+        r.bytes = t.response.body.size();
+        r.sha256 = sha256Hex(t.response.body);
+        r.startSeconds = std::chrono::duration<double>(t.started - m_epoch).count();
+        r.seconds = std::chrono::duration<double>(Clock::now() - t.started).count();
+        r.note = note;
+        m_receipts->add(std::move(r));
+    };
+
+    try {
+        while (done < transfers.size()) {
+            if (cancel && cancel->load())
+                throw AtlasError(ErrorKind::Source, "cancelled");
+            const auto now = Clock::now();
+            for (auto it = waiting.begin(); it != waiting.end();) {
+                if ((*it)->notBefore <= now) {
+                    configure(**it);
+                    curl_multi_add_handle(m_multi, (*it)->easy);
+                    ++active;
+                    it = waiting.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            int running = 0;
+            curl_multi_perform(m_multi, &running);
+            if (onProgress) {
+                std::uint64_t fresh = 0;
+                for (auto &t : transfers) {
+                    fresh += t.response.body.size() > t.reportedBytes ? t.response.body.size() - t.reportedBytes : 0;
+                    t.reportedBytes = std::max<std::uint64_t>(t.reportedBytes, t.response.body.size());
+                }
+                if (fresh)
+                    onProgress(fresh, 0);
+            }
+            int left = 0;
+            while (CURLMsg *msg = curl_multi_info_read(m_multi, &left)) {
+                if (msg->msg != CURLMSG_DONE)
+                    continue;
+                Transfer *t = nullptr;
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char **>(&t));
+                const CURLcode code = msg->data.result;
+                curl_multi_remove_handle(m_multi, t->easy);
+                --active;
+                long status = 0;
+                curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+                ++t->response.attempts;
+                if (onProgress)
+                    onProgress(0, 1);
+                if (cancel && cancel->load()) {
+                    record(*t, status, "cancelled");
+                    throw AtlasError(ErrorKind::Source, "cancelled");
+                }
+                const bool cutByUs = code == CURLE_WRITE_ERROR && t->response.cutOff;
+                if (code != CURLE_OK && !cutByUs) {
+                    const std::string error = t->stalled ? "the transfer stalled: no data for " +
+                                                               std::to_string(m_options.stallSeconds) + " s"
+                                                         : std::string(curl_easy_strerror(code));
+                    record(*t, status, error);
+                    const bool tls = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR ||
+                                     code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CERTPROBLEM;
+                    if (!tls && t->response.attempts < m_options.maxTransportAttempts) {
+                        const double wait = m_options.firstBackoffSeconds * (1 << (t->response.attempts - 1));
+                        t->notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                          std::chrono::duration<double>(std::min(wait, 8.0)));
+                        waiting.push_back(t);
+                        continue;
+                    }
+                    t->response.transportError = error;
+                    if (code == CURLE_PEER_FAILED_VERIFICATION)
+                        t->response.transportError +=
+                            " (the server's certificate is not trusted; add its CA with --ca-bundle)";
+                    t->response.status = status;
+                    t->response.finalUrl = t->url;
+                    ++done;
+                    continue;
+                }
+                if (isRedirect(status) && t->redirects < 5) {
+                    char *location = nullptr;
+                    curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_URL, &location);
+                    if (location) {
+                        record(*t, status, "redirect");
+                        t->url = location;
+                        ++t->redirects;
+                        t->response.attempts = 0;
+                        t->notBefore = Clock::now();
+                        waiting.push_back(t);
+                        continue;
+                    }
+                }
+                if (isRetryableStatus(status) && t->response.attempts < m_options.maxAttempts) {
+                    double wait = m_options.firstBackoffSeconds * (1 << (t->response.attempts - 1));
+                    if (auto ra = parseRetryAfter(t->response.header("retry-after")))
+                        wait = *ra;
+                    if (wait <= m_options.maxRetryWaitSeconds) {
+                        record(*t, status, "retry after " + std::to_string(status));
+                        t->notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                          std::chrono::duration<double>(wait));
+                        waiting.push_back(t);
+                        continue;
+                    }
+                }
+                record(*t, status, cutByUs ? "stopped reading: more bytes than asked for" : "");
+                t->response.status = status;
+                t->response.finalUrl = t->url;
+                ++done;
+            }
+            if (done >= transfers.size())
+                break;
+            // Sleep until a socket is ready, the next retry is due, or a cancel check is due.
+            int timeoutMs = 50;
+            if (active == 0 && !waiting.empty()) {
+                auto next = std::min_element(waiting.begin(), waiting.end(), [](Transfer *a, Transfer *b) {
+                    return a->notBefore < b->notBefore;
+                });
+                const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>((*next)->notBefore - Clock::now()).count();
+                timeoutMs = static_cast<int>(std::clamp<long long>(ms, 0, 50));
+            }
+            curl_multi_poll(m_multi, nullptr, 0, timeoutMs, nullptr);
+        }
+    } catch (...) {
+        cleanup();
+        throw;
+    }
+    cleanup();
+    std::vector<HttpResponse> out;
+    out.reserve(transfers.size());
+    for (auto &t : transfers)
+        out.push_back(std::move(t.response));
+    return out;
+}
+
+} // namespace atlas

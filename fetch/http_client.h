@@ -1,0 +1,87 @@
+#pragma once
+
+#include "receipts.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+struct HttpRequest
+{
+    std::string url;
+    std::optional<std::uint64_t> offset; // a Range request when set, with length
+    std::uint64_t length = 0;
+    std::uint64_t maxBody = 256ull << 20; // larger bodies are cut off
+};
+
+struct HttpResponse
+{
+    long status = 0;
+    std::string body;
+    std::map<std::string, std::string> headers; // names in lower case
+    std::string finalUrl;                       // after redirects
+    std::string transportError;                 // set when no HTTP answer came
+    bool cutOff = false;                        // we stopped reading: more than asked for was coming
+    int attempts = 0;
+
+    std::string header(const std::string &lowerName) const;
+};
+
+// The libcurl multi interface, driven on the calling thread: HTTP/2 multiplexing where offered,
+// connection reuse across calls, a connection limit, timeouts, manual redirects (the token is
+// never sent to another origin), retries with backoff honouring Retry-After, and cancel.
+class HttpClient
+{
+public:
+    struct Options
+    {
+        int connections = 16;
+        std::vector<std::string> extraCaFiles; // added to the system trust store
+        std::string token;                     // Bearer token, sent to tokenOrigin only
+        std::string tokenOrigin;               // "https://host:port"
+        long connectTimeoutSeconds = 15;
+        long stallSeconds = 30;                // a body with no progress this long fails
+        int maxAttempts = 5;                   // for 408 / 429 / 5xx answers
+        int maxTransportAttempts = 3;          // for failed connections and stalled bodies
+        double maxRetryWaitSeconds = 60;
+        double firstBackoffSeconds = 0.25;
+    };
+
+    HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts);
+    ~HttpClient();
+    HttpClient(const HttpClient &) = delete;
+    HttpClient &operator=(const HttpClient &) = delete;
+
+    // Performs every request concurrently; answers in request order. Throws AtlasError(Source,
+    // "cancelled") when the flag is raised. onBytes reports body bytes as they arrive.
+    std::vector<HttpResponse> perform(const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
+                                      const std::function<void(std::uint64_t bytes, std::uint64_t requests)> &onProgress = {});
+
+    ReceiptLog &receipts() { return *m_receipts; }
+
+private:
+    struct Transfer;
+    void configure(Transfer &t);
+    Options m_options;
+    std::shared_ptr<ReceiptLog> m_receipts;
+    void *m_multi = nullptr;
+    std::string m_caBundle; // combined system + extra CAs, when extra ones are given
+    std::chrono::steady_clock::time_point m_epoch;
+    bool m_started = false;
+};
+
+// "https://Host:443/x" -> "https://host:443"; empty when the URL does not parse.
+std::string originOf(const std::string &url);
+
+// Seconds to wait from a Retry-After value (delta seconds or an HTTP date); nullopt when unreadable.
+std::optional<double> parseRetryAfter(const std::string &value);
+
+} // namespace atlas

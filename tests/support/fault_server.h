@@ -1,0 +1,39 @@
+#pragma once
+
+// A small HTTP/1.1 server for the misbehaviour nginx will not produce. It serves the files of
+// one folder; the first path segment picks the behaviour:
+//   /ok/FILE          correct Range answers
+//   /wrongrange/FILE  206 whose Content-Range starts one byte late
+//   /short/FILE       206 with a correct Content-Range and half the body, then close
+//   /stall/FILE       headers and a few bytes, then silence
+//   /retry/FILE       the first request of each path: 429 with Retry-After: 1; then as /ok
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+class FaultServer
+{
+public:
+    explicit FaultServer(std::string folder);
+    ~FaultServer();
+    bool start();
+    void stop();
+    std::string url(const std::string &behaviour) const;
+    int requests() const { return m_requests.load(); }
+
+private:
+    void acceptLoop();
+    void serve(int fd);
+    std::string m_folder;
+    int m_listen = -1;
+    int m_port = 0;
+    std::atomic<bool> m_stop{false};
+    std::atomic<int> m_requests{0};
+    std::thread m_thread;
+    std::mutex m_lock;
+    std::vector<std::thread> m_workers;
+    std::set<std::string> m_retried;
+};

@@ -1,0 +1,55 @@
+#pragma once
+
+// A stand-in for the Hub and its storage CDN: a real nginx on loopback with TLS from a CA made
+// here, HTTP/2, Range, a gated repo, and misbehaving hosts. Started and stopped by the tests.
+#include "synthetic_layout.h"
+
+#include <QProcess>
+#include <QString>
+#include <QTemporaryDir>
+
+#include <map>
+#include <memory>
+#include <string>
+
+class TestHub
+{
+public:
+    TestHub();
+    ~TestHub();
+
+    // Writes a layout as ORG/NAME at a commit; a gated repo answers 401 without the token.
+    // Call before start(). Returns the commit.
+    std::string addRepo(const std::string &repo, const atlas::synth::LayoutSpec &spec, bool gated = false);
+    // The folder where a repo's files live (to damage them after writing).
+    std::string repoFolder(const std::string &repo) const;
+
+    bool start(QString *error);
+    void stop();
+
+    std::string endpoint() const { return url(m_hubPort); }     // the Hub host
+    std::string storageUrl(const std::string &repo) const;       // the storage host, a repo's folder
+    std::string noRangeUrl(const std::string &repo) const;       // serves the same files, ignores Range
+    std::string failingUrl(const std::string &repo) const;       // answers 503 with Retry-After: 1
+    std::string caFile() const;
+    std::string token() const { return "hf_atlasTestToken0123456789"; }
+    // Everything the storage host was asked, with the Authorization header each request carried.
+    std::string storageLog() const;
+    std::string hubLog() const;
+    std::string root() const { return m_dir.path().toStdString(); }
+
+private:
+    std::string url(int port) const { return "https://127.0.0.1:" + std::to_string(port); }
+    struct Repo
+    {
+        std::string commit;
+        bool gated = false;
+    };
+    QTemporaryDir m_dir;
+    QProcess m_nginx;
+    std::map<std::string, Repo> m_repos;
+    int m_hubPort = 0, m_storagePort = 0, m_noRangePort = 0, m_failingPort = 0;
+};
+
+// A free TCP port on 127.0.0.1 (bound, then released).
+int freeLoopbackPort();

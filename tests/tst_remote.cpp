@@ -1,0 +1,341 @@
+// Remote checkpoints through a real nginx test Hub (TLS, HTTP/2, redirects, Range) and a fault server.
+#include "cache_budget.h"
+#include "checkpoint_reader.h"
+#include "errors.h"
+#include "report.h"
+#include "source_spec.h"
+#include "support/fault_server.h"
+#include "support/test_hub.h"
+
+#include <QProcess>
+#include <QTest>
+
+#include <fstream>
+#include <thread>
+
+using namespace atlas;
+
+namespace {
+
+struct Loaded
+{
+    Checkpoint checkpoint;
+    std::shared_ptr<ReceiptLog> receipts = std::make_shared<ReceiptLog>();
+};
+
+Loaded load(const std::string &text, NetworkOptions options = {}, const std::atomic<bool> *cancel = nullptr)
+{
+    Loaded l;
+    const SourceSpec spec = parseSourceSpec(text);
+    OpenedSource opened = openSource(spec, options, cancel, l.receipts);
+    ReadOptions ro;
+    ro.cache = opened.cache.get();
+    l.checkpoint = readCheckpoint(*opened.source, ro);
+    return l;
+}
+
+AtlasError loadError(const std::string &text, NetworkOptions options = {})
+{
+    try {
+        load(text, options);
+    } catch (const AtlasError &e) {
+        return e;
+    }
+    return AtlasError(ErrorKind::Usage, "no error");
+}
+
+nlohmann::ordered_json reportOf(const Checkpoint &c)
+{
+    const auto a = analyze(c);
+    auto r = buildReport(c, a, computeCacheBudget(c, a, {}));
+    r.erase("source");
+    return r;
+}
+
+std::uint64_t fileSize(const std::string &p)
+{
+    return std::filesystem::file_size(p);
+}
+
+} // namespace
+
+class TestRemote : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_cache.isValid());
+        m_hub.addRepo("atlas/glm5", synth::glm5Fp8());
+        m_hub.addRepo("atlas/small", synth::smallLayout());
+        m_hub.addRepo("gated/small", synth::smallLayout(), true);
+        m_hub.addRepo("atlas/truncated", synth::smallLayout());
+        m_hub.addRepo("atlas/missing-shard", synth::smallLayout());
+        // Damage two repos after their listings were written.
+        const std::string t = m_hub.repoFolder("atlas/truncated") + "/model-00002-of-00003.safetensors";
+        std::filesystem::resize_file(t, fileSize(t) - 1000);
+        std::filesystem::remove(m_hub.repoFolder("atlas/missing-shard") + "/model-00003-of-00003.safetensors");
+        QString error;
+        QVERIFY2(m_hub.start(&error), qPrintable(error));
+        qputenv("HF_ENDPOINT", QByteArray::fromStdString(m_hub.endpoint()));
+        qputenv("XDG_CACHE_HOME", m_cache.path().toLocal8Bit());
+        qunsetenv("HF_TOKEN");
+        qunsetenv("HUGGING_FACE_HUB_TOKEN");
+        qputenv("HF_HOME", m_cache.path().toLocal8Bit() + "/no-hf-home");
+        m_trusted.caBundle = m_hub.caFile();
+        m_trusted.useCache = false;
+    }
+    void cleanupTestCase() { m_hub.stop(); }
+    void init() { qunsetenv("HF_TOKEN"); }
+
+    void fullScaleHubEqualsLocal()
+    {
+        const Loaded remote = load("hf://atlas/glm5", m_trusted);
+        QCOMPARE(remote.checkpoint.source.kind, std::string("hub"));
+        QCOMPARE(remote.checkpoint.source.commit.size(), std::size_t(40));
+        QCOMPARE(remote.checkpoint.shards.size(), std::size_t(141));
+        const Loaded local = load(m_hub.repoFolder("atlas/glm5"));
+        QVERIFY(reportOf(remote.checkpoint) == reportOf(local.checkpoint));
+
+        // Few round trips: at most 2.1 requests per shard with the API call, the redirects, config and index.
+        const double perShard = double(remote.receipts->requests()) / 141.0;
+        QVERIFY2(perShard <= 2.1, qPrintable(QString::number(perShard)));
+        // Bytes: at most 5% above what is needed (every header, the index and the config).
+        const std::string dir = m_hub.repoFolder("atlas/glm5");
+        const double needed = double(local.checkpoint.headerBytes() + fileSize(dir + "/config.json") +
+                                     fileSize(dir + "/model.safetensors.index.json"));
+        const double ratio = double(remote.receipts->bytes()) / needed;
+        QVERIFY2(ratio <= 1.05 && ratio >= 1.0, qPrintable(QString::number(ratio)));
+        // Every range answer was a 206 from the storage host (redirects came from the Hub host).
+        for (const auto &r : remote.receipts->all()) {
+            if (r.rangeOffset && r.status != 302) {
+                QCOMPARE(r.status, 206L);
+                QVERIFY(r.url.find(m_hub.endpoint()) == std::string::npos);
+            }
+        }
+    }
+
+    void plainHttpsDirectory()
+    {
+        const Loaded l = load(m_hub.storageUrl("atlas/small"), m_trusted);
+        QCOMPARE(l.checkpoint.source.kind, std::string("https"));
+        QCOMPARE(l.checkpoint.shards.size(), std::size_t(3));
+        QVERIFY(reportOf(l.checkpoint) == reportOf(load(m_hub.repoFolder("atlas/small")).checkpoint));
+    }
+
+    void cacheMakesSecondOpenOneRequest()
+    {
+        NetworkOptions cached = m_trusted;
+        cached.useCache = true;
+        const Loaded first = load("hf://atlas/small", cached);
+        QVERIFY(first.receipts->requests() > 3);
+        const Loaded second = load("atlas/small", cached);
+        QCOMPARE(second.receipts->requests(), std::uint64_t(1)); // only the revision
+        QVERIFY(reportOf(first.checkpoint) == reportOf(second.checkpoint));
+        // A damaged cache entry is read again rather than trusted.
+        const auto dir = HeaderCache::defaultDirectory(m_hub.endpoint(), "atlas/small", first.checkpoint.source.commit);
+        std::ofstream(dir / "model-00001-of-00003.safetensors.header", std::ios::binary | std::ios::in | std::ios::out)
+            .write("\x01\x02\x03\x04\x05\x06\x07\x08\x09", 9);
+        const Loaded third = load("atlas/small", cached);
+        QVERIFY(third.receipts->requests() > 1);
+        QVERIFY(reportOf(first.checkpoint) == reportOf(third.checkpoint));
+    }
+
+    void gatedRepo()
+    {
+        const AtlasError without = loadError("hf://gated/small", m_trusted);
+        QCOMPARE(without.kind(), ErrorKind::Source);
+        QVERIFY2(QString::fromUtf8(without.what()).contains(QLatin1String("gated")), without.what());
+        QVERIFY2(QString::fromUtf8(without.what()).contains(QLatin1String("HF_TOKEN")), without.what());
+
+        qputenv("HF_TOKEN", QByteArray::fromStdString(m_hub.token()));
+        const Loaded with = load("hf://gated/small", m_trusted);
+        QCOMPARE(with.checkpoint.shards.size(), std::size_t(3));
+        // The token went to the Hub host, never to storage (which refuses it with 400 anyway).
+        QVERIFY(m_hub.hubLog().find(m_hub.token()) != std::string::npos);
+        QVERIFY(m_hub.storageLog().find(m_hub.token()) == std::string::npos);
+        QVERIFY(with.receipts->toJson().dump().find(m_hub.token()) == std::string::npos);
+    }
+
+    void wrongToken()
+    {
+        qputenv("HF_TOKEN", "hf_wrong");
+        const AtlasError e = loadError("hf://gated/small", m_trusted);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("does not grant access")), e.what());
+        QVERIFY(QString::fromUtf8(e.what()).indexOf(QLatin1String("hf_wrong")) < 0);
+    }
+
+    void tokenFromFile()
+    {
+        QTemporaryDir home;
+        std::ofstream(home.filePath(QStringLiteral("token")).toStdString()) << m_hub.token() << "\n";
+        qputenv("HF_HOME", home.path().toLocal8Bit());
+        const Loaded with = load("hf://gated/small", m_trusted);
+        qputenv("HF_HOME", m_cache.path().toLocal8Bit() + "/no-hf-home");
+        QCOMPARE(with.checkpoint.shards.size(), std::size_t(3));
+    }
+
+    void plainSentences_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("says");
+        QTest::newRow("no such repo") << QStringLiteral("hf://atlas/nothing") << QStringLiteral("does not exist");
+        QTest::newRow("no such revision") << QStringLiteral("hf://atlas/small@v9") << QStringLiteral("revision 'v9' does not exist");
+        QTest::newRow("file gone") << QStringLiteral("hf://atlas/missing-shard") << QStringLiteral("model-00003-of-00003.safetensors: the file is not in atlas/missing-shard");
+    }
+    void plainSentences()
+    {
+        QFETCH(QString, source);
+        QFETCH(QString, says);
+        const AtlasError e = loadError(source.toStdString(), m_trusted);
+        QCOMPARE(e.kind(), ErrorKind::Source);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(says), e.what());
+    }
+
+    void truncatedShard()
+    {
+        const AtlasError e = loadError("hf://atlas/truncated", m_trusted);
+        QCOMPARE(e.kind(), ErrorKind::Invalid);
+        QCOMPARE(e.problem(), HeaderProblem::Truncated);
+        QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String("model-00002-of-00003.safetensors")));
+    }
+
+    void serverIgnoresRange()
+    {
+        auto receipts = std::make_shared<ReceiptLog>();
+        try {
+            OpenedSource o = openSource(parseSourceSpec(m_hub.noRangeUrl("atlas/glm5")), m_trusted, nullptr, receipts);
+            readCheckpoint(*o.source);
+            QFAIL("a server that ignores Range was accepted");
+        } catch (const AtlasError &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("ignores Range")), e.what());
+            QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String(".safetensors")));
+        }
+        // No shard (5 GB each) was downloaded: nothing beyond what was asked for arrived.
+        for (const auto &r : receipts->all())
+            if (r.rangeLength)
+                QVERIFY(r.bytes <= *r.rangeLength);
+        QVERIFY(receipts->bytes() < 64ull << 20);
+    }
+
+    void serverErrorsAreRetriedThenNamed()
+    {
+        auto receipts = std::make_shared<ReceiptLog>();
+        try {
+            OpenedSource o = openSource(parseSourceSpec(m_hub.failingUrl("atlas/small")), m_trusted, nullptr, receipts);
+            readCheckpoint(*o.source);
+            QFAIL("a failing server was accepted");
+        } catch (const AtlasError &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("HTTP 503")), e.what());
+            QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String("config.json")));
+        }
+        const auto all = receipts->all();
+        QCOMPARE(all.size(), std::size_t(5)); // five attempts at config.json, Retry-After honoured between them
+        QVERIFY(all.back().startSeconds - all.front().startSeconds >= 3.9);
+    }
+
+    void untrustedCertificate()
+    {
+        NetworkOptions untrusted;
+        untrusted.useCache = false;
+        const AtlasError e = loadError("hf://atlas/small", untrusted);
+        QCOMPARE(e.kind(), ErrorKind::Source);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("certificate")), e.what());
+    }
+
+    void faultServer()
+    {
+        FaultServer server(m_hub.repoFolder("atlas/small"));
+        QVERIFY(server.start());
+        NetworkOptions fast;
+        fast.useCache = false;
+        fast.stallSeconds = 2;
+
+        const AtlasError wrong = loadError(server.url("wrongrange"), fast);
+        QVERIFY2(QString::fromUtf8(wrong.what()).contains(QLatin1String("Content-Range")), wrong.what());
+
+        const AtlasError shortBody = loadError(server.url("short"), fast);
+        QCOMPARE(shortBody.kind(), ErrorKind::Source);
+
+        const auto before = std::chrono::steady_clock::now();
+        const AtlasError stalled = loadError(server.url("stall"), fast);
+        QVERIFY2(QString::fromUtf8(stalled.what()).contains(QLatin1String("config.json")), stalled.what());
+        QVERIFY2(QString::fromUtf8(stalled.what()).contains(QLatin1String("no data for 2 s")), stalled.what());
+        // Three attempts of two seconds each, with backoff between them: the load ends, it does not hang.
+        QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(30));
+
+
+        const Loaded retried = load(server.url("retry"), fast);
+        QCOMPARE(retried.checkpoint.shards.size(), std::size_t(3));
+        bool saw429 = false;
+        for (const auto &r : retried.receipts->all())
+            saw429 = saw429 || r.status == 429;
+        QVERIFY(saw429);
+        server.stop();
+    }
+
+    void cancelDuringLoad()
+    {
+        FaultServer server(m_hub.repoFolder("atlas/small"));
+        QVERIFY(server.start());
+        std::atomic<bool> cancel{false};
+        std::atomic<bool> finished{false};
+        std::string message;
+        std::thread worker([&] {
+            try {
+                load(server.url("stall"), m_trusted, &cancel);
+            } catch (const AtlasError &e) {
+                message = e.what();
+            }
+            finished = true;
+        });
+        QTest::qWait(500);
+        QVERIFY(!finished);
+        const auto before = std::chrono::steady_clock::now();
+        cancel = true;
+        QTRY_VERIFY_WITH_TIMEOUT(finished.load(), 5000);
+        worker.join();
+        QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(2));
+        QCOMPARE(message, std::string("cancelled"));
+        server.stop();
+    }
+
+    void commandLine()
+    {
+        // The whole command, with a token in the environment: the report is right and the token is nowhere.
+        QTemporaryDir out;
+        const QString receipts = out.filePath(QStringLiteral("receipts.json"));
+        QProcess p;
+        auto env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("HF_TOKEN"), QString::fromStdString(m_hub.token()));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(CKPT_ATLAS_BIN),
+                {QStringLiteral("inspect"), QStringLiteral("gated/small"), QStringLiteral("--revision"),
+                 QStringLiteral("main"), QStringLiteral("--json"), QStringLiteral("--ca-bundle"),
+                 QString::fromStdString(m_hub.caFile()), QStringLiteral("--receipts"), receipts,
+                 QStringLiteral("--no-cache"), QStringLiteral("--connections"), QStringLiteral("4")});
+        QVERIFY(p.waitForFinished(60000));
+        const QByteArray stdoutText = p.readAllStandardOutput();
+        const QByteArray stderrText = p.readAllStandardError();
+        QVERIFY2(p.exitCode() == 0, stderrText.constData());
+        const auto report = nlohmann::json::parse(stdoutText.toStdString());
+        QCOMPARE(report["source"]["kind"].get<std::string>(), std::string("hub"));
+        QCOMPARE(report["source"]["commit"].get<std::string>().size(), std::size_t(40));
+        QVERIFY(report["network"]["requests"].get<int>() > 3);
+        std::ifstream in(receipts.toStdString());
+        const std::string receiptsText((std::istreambuf_iterator<char>(in)), {});
+        const auto list = nlohmann::json::parse(receiptsText);
+        QCOMPARE(list.size(), report["network"]["requests"].get<std::size_t>());
+        for (const QByteArray &text : {stdoutText, stderrText, QByteArray::fromStdString(receiptsText)})
+            QVERIFY(!text.contains(QByteArray::fromStdString(m_hub.token())));
+    }
+
+private:
+    TestHub m_hub;
+    QTemporaryDir m_cache;
+    NetworkOptions m_trusted;
+};
+
+QTEST_GUILESS_MAIN(TestRemote)
+#include "tst_remote.moc"

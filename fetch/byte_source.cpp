@@ -17,6 +17,23 @@ void ByteSource::throwIfCancelled() const
         throw AtlasError(ErrorKind::Source, "cancelled");
 }
 
+BatchAnswer ByteSource::readBatch(const std::vector<std::string> &files, const std::vector<RangeRequest> &speculative)
+{
+    BatchAnswer out;
+    for (const auto &f : files)
+        out.files.push_back(readSmallFile(f));
+    for (const auto &r : speculative) {
+        try {
+            out.ranges.push_back(std::move(readRanges({r}).front()));
+        } catch (const AtlasError &) {
+            if (isCancelled())
+                throw;
+            out.ranges.push_back(std::nullopt);
+        }
+    }
+    return out;
+}
+
 namespace {
 
 // Closes the descriptor on every path out.

@@ -24,6 +24,14 @@ struct RangeAnswer
     std::uint64_t fileSize = 0; // the whole file's size, as the source reports it
 };
 
+// Small files and speculative ranges asked for together, so that a remote source spends one
+// round trip on all of them. A speculative range whose file does not exist answers nullopt.
+struct BatchAnswer
+{
+    std::vector<std::optional<std::string>> files;
+    std::vector<std::optional<RangeAnswer>> ranges;
+};
+
 // Where a checkpoint's bytes come from: a local folder, an HTTPS directory, the Hub.
 // Every read names a file relative to the checkpoint's root. Failures throw AtlasError naming the file.
 class ByteSource
@@ -35,6 +43,10 @@ public:
     virtual std::optional<std::string> readSmallFile(const std::string &file) = 0;
     // A batch of ranges; a source may serve them concurrently. Answers come back in request order.
     virtual std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) = 0;
+    // Small files and speculative ranges at once (by default one after the other).
+    virtual BatchAnswer readBatch(const std::vector<std::string> &files, const std::vector<RangeRequest> &speculative);
+    // The files the source is known to hold, when it can say without a request (the Hub's listing).
+    virtual std::vector<std::string> knownFiles() const { return {}; }
 
     void setCancelFlag(const std::atomic<bool> *flag) { m_cancel = flag; }
     // Requests made and bytes received so far; the listener hears of every change (from any thread).

@@ -4,6 +4,7 @@
 #include "errors.h"
 
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -24,6 +25,8 @@ std::uint64_t estimateHeaderBytes(const std::vector<std::string_view> &names)
 namespace {
 
 constexpr std::uint64_t kDefaultFirstRead = 256 * 1024;
+// What a guessed first shard is read with, alongside the index, before its size can be estimated.
+constexpr std::uint64_t kProbeRead = 128 * 1024;
 
 struct PendingShard
 {
@@ -33,6 +36,7 @@ struct PendingShard
     RangeAnswer answer;
     std::uint64_t headerLength = 0;
     bool cached = false;
+    bool haveFirst = false; // the first read already came (the probe)
 };
 
 // Runs fn(i) for i in [0, n) on a few threads; rethrows the first failure.
@@ -75,14 +79,21 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards, const s
     if (which.empty())
         return;
     std::vector<RangeRequest> first;
+    std::vector<std::size_t> firstOf;
     for (std::size_t i : which)
-        first.push_back({shards[i].file, 0, shards[i].firstRead});
-    auto answers = source.readRanges(first);
+        if (!shards[i].haveFirst) {
+            first.push_back({shards[i].file, 0, shards[i].firstRead});
+            firstOf.push_back(i);
+        }
+    auto answers = first.empty() ? std::vector<RangeAnswer>() : source.readRanges(first);
+    for (std::size_t k = 0; k < firstOf.size(); ++k) {
+        shards[firstOf[k]].answer = std::move(answers[k]);
+        shards[firstOf[k]].haveFirst = true;
+    }
     std::vector<RangeRequest> second;
     std::vector<std::size_t> secondOf;
     for (std::size_t k = 0; k < which.size(); ++k) {
         auto &s = shards[which[k]];
-        s.answer = std::move(answers[k]);
         s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
         const std::uint64_t need = 8 + s.headerLength;
         if (s.answer.bytes.size() < need) {
@@ -125,37 +136,72 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
         ~ListenerReset() { s.setTrafficListener({}); }
     } listenerReset{source};
 
-    auto smallFile = [&](const std::string &name) -> std::optional<std::string> {
+    // Round one: config and index together, with a probe of the first shard when the source can
+    // name it (the Hub lists a commit's files), so that its header size is known early.
+    const std::array<std::string, 2> smallNames{"config.json", "model.safetensors.index.json"};
+    std::array<std::optional<std::string>, 2> small;
+    std::vector<std::string> toRead;
+    for (std::size_t i = 0; i < smallNames.size(); ++i) {
+        std::optional<std::optional<std::string>> cached;
         if (options.cache)
-            if (auto cached = options.cache->smallFile(name))
-                return *cached;
-        auto content = source.readSmallFile(name);
-        if (options.cache)
-            options.cache->storeSmallFile(name, content);
-        return content;
-    };
+            cached = options.cache->smallFile(smallNames[i]);
+        if (cached)
+            small[i] = *cached;
+        else
+            toRead.push_back(smallNames[i]);
+    }
+    std::string guess;
+    {
+        std::vector<std::string> candidates;
+        for (const auto &f : source.knownFiles())
+            if (f.ends_with(".safetensors") && f.find('/') == std::string::npos)
+                candidates.push_back(f);
+        std::sort(candidates.begin(), candidates.end(),
+                  [](const std::string &a, const std::string &b) { return naturalLess(a, b); });
+        if (!candidates.empty() && !(options.cache && options.cache->shard(candidates.front())))
+            guess = candidates.front();
+    }
+    std::optional<RangeAnswer> probe;
+    if (!toRead.empty() || !guess.empty()) {
+        std::vector<RangeRequest> speculative;
+        if (!guess.empty())
+            speculative.push_back({guess, 0, kProbeRead});
+        BatchAnswer batch = source.readBatch(toRead, speculative);
+        for (std::size_t k = 0; k < toRead.size(); ++k) {
+            const std::size_t i = toRead[k] == smallNames[0] ? 0 : 1;
+            small[i] = std::move(batch.files[k]);
+            if (options.cache)
+                options.cache->storeSmallFile(smallNames[i], small[i]);
+        }
+        if (!batch.ranges.empty())
+            probe = std::move(batch.ranges.front());
+    }
 
-    if (auto config = smallFile("config.json")) {
-        ckpt.config = parseModelConfig("config.json", *config);
+    if (small[0]) {
+        ckpt.config = parseModelConfig("config.json", *small[0]);
         ckpt.hasConfig = true;
     }
     ckpt.source = source.info(); // after the first read: a Hub source knows its commit by now
 
     std::vector<PendingShard> shards;
     std::optional<CheckpointIndex> index;
-    if (auto text = smallFile("model.safetensors.index.json")) {
-        index = parseCheckpointIndex("model.safetensors.index.json", *text);
-        std::unordered_map<std::string_view, std::size_t> slot;
-        for (const auto &file : index->shardFiles) {
-            slot[file] = shards.size();
-            shards.push_back({file, {}, 0, {}, 0, false});
-        }
-        for (const auto &[tensor, file] : index->weightMap)
-            shards[slot[file]].names.push_back(tensor);
+    if (small[1]) {
+        index = parseCheckpointIndex("model.safetensors.index.json", *small[1]);
+        for (const auto &file : index->shardFiles)
+            shards.push_back({file, {}, 0, {}, 0, false, false});
+        for (const auto &[tensor, slot] : index->weightMap)
+            shards[slot].names.push_back(tensor);
         for (auto &s : shards)
             s.firstRead = estimateHeaderBytes(s.names);
     } else {
-        shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false});
+        shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false, false});
+    }
+    if (probe) {
+        for (auto &s : shards)
+            if (s.file == guess) {
+                s.answer = std::move(*probe);
+                s.haveFirst = true;
+            }
     }
     progress.filesTotal = shards.size();
 
@@ -176,7 +222,16 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
         // One shard first, with a generous guess; what its header costs per tensor then sizes the
         // guesses for all the others, which go out together.
         if (!toFetch.empty()) {
-            fetchHeaders(source, shards, {toFetch.front()});
+            // The probe, when it came with the index, or else the first shard now.
+            auto probed = std::find_if(toFetch.begin(), toFetch.end(), [&](std::size_t i) { return shards[i].haveFirst; });
+            if (probed == toFetch.end())
+                probed = toFetch.begin();
+            std::iter_swap(toFetch.begin(), probed);
+            if (!shards[toFetch.front()].haveFirst)
+                fetchHeaders(source, shards, {toFetch.front()});
+            else
+                shards[toFetch.front()].headerLength = parseHeaderLength(
+                    shards[toFetch.front()].file, shards[toFetch.front()].answer.bytes, shards[toFetch.front()].answer.fileSize);
             const PendingShard &probe = shards[toFetch.front()];
             if (index && !probe.names.empty()) {
                 std::uint64_t nameBytes = 0;
@@ -193,7 +248,11 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
                     s.firstRead = names + static_cast<std::uint64_t>(perTensor * 1.03 * static_cast<double>(s.names.size())) + 256;
                 }
             }
-            fetchHeaders(source, shards, {toFetch.begin() + 1, toFetch.end()});
+            // The rest in one batch, with the remainder of the probe's header if it was longer.
+            std::vector<std::size_t> rest(toFetch.begin() + 1, toFetch.end());
+            if (probe.answer.bytes.size() < 8 + probe.headerLength)
+                rest.push_back(toFetch.front());
+            fetchHeaders(source, shards, rest);
         }
     } catch (const AtlasError &e) {
         if (!index && e.kind() == ErrorKind::Source && !source.isCancelled())
@@ -212,6 +271,7 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
             s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
             if (s.answer.bytes.size() < 8 + s.headerLength)
                 throw AtlasError(ErrorKind::Invalid, s.file + ": header shorter than its length prefix");
+            s.answer.bytes.resize(8 + s.headerLength); // a speculative read may have brought data bytes too
             const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
             ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize);
         } catch (const AtlasError &) {
@@ -250,10 +310,10 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
                 auto it = index->weightMap.find(t.name);
                 if (it == index->weightMap.end()) {
                     unlisted.push_back(t.name + " (in " + shard.file + ")");
-                } else if (it->second != shard.file) {
+                } else if (index->shardFiles[it->second] != shard.file) {
                     throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" + t.name +
-                                                             "' is listed in " + it->second + " but found in " +
-                                                             shard.file);
+                                                             "' is listed in " + index->shardFiles[it->second] +
+                                                             " but found in " + shard.file);
                 } else {
                     ++matched;
                 }

@@ -303,7 +303,7 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
                 throw AtlasError(ErrorKind::Source, "cancelled");
             const auto now = Clock::now();
             for (auto it = waiting.begin(); it != waiting.end();) {
-                if ((*it)->notBefore <= now) {
+                if ((*it)->notBefore <= now && active < static_cast<std::size_t>(std::max(1, m_options.maxInFlight))) {
                     configure(**it);
                     curl_multi_add_handle(m_multi, (*it)->easy);
                     ++active;

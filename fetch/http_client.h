@@ -44,6 +44,9 @@ public:
     struct Options
     {
         int connections = 16;
+        // Transfers in flight at once: below the 100-128 streams HTTP/2 servers allow on one
+        // connection, so that a large batch never makes curl open a burst of extra connections.
+        int maxInFlight = 96;
         std::vector<std::string> extraCaFiles; // added to the system trust store
         std::string token;                     // Bearer token, sent to tokenOrigin only
         std::string tokenOrigin;               // "https://host:port"

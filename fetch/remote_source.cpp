@@ -130,14 +130,8 @@ std::string RemoteSource::describeFailure(const std::string &file, const HttpRes
     return file + ": " + what + " (" + redactUrl(r.finalUrl) + ")";
 }
 
-std::optional<std::string> RemoteSource::readSmallFile(const std::string &file)
+std::optional<std::string> RemoteSource::smallFileFrom(const std::string &file, HttpResponse &r)
 {
-    if (knownAbsent(file))
-        return std::nullopt;
-    HttpRequest req;
-    req.url = urlFor(file);
-    req.maxBody = 256ull << 20;
-    auto r = perform({req}).front();
     if (r.transportError.empty() && r.status == 404)
         return std::nullopt;
     if (!r.transportError.empty() || r.status != 200)
@@ -148,17 +142,62 @@ std::optional<std::string> RemoteSource::readSmallFile(const std::string &file)
     return std::move(r.body);
 }
 
+std::optional<std::string> RemoteSource::readSmallFile(const std::string &file)
+{
+    return readBatch({file}, {}).files.front();
+}
+
+HttpRequest RemoteSource::rangeRequest(const RangeRequest &r)
+{
+    HttpRequest h;
+    h.url = urlFor(r.file);
+    h.offset = r.offset;
+    h.length = std::max<std::uint64_t>(r.length, 1);
+    return h;
+}
+
+BatchAnswer RemoteSource::readBatch(const std::vector<std::string> &files, const std::vector<RangeRequest> &speculative)
+{
+    std::vector<HttpRequest> http;
+    std::vector<std::size_t> fileSlot(files.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        if (knownAbsent(files[i]))
+            continue;
+        fileSlot[i] = http.size();
+        HttpRequest req;
+        req.url = urlFor(files[i]);
+        http.push_back(std::move(req));
+    }
+    const std::size_t firstRange = http.size();
+    for (const auto &r : speculative)
+        http.push_back(rangeRequest(r));
+    auto responses = http.empty() ? std::vector<HttpResponse>() : perform(http);
+    BatchAnswer out;
+    for (std::size_t i = 0; i < files.size(); ++i)
+        out.files.push_back(fileSlot[i] == SIZE_MAX ? std::nullopt : smallFileFrom(files[i], responses[fileSlot[i]]));
+    for (std::size_t k = 0; k < speculative.size(); ++k) {
+        HttpResponse &r = responses[firstRange + k];
+        if (r.transportError.empty() && r.status == 404) {
+            out.ranges.push_back(std::nullopt);
+            continue;
+        }
+        if (!r.transportError.empty() || (r.status != 200 && r.status != 206))
+            throw AtlasError(ErrorKind::Source, describeFailure(speculative[k].file, r));
+        RangeAnswer a;
+        a.fileSize = checkRangeAnswer(speculative[k].file, http[firstRange + k], r);
+        a.bytes = std::move(r.body);
+        remember(speculative[k].file, r);
+        out.ranges.push_back(std::move(a));
+    }
+    return out;
+}
+
 std::vector<RangeAnswer> RemoteSource::readRanges(const std::vector<RangeRequest> &requests)
 {
     std::vector<HttpRequest> http;
     http.reserve(requests.size());
-    for (const auto &r : requests) {
-        HttpRequest h;
-        h.url = urlFor(r.file);
-        h.offset = r.offset;
-        h.length = std::max<std::uint64_t>(r.length, 1);
-        http.push_back(std::move(h));
-    }
+    for (const auto &r : requests)
+        http.push_back(rangeRequest(r));
     auto responses = perform(http);
     std::vector<RangeAnswer> answers(requests.size());
     for (std::size_t i = 0; i < requests.size(); ++i) {

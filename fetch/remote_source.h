@@ -20,6 +20,7 @@ public:
     RemoteSource(HttpClient::Options options, std::shared_ptr<ReceiptLog> receipts);
     std::optional<std::string> readSmallFile(const std::string &file) override;
     std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) override;
+    BatchAnswer readBatch(const std::vector<std::string> &files, const std::vector<RangeRequest> &speculative) override;
 
     ReceiptLog &receipts() { return m_client.receipts(); }
 
@@ -32,6 +33,9 @@ protected:
     std::vector<HttpResponse> perform(const std::vector<HttpRequest> &requests);
     std::string urlFor(const std::string &file);
     void remember(const std::string &file, const HttpResponse &response);
+    HttpRequest rangeRequest(const RangeRequest &r);
+    // A whole small file from its answer: nullopt for 404, AtlasError for other failures.
+    std::optional<std::string> smallFileFrom(const std::string &file, HttpResponse &response);
 
     HttpClient m_client;
 
@@ -71,6 +75,7 @@ protected:
     std::string fileUrl(const std::string &file) override;
     std::string describeFailure(const std::string &file, const HttpResponse &response) override;
     bool knownAbsent(const std::string &file) override;
+    std::vector<std::string> knownFiles() const override { return {m_siblings.begin(), m_siblings.end()}; }
 
 private:
     std::string m_endpoint;

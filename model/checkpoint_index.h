@@ -1,8 +1,8 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,8 +12,8 @@ namespace atlas {
 // model.safetensors.index.json: which shard holds which tensor.
 struct CheckpointIndex
 {
-    std::map<std::string, std::string> weightMap; // tensor -> shard file name
-    std::vector<std::string> shardFiles;          // distinct, in natural order
+    std::vector<std::string> shardFiles;                      // distinct, in natural order
+    std::unordered_map<std::string, std::uint32_t> weightMap; // tensor -> index into shardFiles
     std::optional<std::uint64_t> totalSize;       // metadata.total_size, when given
 };
 

@@ -160,7 +160,7 @@ bool TestHub::start(QString *error)
     m_noRangePort = freeLoopbackPort();
     m_failingPort = freeLoopbackPort();
     const std::string r = root();
-    const std::string storage = url(m_storagePort);
+    const std::string storage = url(m_redirectPort ? m_redirectPort : m_storagePort);
     std::string hubLocations;
     for (const auto &[repo, info] : m_repos) {
         const std::string auth =
@@ -174,7 +174,8 @@ bool TestHub::start(QString *error)
         }
         hubLocations += "    location ^~ /api/models/" + repo + "/revision/ {\n" + auth +
                         "        add_header X-Error-Code RevisionNotFound always; return 404;\n    }\n";
-        hubLocations += "    location ~ ^/" + repo + "/resolve/" + info.commit + "/(?<file>.+)$ {\n" + auth +
+        // Resolve answers for the commit and for "main" (what clients that skip the API ask for).
+        hubLocations += "    location ~ ^/" + repo + "/(?:resolve|raw)/(" + info.commit + "|main)/(?<file>.+)$ {\n" + auth +
                         "        if (!-f " + r + "/storage/" + repo + "/" + info.commit +
                         "/$file) { add_header X-Error-Code EntryNotFound always; return 404; }\n"
                         "        return 302 " + storage + "/" + repo + "/" + info.commit + "/$file;\n    }\n";

@@ -24,6 +24,10 @@ public:
     // The folder where a repo's files live (to damage them after writing).
     std::string repoFolder(const std::string &repo) const;
 
+    // Redirect to another port than the storage host's own (a proxy in front of it). Before start().
+    void setStorageRedirectPort(int port) { m_redirectPort = port; }
+    int hubPort() const { return m_hubPort; }
+    int storagePort() const { return m_storagePort; }
     bool start(QString *error);
     void stop();
 
@@ -49,6 +53,7 @@ private:
     QProcess m_nginx;
     std::map<std::string, Repo> m_repos;
     int m_hubPort = 0, m_storagePort = 0, m_noRangePort = 0, m_failingPort = 0;
+    int m_redirectPort = 0;
 };
 
 // A free TCP port on 127.0.0.1 (bound, then released).

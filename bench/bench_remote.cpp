@@ -1,0 +1,168 @@
+// Opens the 141-shard GLM-5.x layout through the nginx test Hub, with and without added latency,
+// and runs @huggingface/hub's parseSafetensorsMetadata side by side on the same hosts.
+// Prints wall time, HTTP requests (as nginx logged them) and bytes for both.
+#include "checkpoint_reader.h"
+#include "source_spec.h"
+#include "support/latency_proxy.h"
+#include "support/test_hub.h"
+
+#include <QCoreApplication>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+struct Traffic
+{
+    std::uint64_t requests = 0;
+    std::uint64_t bytes = 0;
+};
+
+// Requests and body bytes nginx logged on the Hub and storage hosts so far.
+Traffic logged(const TestHub &hub)
+{
+    Traffic t;
+    for (const std::string &log : {hub.hubLog(), hub.storageLog()}) {
+        std::istringstream lines(log);
+        std::string line;
+        while (std::getline(lines, line)) {
+            ++t.requests;
+            if (auto p = line.rfind("sent="); p != std::string::npos)
+                t.bytes += std::stoull(line.substr(p + 5));
+        }
+    }
+    return t;
+}
+
+struct Run
+{
+    double ms = 0;
+    Traffic traffic;
+    std::size_t tensors = 0;
+};
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+bool ensurePeer(const QString &peerDir)
+{
+    if (std::filesystem::exists(peerDir.toStdString() + "/node_modules/@huggingface/hub"))
+        return true;
+    QProcess npm;
+    npm.setWorkingDirectory(peerDir);
+    npm.start(QStringLiteral("npm"), {QStringLiteral("install"), QStringLiteral("--no-audit"), QStringLiteral("--no-fund")});
+    return npm.waitForFinished(300000) && npm.exitCode() == 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    const int rounds = 3;
+    TestHub hub;
+    const auto spec = atlas::synth::glm5Fp8();
+    hub.addRepo("atlas/glm5", spec);
+    const int hubProxyPort = freeLoopbackPort();
+    const int storageProxyPort = freeLoopbackPort();
+    hub.setStorageRedirectPort(storageProxyPort);
+    QString error;
+    if (!hub.start(&error)) {
+        std::fprintf(stderr, "test hub: %s\n", qPrintable(error));
+        return 1;
+    }
+    LatencyProxy hubProxy(hubProxyPort, hub.hubPort(), std::chrono::microseconds(0));
+    LatencyProxy storageProxy(storageProxyPort, hub.storagePort(), std::chrono::microseconds(0));
+    if (!hubProxy.start() || !storageProxy.start()) {
+        std::fprintf(stderr, "cannot start the latency proxies\n");
+        return 1;
+    }
+    const std::string endpoint = "https://127.0.0.1:" + std::to_string(hubProxyPort);
+    qputenv("HF_ENDPOINT", QByteArray::fromStdString(endpoint));
+
+    const std::string dir = hub.repoFolder("atlas/glm5");
+    std::uint64_t headerBytes = 0;
+    {
+        atlas::LocalDirectorySource local(dir);
+        headerBytes = atlas::readCheckpoint(local).headerBytes();
+    }
+    const std::uint64_t needed = headerBytes + std::filesystem::file_size(dir + "/config.json") +
+                                 std::filesystem::file_size(dir + "/model.safetensors.index.json");
+
+    const QString peerDir = QStringLiteral(ATLAS_PEER_DIR);
+    const bool peer = ensurePeer(peerDir);
+    if (!peer)
+        std::printf("peer: @huggingface/hub could not be installed (npm); measuring ckpt-atlas alone\n");
+
+    std::printf("141 shards; headers + index + config = %llu bytes\n", static_cast<unsigned long long>(needed));
+    std::printf("%-22s %6s %10s %9s %12s %12s %10s\n", "tool", "rtt", "wall ms", "requests", "req/shard", "bytes",
+                "bytes/need");
+    for (const int rttMs : {0, 40}) {
+        hubProxy.setDelay(std::chrono::microseconds(rttMs * 500));
+        storageProxy.setDelay(std::chrono::microseconds(rttMs * 500));
+        std::vector<double> ours, theirs;
+        Traffic oursTraffic, theirsTraffic;
+        for (int round = 0; round < rounds; ++round) {
+            const Traffic before = logged(hub);
+            const auto start = std::chrono::steady_clock::now();
+            atlas::NetworkOptions options;
+            options.caBundle = hub.caFile();
+            options.useCache = false;
+            auto opened = atlas::openSource(atlas::parseSourceSpec("hf://atlas/glm5"), options);
+            const auto ckpt = atlas::readCheckpoint(*opened.source);
+            if (const char *dump = std::getenv("ATLAS_BENCH_RECEIPTS"))
+                std::ofstream(std::string(dump) + "-" + std::to_string(rttMs) + ".json") << opened.receipts->toJson().dump(1);
+            ours.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+            const Traffic after = logged(hub);
+            oursTraffic = {after.requests - before.requests, after.bytes - before.bytes};
+            if (ckpt.tensorCount() != 118629) {
+                std::fprintf(stderr, "ckpt-atlas read %zu tensors\n", ckpt.tensorCount());
+                return 1;
+            }
+            if (!peer)
+                continue;
+            QProcess node;
+            auto env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("NODE_EXTRA_CA_CERTS"), QString::fromStdString(hub.caFile()));
+            node.setProcessEnvironment(env);
+            node.setWorkingDirectory(peerDir);
+            node.start(QStringLiteral("node"), {QStringLiteral("peer.mjs"), QString::fromStdString(endpoint),
+                                                QStringLiteral("atlas/glm5")});
+            if (!node.waitForFinished(600000) || node.exitCode() != 0) {
+                std::fprintf(stderr, "peer failed: %s\n", node.readAllStandardError().constData());
+                return 1;
+            }
+            const auto out = QJsonDocument::fromJson(node.readAllStandardOutput().trimmed()).object();
+            theirs.push_back(out.value(QStringLiteral("ms")).toDouble());
+            const Traffic later = logged(hub);
+            theirsTraffic = {later.requests - after.requests, later.bytes - after.bytes};
+            if (out.value(QStringLiteral("tensors")).toInt() != 118629) {
+                std::fprintf(stderr, "peer read %d tensors\n", out.value(QStringLiteral("tensors")).toInt());
+                return 1;
+            }
+        }
+        auto row = [&](const char *tool, double ms, const Traffic &t) {
+            std::printf("%-22s %4d ms %10.0f %9llu %12.3f %12llu %10.4f\n", tool, rttMs, ms,
+                        static_cast<unsigned long long>(t.requests), double(t.requests) / 141.0,
+                        static_cast<unsigned long long>(t.bytes), double(t.bytes) / double(needed));
+        };
+        row("ckpt-atlas", median(ours), oursTraffic);
+        if (peer) {
+            row("@huggingface/hub", median(theirs), theirsTraffic);
+            std::printf("speed-up at %d ms round trip: %.2fx (median of %d runs each)\n", rttMs,
+                        median(theirs) / median(ours), rounds);
+        }
+    }
+    return 0;
+}

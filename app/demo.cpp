@@ -21,7 +21,7 @@ std::filesystem::path cacheRoot()
 }
 
 // Bump when the writer's output changes, so that old demos are not reused.
-constexpr const char *kDemoName = "demo-glm5-fp8-v1";
+constexpr const char *kDemoName = "demo-glm5-fp8-v2";
 
 } // namespace
 

@@ -1,5 +1,7 @@
 #include "inspect_command.h"
 
+#include "bias_reader.h"
+#include "bias_report.h"
 #include "checkpoint_reader.h"
 #include "source_spec.h"
 #include "demo.h"
@@ -38,6 +40,15 @@ const char *kUsage =
     "  --index-entry-bytes N     bytes per index-key entry (132 reference, 144 padded; default: padded)\n"
     "  --expect PATH=VALUE       fail with exit 5 unless the report has VALUE at PATH (repeatable)\n"
     "\n"
+    "  --biases                  read every mlp.gate.e_score_correction_bias (exact byte ranges only):\n"
+    "                            FP32 vs BF16 levels, SHA-256, the zero-logit probe\n"
+    "  --bias-tensor NAME        audit this tensor too (repeatable)\n"
+    "  --simulate                route tokens with the FP32 bias and with BF16 variants, per layer\n"
+    "  --tokens N                tokens per layer (default 4096)\n"
+    "  --seed S                  seed of the synthetic logits (default 0)\n"
+    "  --logit-std X             standard deviation of the synthetic logits (default 1.0)\n"
+    "  --logits FILE             captured logits: a safetensors file with 'logits' [T, E] or 'layers.N'\n"
+    "\n"
     "exit codes: 0 ok, 2 usage, 3 source or network, 4 invalid checkpoint, 5 expectation failed\n";
 
 std::uint64_t parseCount(const std::string &option, const std::string &value)
@@ -61,6 +72,10 @@ int runInspect(const std::vector<std::string> &args)
         std::string revision;
         std::string receiptsFile;
         NetworkOptions network;
+        bool biases = false, simulate = false;
+        std::vector<std::string> biasTensors;
+        RoutingOptions routing;
+        std::string logitsFile;
         for (std::size_t i = 0; i < args.size(); ++i) {
             const std::string &a = args[i];
             auto value = [&]() -> std::string {
@@ -93,6 +108,30 @@ int runInspect(const std::vector<std::string> &args)
                 receiptsFile = value();
             } else if (a == "--no-cache") {
                 network.useCache = false;
+            } else if (a == "--biases") {
+                biases = true;
+            } else if (a == "--bias-tensor") {
+                biasTensors.push_back(value());
+                biases = true;
+            } else if (a == "--simulate") {
+                simulate = true;
+            } else if (a == "--tokens") {
+                routing.tokens = static_cast<std::uint32_t>(std::min<std::uint64_t>(parseCount(a, value()), 1u << 24));
+            } else if (a == "--seed") {
+                const std::string v = value();
+                auto r = std::from_chars(v.data(), v.data() + v.size(), routing.seed);
+                if (r.ec != std::errc() || r.ptr != v.data() + v.size())
+                    throw AtlasError(ErrorKind::Usage, "--seed takes a whole number, not '" + v + "'");
+            } else if (a == "--logit-std") {
+                const std::string v = value();
+                char *end = nullptr;
+                const double x = std::strtod(v.c_str(), &end);
+                if (!end || *end || !(x > 0) || x > 1e6)
+                    throw AtlasError(ErrorKind::Usage, "--logit-std takes a positive number, not '" + v + "'");
+                routing.logitStd = static_cast<float>(x);
+            } else if (a == "--logits") {
+                logitsFile = value();
+                simulate = true;
             } else if (a == "--expect") {
                 expectations.push_back(value());
             } else if (a.starts_with("--")) {
@@ -129,6 +168,45 @@ int runInspect(const std::vector<std::string> &args)
         const CheckpointAnalysis analysis = analyze(ckpt);
         const CacheBudget cache = computeCacheBudget(ckpt, analysis, cacheOptions);
         auto report = buildReport(ckpt, analysis, cache);
+        std::string tables;
+        if (biases || simulate) {
+            const BiasFetchPlan plan = planBiasFetch(ckpt, biasTensors);
+            const auto tensors = readBiases(*opened.source, plan);
+            std::optional<RouterConfig> router;
+            std::string why;
+            std::vector<LayerBias> layerBiases;
+            std::vector<BiasStats> stats;
+            for (const auto &t : tensors) {
+                const bool correction = t.tensor.ends_with("mlp.gate.e_score_correction_bias");
+                const std::size_t count = t.raw.size() / std::max(1u, dtypeBits(t.dtype) / 8);
+                if (correction && !router)
+                    router = routerConfigFor(ckpt.config, count, &why);
+                stats.push_back(analyzeBias(t, correction ? router : std::nullopt));
+                if (correction)
+                    layerBiases.push_back({t.layer, stats.back().values});
+            }
+            report["biases"] = biasesJson(stats, plan.bytes);
+            tables += formatBiasTable(stats, plan.bytes);
+            if (simulate) {
+                if (layerBiases.empty())
+                    throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: the checkpoint has no "
+                                                         "mlp.gate.e_score_correction_bias tensors");
+                if (!router)
+                    throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: " + why);
+                std::optional<CapturedLogits> captured;
+                if (!logitsFile.empty()) {
+                    std::ifstream in(logitsFile, std::ios::binary);
+                    if (!in)
+                        throw AtlasError(ErrorKind::Source, logitsFile + ": cannot open the logits file");
+                    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+                    captured = parseLogitsFile(logitsFile, bytes);
+                    routing.captured = &*captured;
+                }
+                const RoutingRun run = simulateRouting(layerBiases, *router, routing);
+                report["routing"] = routingJson(run);
+                tables += formatRoutingTable(run);
+            }
+        }
         if (opened.receipts) {
             report["network"] = {{"requests", opened.receipts->requests()},
                                  {"bytes", opened.receipts->bytes()},
@@ -143,7 +221,7 @@ int runInspect(const std::vector<std::string> &args)
         if (json)
             std::cout << report.dump(2) << "\n";
         else
-            std::cout << formatSummary(ckpt, analysis, cache);
+            std::cout << formatSummary(ckpt, analysis, cache) << tables;
         const auto failures = checkExpectations(report, expectations);
         for (const auto &f : failures)
             std::cerr << f << "\n";

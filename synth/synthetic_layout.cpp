@@ -216,7 +216,7 @@ std::vector<float> syntheticBias(const LayoutSpec &spec, std::int64_t layer)
     static constexpr double centres[] = {6.94, 8.08, 34.30, 16.25, 3.61, 7.52};
     const double centre = centres[splitmix(state) % std::size(centres)];
     const double width = 0.20 + 0.45 * unit(state);
-    const double step = width / (120.0 + 110.0 * unit(state)); // some values repeat, as they do
+    const double step = width / (300.0 + 500.0 * unit(state)); // some values repeat, as they do
     std::vector<float> v(static_cast<std::size_t>(spec.experts));
     for (auto &x : v) {
         const double u = (unit(state) + unit(state) + unit(state)) / 3.0 - 0.5;

@@ -121,6 +121,40 @@ private slots:
         QVERIFY(lines[0].contains("118629"));
     }
 
+    void biasesAndSimulation()
+    {
+        const Run r = inspect({m_full.path(), QStringLiteral("--json"), QStringLiteral("--simulate"),
+                               QStringLiteral("--tokens"), QStringLiteral("256"), QStringLiteral("--seed"),
+                               QStringLiteral("3"), QStringLiteral("--expect"), QStringLiteral("biases.tensors=76"),
+                               QStringLiteral("--expect"), QStringLiteral("biases.bytes_read=77824")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const auto report = nlohmann::json::parse(r.out.toStdString());
+        const auto &biases = report["biases"]["layers"];
+        QCOMPARE(biases.size(), std::size_t(76));
+        QCOMPARE(biases[0]["layer"].get<int>(), 3);
+        QCOMPARE(biases[75]["layer"].get<int>(), 78);
+        for (const auto &b : biases) {
+            QCOMPARE(b["dtype"].get<std::string>(), std::string("F32"));
+            QVERIFY(b["bf16_distinct"].get<int>() < b["fp32_distinct"].get<int>());
+            QCOMPARE(b["sha256"].get<std::string>().size(), std::size_t(64));
+        }
+        const auto &routing = report["routing"];
+        QCOMPARE(routing["tokens"].get<int>(), 256);
+        QCOMPARE(routing["seed"].get<int>(), 3);
+        QCOMPARE(routing["layers"].size(), std::size_t(76));
+        QCOMPARE(routing["router"]["topk"].get<int>(), 8);
+        // Same seed, same numbers.
+        const Run again = inspect({m_full.path(), QStringLiteral("--json"), QStringLiteral("--simulate"),
+                                   QStringLiteral("--tokens"), QStringLiteral("256"), QStringLiteral("--seed"),
+                                   QStringLiteral("3")});
+        QVERIFY(nlohmann::json::parse(again.out.toStdString())["routing"] == routing);
+
+        const Run text = inspect({m_full.path(), QStringLiteral("--biases")});
+        QVERIFY(text.out.contains("Router correction biases  76 tensors, 77,824 bytes read"));
+        const Run noTensor = inspect({m_full.path(), QStringLiteral("--bias-tensor"), QStringLiteral("no.such")});
+        QCOMPARE(noTensor.exitCode, 2);
+    }
+
     void exitCodes()
     {
         QCOMPARE(inspect({QStringLiteral("--kv-dtype"), QStringLiteral("fp4")}).exitCode, 2);

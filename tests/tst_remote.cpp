@@ -1,4 +1,5 @@
 // Remote checkpoints through a real nginx test Hub (TLS, HTTP/2, redirects, Range) and a fault server.
+#include "bias_reader.h"
 #include "cache_budget.h"
 #include "checkpoint_reader.h"
 #include "errors.h"
@@ -114,6 +115,48 @@ private slots:
                 QVERIFY(r.url.find(m_hub.endpoint()) == std::string::npos);
             }
         }
+    }
+
+    void biasesByteExact_data()
+    {
+        QTest::addColumn<QString>("repo");
+        QTest::addColumn<bool>("full");
+        QTest::newRow("small") << QStringLiteral("atlas/small") << false;
+        QTest::newRow("GLM-5.x full scale") << QStringLiteral("atlas/glm5") << true;
+    }
+    void biasesByteExact()
+    {
+        QFETCH(QString, repo);
+        QFETCH(bool, full);
+        const auto spec = full ? synth::glm5Fp8() : synth::smallLayout();
+        auto receipts = std::make_shared<ReceiptLog>();
+        OpenedSource o = openSource(parseSourceSpec("hf://" + repo.toStdString()), m_trusted, nullptr, receipts);
+        const Checkpoint ckpt = readCheckpoint(*o.source);
+        const std::size_t before = receipts->all().size();
+        const BiasFetchPlan plan = planBiasFetch(ckpt);
+        const auto tensors = readBiases(*o.source, plan);
+
+        const std::size_t layers = std::size_t(spec.layers - spec.firstDense + spec.mtpLayers);
+        QCOMPARE(tensors.size(), layers);
+        QCOMPARE(plan.bytes, std::uint64_t(layers * spec.experts * 4));
+        if (full)
+            QCOMPARE(plan.bytes, std::uint64_t(77824)); // 76 x 256 x 4
+        for (const auto &t : tensors) {
+            // The bytes the writer put there, hashed here.
+            const std::vector<float> written = synth::syntheticBias(spec, t.layer);
+            const std::string bytes(reinterpret_cast<const char *>(written.data()), written.size() * 4);
+            QCOMPARE(t.sha256, sha256Hex(bytes));
+            QVERIFY(t.raw == bytes);
+        }
+        // Only those bytes were read: one 206 per planned range, straight to storage, of exactly its length.
+        const auto all = receipts->all();
+        QCOMPARE(all.size() - before, plan.ranges.size());
+        std::uint64_t read = 0;
+        for (std::size_t i = before; i < all.size(); ++i) {
+            QCOMPARE(all[i].status, 206L);
+            read += all[i].bytes;
+        }
+        QCOMPARE(read, plan.bytes);
     }
 
     void plainHttpsDirectory()

@@ -1,0 +1,189 @@
+#include "bias_audit.h"
+
+#include "bf16.h"
+#include "errors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace atlas {
+
+BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::string> &extra)
+{
+    BiasFetchPlan plan;
+    std::set<std::string> wanted(extra.begin(), extra.end());
+    std::set<std::string> found;
+    for (std::uint32_t s = 0; s < ckpt.shards.size(); ++s) {
+        const ShardHeader &shard = ckpt.shards[s];
+        for (const TensorInfo &t : shard.tensors) {
+            const bool bias = t.name.ends_with("mlp.gate.e_score_correction_bias");
+            if (!bias && !wanted.count(t.name))
+                continue;
+            found.insert(t.name);
+            BiasFetchPlan::Item item;
+            item.layer = placeOf(t.name).layer;
+            item.tensor = t.name;
+            item.shard = s;
+            item.dtype = t.dtype;
+            item.shape = t.shape;
+            item.fileOffset = shard.dataStart() + t.begin;
+            item.length = t.bytes();
+            plan.items.push_back(std::move(item));
+        }
+    }
+    for (const auto &name : wanted)
+        if (!found.count(name))
+            throw AtlasError(ErrorKind::Usage, "no tensor named '" + name + "' in the checkpoint");
+    std::sort(plan.items.begin(), plan.items.end(), [](const auto &a, const auto &b) {
+        return a.layer != b.layer ? a.layer < b.layer : a.tensor < b.tensor;
+    });
+
+    // Ranges: per shard by offset, joined only when one tensor ends where the next begins.
+    std::vector<std::size_t> order(plan.items.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const auto &x = plan.items[a], &y = plan.items[b];
+        return x.shard != y.shard ? x.shard < y.shard : x.fileOffset < y.fileOffset;
+    });
+    for (std::size_t i : order) {
+        const auto &item = plan.items[i];
+        plan.bytes += item.length;
+        if (item.length == 0)
+            continue;
+        if (!plan.ranges.empty() && plan.ranges.back().shard == item.shard &&
+            plan.ranges.back().offset + plan.ranges.back().length == item.fileOffset) {
+            plan.ranges.back().length += item.length;
+            plan.ranges.back().items.push_back(i);
+            continue;
+        }
+        plan.ranges.push_back({item.shard, ckpt.shards[item.shard].file, item.fileOffset, item.length, {i}});
+    }
+    return plan;
+}
+
+std::vector<float> decodeValues(const BiasTensor &t)
+{
+    std::vector<float> out;
+    const auto *p = reinterpret_cast<const unsigned char *>(t.raw.data());
+    switch (t.dtype) {
+    case Dtype::F32:
+        out.resize(t.raw.size() / 4);
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            const std::uint32_t bits = static_cast<std::uint32_t>(p[4 * i]) | static_cast<std::uint32_t>(p[4 * i + 1]) << 8 |
+                                       static_cast<std::uint32_t>(p[4 * i + 2]) << 16 |
+                                       static_cast<std::uint32_t>(p[4 * i + 3]) << 24;
+            out[i] = std::bit_cast<float>(bits);
+        }
+        break;
+    case Dtype::BF16:
+    case Dtype::F16:
+        out.resize(t.raw.size() / 2);
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            const auto bits = static_cast<std::uint16_t>(p[2 * i] | p[2 * i + 1] << 8);
+            out[i] = t.dtype == Dtype::BF16 ? bf16ToFloat(bits) : f16ToFloat(bits);
+        }
+        break;
+    default:
+        throw AtlasError(ErrorKind::Invalid, t.tensor + ": a " + std::string(dtypeName(t.dtype)) +
+                                                 " tensor cannot be audited as a bias (F32, BF16 or F16 only)");
+    }
+    return out;
+}
+
+std::optional<RouterConfig> routerConfigFor(const ModelConfig &cfg, std::size_t experts, std::string *why)
+{
+    if (!cfg.numExpertsPerTok) {
+        if (why)
+            *why = "num_experts_per_tok is missing from config.json";
+        return std::nullopt;
+    }
+    if (cfg.nRoutedExperts && static_cast<std::size_t>(*cfg.nRoutedExperts) != experts) {
+        if (why)
+            *why = "the bias has " + std::to_string(experts) + " values but config.json says " +
+                   std::to_string(*cfg.nRoutedExperts) + " experts";
+        return std::nullopt;
+    }
+    RouterConfig r;
+    r.experts = static_cast<int>(experts);
+    r.topk = static_cast<int>(*cfg.numExpertsPerTok);
+    r.groups = static_cast<int>(cfg.nGroup.value_or(1));
+    r.topkGroups = static_cast<int>(cfg.topkGroup.value_or(r.groups));
+    r.normTopkProb = cfg.normTopkProb.value_or(true);
+    r.scaling = static_cast<float>(cfg.routedScalingFactor.value_or(1.0));
+    if (r.topk < 1 || r.topk > r.experts || r.groups < 1 || r.experts % r.groups != 0 || r.topkGroups < 1 ||
+        r.topkGroups > r.groups) {
+        if (why)
+            *why = "config.json's router settings (num_experts_per_tok, n_group, topk_group) do not fit " +
+                   std::to_string(experts) + " experts";
+        return std::nullopt;
+    }
+    return r;
+}
+
+BiasStats analyzeBias(const BiasTensor &t, const std::optional<RouterConfig> &router)
+{
+    BiasStats s;
+    s.layer = t.layer;
+    s.tensor = t.tensor;
+    s.dtype = std::string(dtypeName(t.dtype));
+    s.shape = t.shape;
+    s.sha256 = t.sha256;
+    s.values = decodeValues(t);
+
+    std::set<std::uint32_t> fp32;
+    std::map<std::uint16_t, std::set<std::uint32_t>> byLevel; // BF16 bits -> FP32 bit patterns
+    std::map<std::uint16_t, std::uint32_t> counts;
+    for (float v : s.values) {
+        if (std::isnan(v))
+            ++s.nanCount;
+        else if (std::isinf(v))
+            ++s.infCount;
+        else {
+            s.min = s.min ? std::min(*s.min, v) : v;
+            s.max = s.max ? std::max(*s.max, v) : v;
+        }
+        // +0 and -0 are one value, as are all NaNs.
+        std::uint32_t bits = std::bit_cast<std::uint32_t>(v == 0.0f ? 0.0f : v);
+        if (std::isnan(v))
+            bits = 0x7FC00000u;
+        fp32.insert(bits);
+        std::uint16_t level = bf16Bits(v);
+        if (level == 0x8000)
+            level = 0;
+        byLevel[level].insert(bits);
+        ++counts[level];
+    }
+    s.fp32Distinct = static_cast<std::uint32_t>(fp32.size());
+    s.bf16Distinct = static_cast<std::uint32_t>(byLevel.size());
+    for (const auto &[level, members] : byLevel) {
+        Bf16Level l;
+        l.value = bf16ToFloat(level);
+        l.count = counts[level];
+        l.fp32Distinct = static_cast<std::uint32_t>(members.size());
+        l.fp32Min = std::bit_cast<float>(*members.begin());
+        l.fp32Max = l.fp32Min;
+        for (auto bits : members) {
+            const float f = std::bit_cast<float>(bits);
+            if (!std::isnan(f)) {
+                l.fp32Min = std::min(l.fp32Min, f);
+                l.fp32Max = std::max(l.fp32Max, f);
+            }
+        }
+        s.levels.push_back(l);
+    }
+    std::sort(s.levels.begin(), s.levels.end(), [](const Bf16Level &a, const Bf16Level &b) {
+        if (std::isnan(a.value) != std::isnan(b.value))
+            return !std::isnan(a.value);
+        return a.value < b.value;
+    });
+    if (router && static_cast<std::size_t>(router->experts) == s.values.size())
+        s.zeroLogitReplaced = zeroLogitReplaced(*router, s.values);
+    return s;
+}
+
+} // namespace atlas

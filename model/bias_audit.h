@@ -1,0 +1,89 @@
+#pragma once
+
+#include "analysis.h"
+#include "routing.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// Exactly which bytes to read for the router correction biases (or any tensors named).
+struct BiasFetchPlan
+{
+    struct Item
+    {
+        int layer = -1;
+        std::string tensor;
+        std::uint32_t shard = 0;
+        Dtype dtype = Dtype::F32;
+        std::vector<std::uint64_t> shape;
+        std::uint64_t fileOffset = 0; // absolute, in the shard file
+        std::uint64_t length = 0;
+    };
+    // One read: adjacent items of one shard joined, nothing between them.
+    struct Range
+    {
+        std::uint32_t shard = 0;
+        std::string file;
+        std::uint64_t offset = 0;
+        std::uint64_t length = 0;
+        std::vector<std::size_t> items;
+    };
+    std::vector<Item> items; // by layer, then name
+    std::vector<Range> ranges;
+    std::uint64_t bytes = 0; // what the ranges read: exactly the tensors' bytes
+};
+
+// Every mlp.gate.e_score_correction_bias, plus the tensors named in `extra`.
+// Throws AtlasError(Usage) when a named tensor does not exist.
+BiasFetchPlan planBiasFetch(const Checkpoint &checkpoint, const std::vector<std::string> &extra = {});
+
+// One bias tensor as read: raw little-endian bytes, and their SHA-256 (computed by the reader).
+struct BiasTensor
+{
+    int layer = -1;
+    std::string tensor;
+    Dtype dtype = Dtype::F32;
+    std::vector<std::uint64_t> shape;
+    std::string raw;
+    std::string sha256;
+};
+
+// FP32 values that collapse onto one BF16 level.
+struct Bf16Level
+{
+    float value = 0;              // the BF16 level
+    std::uint32_t count = 0;      // how many of the tensor's values land on it
+    std::uint32_t fp32Distinct = 0;
+    float fp32Min = 0, fp32Max = 0;
+};
+
+struct BiasStats
+{
+    int layer = -1;
+    std::string tensor;
+    std::string dtype;
+    std::vector<std::uint64_t> shape;
+    std::string sha256;
+    std::vector<float> values; // decoded
+    std::uint32_t nanCount = 0, infCount = 0;
+    std::optional<float> min, max; // over finite values
+    std::uint32_t fp32Distinct = 0;
+    std::uint32_t bf16Distinct = 0;
+    std::vector<Bf16Level> levels; // ascending
+    std::optional<int> zeroLogitReplaced; // when the router config fits this tensor
+};
+
+// Decodes F32, BF16 or F16 little-endian bytes. Throws AtlasError(Invalid) for other dtypes.
+std::vector<float> decodeValues(const BiasTensor &tensor);
+
+BiasStats analyzeBias(const BiasTensor &tensor, const std::optional<RouterConfig> &router);
+
+// The router configuration from config.json, with the expert count from the bias when missing.
+// nullopt (with the reason) when top-k is unknown.
+std::optional<RouterConfig> routerConfigFor(const ModelConfig &config, std::size_t experts, std::string *why = nullptr);
+
+} // namespace atlas

@@ -1,0 +1,135 @@
+#include "bias_report.h"
+
+#include "report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace atlas {
+
+namespace {
+
+nlohmann::ordered_json number(float v)
+{
+    if (!std::isfinite(v))
+        return nullptr;
+    return static_cast<double>(v);
+}
+
+} // namespace
+
+nlohmann::ordered_json biasesJson(const std::vector<BiasStats> &biases, std::uint64_t bytesRead)
+{
+    using J = nlohmann::ordered_json;
+    J out;
+    out["tensors"] = biases.size();
+    out["bytes_read"] = bytesRead;
+    J layers = J::array();
+    for (const auto &b : biases) {
+        J row;
+        row["layer"] = b.layer;
+        row["tensor"] = b.tensor;
+        row["dtype"] = b.dtype;
+        row["shape"] = b.shape;
+        row["sha256"] = b.sha256;
+        row["min"] = b.min ? number(*b.min) : J();
+        row["max"] = b.max ? number(*b.max) : J();
+        row["fp32_distinct"] = b.fp32Distinct;
+        row["bf16_distinct"] = b.bf16Distinct;
+        row["zero_logit_replaced"] = b.zeroLogitReplaced ? J(*b.zeroLogitReplaced) : J();
+        row["nan"] = b.nanCount;
+        row["inf"] = b.infCount;
+        layers.push_back(row);
+    }
+    out["layers"] = layers;
+    return out;
+}
+
+nlohmann::ordered_json routingJson(const RoutingRun &run)
+{
+    using J = nlohmann::ordered_json;
+    J out;
+    out["tokens"] = run.tokens;
+    out["seed"] = run.seed;
+    out["logits"] = run.logits;
+    out["synthetic"] = run.synthetic;
+    if (run.synthetic)
+        out["note"] = kSyntheticLogitsNote;
+    out["router"] = {{"experts", run.router.experts},       {"topk", run.router.topk},
+                     {"n_group", run.router.groups},         {"topk_group", run.router.topkGroups},
+                     {"norm_topk_prob", run.router.normTopkProb}, {"routed_scaling_factor", run.router.scaling}};
+    J layers = J::array();
+    for (const auto &l : run.layers) {
+        J row;
+        row["layer"] = l.layer;
+        J changed, replaced, order, l1;
+        for (int v = 0; v < kVariantCount; ++v) {
+            const char *name = variantName(static_cast<Variant>(v));
+            changed[name] = l.variants[v].changedSetFraction;
+            replaced[name] = l.variants[v].meanReplaced;
+            order[name] = l.variants[v].orderChangedFraction;
+            l1[name] = l.variants[v].weightL1;
+        }
+        row["changed_set_fraction"] = changed;
+        row["mean_replaced"] = replaced;
+        row["order_changed_fraction"] = order;
+        row["weight_l1"] = l1;
+        layers.push_back(row);
+    }
+    out["layers"] = layers;
+    out["skipped"] = run.skipped;
+    return out;
+}
+
+std::string formatBiasTable(const std::vector<BiasStats> &biases, std::uint64_t bytesRead)
+{
+    std::ostringstream o;
+    o << "\nRouter correction biases  " << biases.size() << " tensors, " << groupDigits(bytesRead)
+      << " bytes read (exactly the tensors)\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "  %5s %-6s %12s %12s %10s %6s %6s %9s  %s\n", "layer", "dtype", "min", "max",
+                  "spread", "fp32", "bf16", "zero-log", "sha256");
+    o << line;
+    for (const auto &b : biases) {
+        const double mn = b.min ? *b.min : NAN, mx = b.max ? *b.max : NAN;
+        std::snprintf(line, sizeof line, "  %5d %-6s %12.6f %12.6f %10.6f %6u %6u %9s  %.16s…%s\n", b.layer, b.dtype.c_str(),
+                      mn, mx, mx - mn, b.fp32Distinct, b.bf16Distinct,
+                      b.zeroLogitReplaced ? std::to_string(*b.zeroLogitReplaced).c_str() : "-", b.sha256.c_str(),
+                      (b.nanCount || b.infCount) ? ("  NaN " + std::to_string(b.nanCount) + ", Inf " + std::to_string(b.infCount)).c_str() : "");
+        o << line;
+    }
+    o << "  fp32 / bf16: distinct values before and after round-to-nearest-even to BF16;\n"
+         "  zero-log: experts replaced in the top-k when every logit is 0 and the bias is BF16\n";
+    return o.str();
+}
+
+std::string formatRoutingTable(const RoutingRun &run)
+{
+    std::ostringstream o;
+    o << "\nRouting simulation  " << run.tokens << " tokens per layer, logits: " << run.logits << "\n";
+    if (run.synthetic)
+        o << "  " << kSyntheticLogitsNote << "\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "layer", "bias_bf16", "logits_bf16", "both_bf16");
+    o << line;
+    std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "", "changed  replaced  wL1", "changed  replaced  wL1",
+                  "changed  replaced  wL1");
+    o << line;
+    for (const auto &l : run.layers) {
+        std::string cells;
+        for (int v = 0; v < kVariantCount; ++v) {
+            char cell[64];
+            std::snprintf(cell, sizeof cell, "%6.2f%% %8.3f %7.4f    ", 100.0 * l.variants[v].changedSetFraction,
+                          l.variants[v].meanReplaced, l.variants[v].weightL1);
+            cells += cell;
+        }
+        std::snprintf(line, sizeof line, "  %5d  %s\n", l.layer, cells.c_str());
+        o << line;
+    }
+    for (const auto &s : run.skipped)
+        o << "  skipped " << s << "\n";
+    return o.str();
+}
+
+} // namespace atlas

@@ -1,0 +1,368 @@
+#include "routing.h"
+
+#include "bf16.h"
+#include "bias_audit.h"
+#include "errors.h"
+#include "safetensors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+namespace atlas {
+
+float sigmoid(float x)
+{
+    return 1.0f / (1.0f + std::exp(-x));
+}
+
+const char *variantName(Variant v)
+{
+    switch (v) {
+    case Variant::BiasBf16:
+        return "bias_bf16";
+    case Variant::LogitsBf16:
+        return "logits_bf16";
+    case Variant::BothBf16:
+        return "both_bf16";
+    }
+    return "";
+}
+
+Router::Router(RouterConfig config) : m_config(config)
+{
+    if (m_config.experts <= 0 || m_config.topk <= 0 || m_config.topk > m_config.experts)
+        throw std::invalid_argument("router: top-k must be between 1 and the number of experts");
+    if (m_config.groups < 1 || m_config.experts % m_config.groups != 0)
+        throw std::invalid_argument("router: n_group must divide the number of experts");
+    if (m_config.topkGroups < 1 || m_config.topkGroups > m_config.groups)
+        throw std::invalid_argument("router: topk_group must be between 1 and n_group");
+    m_choice.resize(static_cast<std::size_t>(m_config.experts));
+    m_groupKept.resize(static_cast<std::size_t>(m_config.groups));
+    m_groupScores.resize(static_cast<std::size_t>(m_config.groups));
+}
+
+void Router::route(const float *scores, const float *bias, Routing &out)
+{
+    const int E = m_config.experts, K = m_config.topk, G = m_config.groups;
+    float *c = m_choice.data();
+    for (int e = 0; e < E; ++e)
+        c[e] = scores[e] + bias[e];
+
+    std::fill(m_groupKept.begin(), m_groupKept.end(), 1);
+    if (G > 1) {
+        const int per = E / G;
+        for (int g = 0; g < G; ++g) {
+            // Sum of the two largest choice scores in the group.
+            float a = -INFINITY, b = -INFINITY;
+            for (int e = g * per; e < (g + 1) * per; ++e) {
+                if (c[e] > a) {
+                    b = a;
+                    a = c[e];
+                } else if (c[e] > b) {
+                    b = c[e];
+                }
+            }
+            m_groupScores[static_cast<std::size_t>(g)] = {per >= 2 ? a + b : a, g};
+        }
+        // The best topk_group groups; ties go to the lower group index.
+        std::partial_sort(m_groupScores.begin(), m_groupScores.begin() + m_config.topkGroups, m_groupScores.end(),
+                          [](const auto &x, const auto &y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+        std::fill(m_groupKept.begin(), m_groupKept.end(), 0);
+        for (int k = 0; k < m_config.topkGroups; ++k)
+            m_groupKept[static_cast<std::size_t>(m_groupScores[static_cast<std::size_t>(k)].second)] = 1;
+    }
+
+    // Top-K by choice score in one ascending pass: a later expert displaces only a strictly smaller one,
+    // so ties go to the lower index.
+    out.experts.resize(static_cast<std::size_t>(K));
+    out.weights.resize(static_cast<std::size_t>(K));
+    int *idx = out.experts.data();
+    float best[64];
+    float *val = K <= 64 ? best : nullptr;
+    std::vector<float> big;
+    if (!val) {
+        big.resize(static_cast<std::size_t>(K));
+        val = big.data();
+    }
+    int filled = 0;
+    const int per = E / G;
+    for (int e = 0; e < E; ++e) {
+        if (G > 1 && !m_groupKept[static_cast<std::size_t>(e / per)])
+            continue;
+        const float v = c[e];
+        if (filled == K && !(v > val[K - 1]))
+            continue;
+        int pos = filled < K ? filled++ : K - 1;
+        while (pos > 0 && v > val[pos - 1]) {
+            val[pos] = val[pos - 1];
+            idx[pos] = idx[pos - 1];
+            --pos;
+        }
+        val[pos] = v;
+        idx[pos] = e;
+    }
+    if (filled < K) // fewer kept experts than K (topk_group too small): the rest stay empty
+        out.experts.resize(static_cast<std::size_t>(filled)), out.weights.resize(static_cast<std::size_t>(filled));
+
+    float sum = 0;
+    for (std::size_t k = 0; k < out.experts.size(); ++k) {
+        out.weights[k] = scores[out.experts[k]];
+        sum += out.weights[k];
+    }
+    for (auto &w : out.weights) {
+        if (m_config.normTopkProb && sum > 0)
+            w /= sum;
+        w *= m_config.scaling;
+    }
+}
+
+namespace {
+
+std::uint64_t splitmix(std::uint64_t &state)
+{
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+} // namespace
+
+void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out)
+{
+    std::uint64_t state = seed * 0xD1B54A32D192ED03ULL + static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1;
+    // Sum of eight U[0, 65535]: mean 8 * 32767.5, variance 8 * (65536^2 - 1) / 12.
+    const double mean = 8 * 32767.5;
+    const double sd = std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
+    const float scale = static_cast<float>(1.0 / sd) * std;
+    const std::size_t n = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(experts);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t a = splitmix(state), b = splitmix(state);
+        const std::uint64_t sum = (a & 0xFFFF) + ((a >> 16) & 0xFFFF) + ((a >> 32) & 0xFFFF) + (a >> 48) +
+                                  (b & 0xFFFF) + ((b >> 16) & 0xFFFF) + ((b >> 32) & 0xFFFF) + (b >> 48);
+        out[i] = static_cast<float>(static_cast<double>(sum) - mean) * scale;
+    }
+}
+
+LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias, const float *logits,
+                           std::uint32_t tokens)
+{
+    const int E = config.experts;
+    if (static_cast<int>(bias.size()) != E)
+        throw std::invalid_argument("router: the bias has " + std::to_string(bias.size()) + " values for " +
+                                    std::to_string(E) + " experts");
+    Router router(config);
+    std::vector<float> biasBf16(bias.size());
+    for (std::size_t e = 0; e < bias.size(); ++e)
+        biasBf16[e] = roundToBf16(bias[e]);
+
+    LayerRouting result;
+    result.layer = layer;
+    result.tokens = tokens;
+    result.referenceLoad.assign(static_cast<std::size_t>(E), 0);
+    for (auto &v : result.variants)
+        v.load.assign(static_cast<std::size_t>(E), 0);
+
+    std::vector<float> s32(static_cast<std::size_t>(E)), s16(static_cast<std::size_t>(E));
+    Routing ref, var;
+    std::uint64_t changed[kVariantCount] = {}, replaced[kVariantCount] = {}, reordered[kVariantCount] = {};
+    double l1[kVariantCount] = {};
+    for (std::uint32_t t = 0; t < tokens; ++t) {
+        const float *row = logits + static_cast<std::size_t>(t) * static_cast<std::size_t>(E);
+        for (int e = 0; e < E; ++e) {
+            s32[static_cast<std::size_t>(e)] = sigmoid(row[e]);
+            s16[static_cast<std::size_t>(e)] = sigmoid(roundToBf16(row[e]));
+        }
+        router.route(s32.data(), bias.data(), ref);
+        for (int e : ref.experts)
+            ++result.referenceLoad[static_cast<std::size_t>(e)];
+
+        for (int v = 0; v < kVariantCount; ++v) {
+            const bool roundedLogits = v != static_cast<int>(Variant::BiasBf16);
+            const bool roundedBias = v != static_cast<int>(Variant::LogitsBf16);
+            router.route(roundedLogits ? s16.data() : s32.data(), roundedBias ? biasBf16.data() : bias.data(), var);
+            VariantStats &st = result.variants[v];
+            int common = 0;
+            for (int e : var.experts) {
+                ++st.load[static_cast<std::size_t>(e)];
+                common += std::find(ref.experts.begin(), ref.experts.end(), e) != ref.experts.end();
+            }
+            const int lost = static_cast<int>(ref.experts.size()) - common;
+            if (lost > 0) {
+                ++changed[v];
+                replaced[v] += static_cast<std::uint64_t>(lost);
+            } else if (var.experts != ref.experts) {
+                ++reordered[v];
+            }
+            // L1 distance of the weight vectors over all experts.
+            double d = 0;
+            for (std::size_t k = 0; k < ref.experts.size(); ++k) {
+                const int e = ref.experts[k];
+                const auto it = std::find(var.experts.begin(), var.experts.end(), e);
+                const float w = it == var.experts.end() ? 0.0f : var.weights[static_cast<std::size_t>(it - var.experts.begin())];
+                d += std::fabs(static_cast<double>(ref.weights[k]) - w);
+            }
+            for (std::size_t k = 0; k < var.experts.size(); ++k)
+                if (std::find(ref.experts.begin(), ref.experts.end(), var.experts[k]) == ref.experts.end())
+                    d += std::fabs(static_cast<double>(var.weights[k]));
+            l1[v] += d;
+        }
+    }
+    for (int v = 0; v < kVariantCount; ++v) {
+        VariantStats &st = result.variants[v];
+        const double T = tokens ? static_cast<double>(tokens) : 1.0;
+        st.changedSetFraction = static_cast<double>(changed[v]) / T;
+        st.meanReplaced = static_cast<double>(replaced[v]) / T;
+        st.orderChangedFraction = static_cast<double>(reordered[v]) / T;
+        st.weightL1 = l1[v] / T;
+    }
+    return result;
+}
+
+int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias)
+{
+    Router router(config);
+    std::vector<float> scores(bias.size(), sigmoid(0.0f));
+    std::vector<float> rounded(bias.size());
+    for (std::size_t e = 0; e < bias.size(); ++e)
+        rounded[e] = roundToBf16(bias[e]);
+    Routing a, b;
+    router.route(scores.data(), bias.data(), a);
+    router.route(scores.data(), rounded.data(), b);
+    int common = 0;
+    for (int e : b.experts)
+        common += std::find(a.experts.begin(), a.experts.end(), e) != a.experts.end();
+    return static_cast<int>(a.experts.size()) - common;
+}
+
+const std::vector<float> *CapturedLogits::forLayer(int layer) const
+{
+    if (auto it = perLayer.find(layer); it != perLayer.end())
+        return &it->second;
+    return shared.empty() ? nullptr : &shared;
+}
+
+CapturedLogits parseLogitsFile(const std::string &file, std::string_view bytes)
+{
+    const std::uint64_t n = parseHeaderLength(file, bytes.substr(0, 8), bytes.size());
+    const ShardHeader header = parseShardHeader(file, bytes.substr(8, n), bytes.size());
+    CapturedLogits out;
+    out.file = file;
+    for (const auto &t : header.tensors) {
+        int layer = -2;
+        if (t.name == "logits")
+            layer = -1;
+        else if (t.name.starts_with("layers."))
+            layer = std::atoi(t.name.c_str() + 7);
+        if (layer == -2)
+            continue;
+        if (t.shape.size() != 2 || t.shape[0] == 0 || t.shape[1] == 0)
+            throw AtlasError(ErrorKind::Invalid, file + ": tensor '" + t.name + "' must be [tokens, experts]");
+        const auto tokens = static_cast<std::uint32_t>(t.shape[0]);
+        const auto experts = static_cast<int>(t.shape[1]);
+        if ((out.tokens && out.tokens != tokens) || (out.experts && out.experts != experts))
+            throw AtlasError(ErrorKind::Invalid, file + ": tensor '" + t.name + "' has another shape than the others");
+        out.tokens = tokens;
+        out.experts = experts;
+        BiasTensor raw;
+        raw.tensor = file + ": " + t.name;
+        raw.dtype = t.dtype;
+        raw.raw = std::string(bytes.substr(8 + n + t.begin, t.bytes()));
+        auto values = decodeValues(raw);
+        if (layer == -1)
+            out.shared = std::move(values);
+        else
+            out.perLayer[layer] = std::move(values);
+    }
+    if (out.shared.empty() && out.perLayer.empty())
+        throw AtlasError(ErrorKind::Invalid, file + ": no 'logits' or 'layers.N' tensor");
+    return out;
+}
+
+RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterConfig &router, const RoutingOptions &opt)
+{
+    RoutingRun run;
+    run.seed = opt.seed;
+    run.router = router;
+    run.synthetic = opt.captured == nullptr;
+    if (opt.captured) {
+        if (opt.captured->experts != router.experts)
+            throw AtlasError(ErrorKind::Invalid, opt.captured->file + ": the logits have " +
+                                                     std::to_string(opt.captured->experts) + " experts, the router " +
+                                                     std::to_string(router.experts));
+        run.tokens = opt.captured->tokens;
+        run.logits = opt.captured->file;
+    } else {
+        run.tokens = opt.tokens;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "synthetic normal (std %.3g, seed %llu)", static_cast<double>(opt.logitStd),
+                      static_cast<unsigned long long>(opt.seed));
+        run.logits = buf;
+    }
+
+    std::vector<const LayerBias *> todo;
+    for (const auto &b : biases) {
+        if (static_cast<int>(b.values.size()) != router.experts) {
+            run.skipped.push_back("layer " + std::to_string(b.layer) + ": " + std::to_string(b.values.size()) +
+                                  " bias values for " + std::to_string(router.experts) + " experts");
+            continue;
+        }
+        if (opt.captured && !opt.captured->forLayer(b.layer)) {
+            run.skipped.push_back("layer " + std::to_string(b.layer) + ": no captured logits");
+            continue;
+        }
+        todo.push_back(&b);
+    }
+    run.layers.resize(todo.size());
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr error;
+    std::mutex errorLock;
+    auto worker = [&] {
+        std::vector<float> logits;
+        for (;;) {
+            const std::size_t i = next.fetch_add(1);
+            if (i >= todo.size())
+                return;
+            if (opt.cancel && opt.cancel->load()) {
+                std::lock_guard lock(errorLock);
+                if (!error)
+                    error = std::make_exception_ptr(AtlasError(ErrorKind::Source, "cancelled"));
+                return;
+            }
+            try {
+                const LayerBias &b = *todo[i];
+                const float *data;
+                if (opt.captured) {
+                    data = opt.captured->forLayer(b.layer)->data();
+                } else {
+                    logits.resize(static_cast<std::size_t>(run.tokens) * static_cast<std::size_t>(router.experts));
+                    syntheticLogits(opt.seed, b.layer, run.tokens, router.experts, opt.logitStd, logits.data());
+                    data = logits.data();
+                }
+                run.layers[i] = simulateLayer(b.layer, router, b.values, data, run.tokens);
+            } catch (...) {
+                std::lock_guard lock(errorLock);
+                if (!error)
+                    error = std::current_exception();
+                return;
+            }
+        }
+    };
+    const unsigned threads = std::max(1u, std::min<unsigned>(opt.threads ? opt.threads : std::thread::hardware_concurrency(),
+                                                             static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(worker);
+    worker();
+    for (auto &t : pool)
+        t.join();
+    if (error)
+        std::rethrow_exception(error);
+    return run;
+}
+
+} // namespace atlas

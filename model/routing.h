@@ -1,0 +1,129 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// noaux_tc routing as domain.md section 8 defines it.
+struct RouterConfig
+{
+    int experts = 0;
+    int topk = 0;
+    int groups = 1;     // n_group
+    int topkGroups = 1; // topk_group
+    bool normTopkProb = true;
+    float scaling = 1.0f; // routed_scaling_factor
+};
+
+struct Routing
+{
+    std::vector<int> experts;  // chosen experts, best first (ties: lower index first)
+    std::vector<float> weights; // the same order
+};
+
+// One token: sigmoid scores, selection by score + bias, grouped when groups > 1, weights from
+// the unbiased scores. `scratch` avoids allocation per token.
+class Router
+{
+public:
+    explicit Router(RouterConfig config);
+    const RouterConfig &config() const { return m_config; }
+    // scores: sigmoid(logits) already computed (FP32).
+    void route(const float *scores, const float *bias, Routing &out);
+
+private:
+    RouterConfig m_config;
+    std::vector<float> m_choice;
+    std::vector<char> m_groupKept;
+    std::vector<std::pair<float, int>> m_groupScores;
+};
+
+float sigmoid(float x);
+
+// The three variants against the FP32 reference.
+enum class Variant { BiasBf16 = 0, LogitsBf16 = 1, BothBf16 = 2 };
+inline constexpr int kVariantCount = 3;
+const char *variantName(Variant v);
+
+struct VariantStats
+{
+    double changedSetFraction = 0;   // tokens whose top-K set changed
+    double meanReplaced = 0;         // experts replaced per token
+    double orderChangedFraction = 0; // tokens with the same set in another order
+    double weightL1 = 0;             // mean over tokens of sum |w_ref - w_variant|
+    std::vector<std::uint32_t> load; // tokens per expert
+};
+
+struct LayerRouting
+{
+    int layer = 0;
+    std::uint32_t tokens = 0;
+    std::vector<std::uint32_t> referenceLoad;
+    VariantStats variants[kVariantCount];
+};
+
+// Deterministic synthetic logits: splitmix64 streams per (seed, layer); each value is the sum of
+// eight 16-bit uniforms, centred and scaled to variance std^2 (Irwin-Hall, n = 8): the same
+// numbers on every machine, using integer arithmetic and one float multiply.
+void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out);
+
+// Routes every token under the reference and the three variants. logits: tokens x experts.
+LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias,
+                           const float *logits, std::uint32_t tokens);
+
+// Experts that leave the top-K set when every logit is 0 and the bias is rounded to BF16.
+int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias);
+
+
+// Logits captured from a real run: one [T, E] table for every layer ("logits"), or one per
+// layer ("layers.N"), read from a safetensors file.
+struct CapturedLogits
+{
+    std::string file;
+    std::uint32_t tokens = 0;
+    int experts = 0;
+    std::vector<float> shared;                   // "logits", when present
+    std::map<int, std::vector<float>> perLayer;  // "layers.N"
+    const std::vector<float> *forLayer(int layer) const;
+};
+
+// Parses a whole logits file held in memory. Throws AtlasError(Invalid) naming the file.
+CapturedLogits parseLogitsFile(const std::string &file, std::string_view bytes);
+
+struct RoutingOptions
+{
+    std::uint32_t tokens = 4096;
+    std::uint64_t seed = 0;
+    float logitStd = 1.0f;
+    const CapturedLogits *captured = nullptr;
+    unsigned threads = 0; // 0: one per core
+    const std::atomic<bool> *cancel = nullptr;
+};
+
+struct RoutingRun
+{
+    std::uint32_t tokens = 0;
+    std::uint64_t seed = 0;
+    std::string logits; // "synthetic normal (std 1.0, seed 0)" or the captured file
+    bool synthetic = true;
+    RouterConfig router;
+    std::vector<LayerRouting> layers;
+    std::vector<std::string> skipped; // layers that could not be simulated, with the reason
+};
+
+// One layer's bias to simulate with.
+struct LayerBias
+{
+    int layer = -1;
+    std::vector<float> values;
+};
+
+// Simulates every layer on a few threads. Throws std::runtime_error("cancelled") on cancel.
+RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterConfig &router, const RoutingOptions &options);
+
+} // namespace atlas

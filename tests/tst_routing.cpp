@@ -1,0 +1,347 @@
+// BF16 rounding, bias statistics and noaux_tc routing on cases small enough to work out by hand.
+#include "bf16.h"
+#include "bias_audit.h"
+#include "bias_report.h"
+#include "errors.h"
+#include "routing.h"
+
+#include <QTest>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+using namespace atlas;
+
+namespace {
+
+BiasTensor f32Tensor(const std::vector<float> &values, int layer = 3)
+{
+    BiasTensor t;
+    t.layer = layer;
+    t.tensor = "model.layers." + std::to_string(layer) + ".mlp.gate.e_score_correction_bias";
+    t.dtype = Dtype::F32;
+    t.shape = {values.size()};
+    t.raw.resize(values.size() * 4);
+    std::memcpy(t.raw.data(), values.data(), t.raw.size());
+    return t;
+}
+
+// Occupied BF16 buckets counted with plain arithmetic: in [4, 8) the spacing is 1/32, in [32, 64) it is 1/4,
+// and a value goes to the nearest multiple (an exact half goes to the even multiple).
+int bucketsBySpacing(const std::vector<float> &values, double spacing)
+{
+    std::set<long long> buckets;
+    for (float v : values) {
+        const double q = static_cast<double>(v) / spacing;
+        double r = std::floor(q + 0.5);
+        if (q + 0.5 == r && std::fmod(r, 2.0) != 0)
+            r -= 1; // a tie: to even
+        buckets.insert(static_cast<long long>(r));
+    }
+    return static_cast<int>(buckets.size());
+}
+
+RouterConfig config(int experts, int topk, int groups = 1, int topkGroups = 1, float scaling = 1.0f)
+{
+    RouterConfig c;
+    c.experts = experts;
+    c.topk = topk;
+    c.groups = groups;
+    c.topkGroups = topkGroups;
+    c.scaling = scaling;
+    return c;
+}
+
+} // namespace
+
+class TestRouting : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void bf16Rounding_data()
+    {
+        QTest::addColumn<quint32>("fp32");
+        QTest::addColumn<quint16>("bf16");
+        QTest::newRow("exact 1.0") << quint32(0x3F800000) << quint16(0x3F80);
+        QTest::newRow("tie to even (down)") << quint32(0x3F808000) << quint16(0x3F80);
+        QTest::newRow("tie to even (up)") << quint32(0x3F818000) << quint16(0x3F82);
+        QTest::newRow("above tie") << quint32(0x3F808001) << quint16(0x3F81);
+        QTest::newRow("below tie") << quint32(0x3F807FFF) << quint16(0x3F80);
+        QTest::newRow("negative tie") << quint32(0xBF818000) << quint16(0xBF82);
+        QTest::newRow("+inf") << quint32(0x7F800000) << quint16(0x7F80);
+        QTest::newRow("-inf") << quint32(0xFF800000) << quint16(0xFF80);
+        QTest::newRow("largest finite rounds to inf") << quint32(0x7F7FFFFF) << quint16(0x7F80);
+        QTest::newRow("quiet NaN") << quint32(0x7FC00000) << quint16(0x7FC0);
+        QTest::newRow("signalling NaN") << quint32(0x7F800001) << quint16(0x7FC0);
+        QTest::newRow("negative NaN") << quint32(0xFFC00001) << quint16(0x7FC0);
+        QTest::newRow("-0") << quint32(0x80000000) << quint16(0x8000);
+        QTest::newRow("smallest subnormal") << quint32(0x00000001) << quint16(0x0000);
+        QTest::newRow("34.125 tie to 34") << std::bit_cast<quint32>(34.125f) << quint16(0x4208);
+        QTest::newRow("34.375 tie to 34.5") << std::bit_cast<quint32>(34.375f) << quint16(0x420A);
+    }
+    void bf16Rounding()
+    {
+        QFETCH(quint32, fp32);
+        QFETCH(quint16, bf16);
+        QCOMPARE(bf16Bits(std::bit_cast<float>(fp32)), bf16);
+    }
+
+    void levelsNear34()
+    {
+        // 174 values spread evenly over [34, 34.5]: BF16 spacing there is 0.25, so 34, 34.25 and 34.5.
+        std::vector<float> v;
+        for (int i = 0; i < 174; ++i)
+            v.push_back(34.0f + 0.5f * static_cast<float>(i) / 173.0f);
+        const BiasStats s = analyzeBias(f32Tensor(v), std::nullopt);
+        QCOMPARE(s.fp32Distinct, 174u);
+        QCOMPARE(s.bf16Distinct, 3u);
+        QCOMPARE(int(s.bf16Distinct), bucketsBySpacing(v, 0.25));
+        QCOMPARE(s.levels.size(), std::size_t(3));
+        QCOMPARE(s.levels[0].value, 34.0f);
+        QCOMPARE(s.levels[2].value, 34.5f);
+        std::uint32_t total = 0;
+        for (const auto &l : s.levels)
+            total += l.count;
+        QCOMPARE(total, 174u);
+    }
+
+    void levelsNear7()
+    {
+        // The band 6.817389 .. 7.063244 (spacing 1/32 there) spans the BF16 levels 6.8125 .. 7.0625.
+        // Spread evenly, 238 values occupy all nine; the checkpoint's 238 values occupy eight, one
+        // bucket being empty. Both counts must be what the bucket arithmetic says.
+        const float lo = 6.817389f, hi = 7.063244f;
+        QCOMPARE(roundToBf16(lo), 6.8125f);
+        QCOMPARE(roundToBf16(hi), 7.0625f);
+        std::vector<float> even, gapped;
+        for (int i = 0; i < 238; ++i)
+            even.push_back(lo + (hi - lo) * static_cast<float>(i) / 237.0f);
+        // The same values, but those rounding to 7.0 (the bucket [6.984375, 7.015625)) moved down a bucket.
+        for (float x : even)
+            gapped.push_back(x >= 6.984375f && x < 7.015625f ? x - 0.04f : x);
+        QCOMPARE(gapped.size(), std::size_t(238));
+        const BiasStats a = analyzeBias(f32Tensor(even), std::nullopt);
+        const BiasStats b = analyzeBias(f32Tensor(gapped), std::nullopt);
+        QCOMPARE(int(a.bf16Distinct), bucketsBySpacing(even, 1.0 / 32));
+        QCOMPARE(a.bf16Distinct, 9u);
+        QCOMPARE(int(b.bf16Distinct), bucketsBySpacing(gapped, 1.0 / 32));
+        QCOMPARE(b.bf16Distinct, 8u);
+        QCOMPARE(*b.min, lo);
+        QCOMPARE(*b.max, hi);
+    }
+
+    void nanInfAndZeros()
+    {
+        const std::vector<float> v{1.0f, NAN, -NAN, INFINITY, 0.0f, -0.0f, 2.0f};
+        const BiasStats s = analyzeBias(f32Tensor(v), std::nullopt);
+        QCOMPARE(s.nanCount, 2u);
+        QCOMPARE(s.infCount, 1u);
+        QCOMPARE(*s.min, 0.0f);
+        QCOMPARE(*s.max, 2.0f);
+        QCOMPARE(s.fp32Distinct, 5u); // 1, NaN, inf, 0, 2
+        QCOMPARE(s.bf16Distinct, 5u);
+        const auto json = biasesJson({s}, 28);
+        QVERIFY(json["layers"][0]["min"].is_number());
+        QCOMPARE(json["layers"][0]["nan"].get<int>(), 2);
+    }
+
+    void decodesBf16AndF16()
+    {
+        BiasTensor t;
+        t.dtype = Dtype::BF16;
+        t.raw = std::string("\x80\x3f\x08\x42", 4); // 1.0, 34.0
+        auto v = decodeValues(t);
+        QCOMPARE(v.size(), std::size_t(2));
+        QCOMPARE(v[0], 1.0f);
+        QCOMPARE(v[1], 34.0f);
+        t.dtype = Dtype::F16;
+        t.raw = std::string("\x00\x3c\x00\xc0\x01\x00", 6); // 1.0, -2.0, smallest subnormal
+        v = decodeValues(t);
+        QCOMPARE(v[0], 1.0f);
+        QCOMPARE(v[1], -2.0f);
+        QCOMPARE(v[2], std::ldexp(1.0f, -24));
+        t.dtype = Dtype::I32;
+        QVERIFY_THROWS_EXCEPTION(AtlasError, decodeValues(t));
+    }
+
+    void routeByHand_data()
+    {
+        QTest::addColumn<QList<float>>("bias");
+        QTest::addColumn<int>("groups");
+        QTest::addColumn<int>("keptGroups");
+        QTest::addColumn<QList<int>>("chosen");
+        // Every score is 0.5; choice = 0.5 + bias.
+        QTest::newRow("top-2, tie to lower index") << QList<float>{0.1f, 0.5f, 0.3f, 0.5f, 0.0f, 0.2f, 0.4f, 0.1f} << 1 << 1
+                                                   << QList<int>{1, 3};
+        QTest::newRow("all equal") << QList<float>{0, 0, 0, 0, 0, 0, 0, 0} << 1 << 1 << QList<int>{0, 1};
+        // Four groups of two. Group sums: 1.4+0.5=1.9 | 1.0+1.0=2.0 | 1.1+0.95=2.05 | 0.6+0.6=1.2;
+        // groups 2 and 1 are kept, so expert 0 (the best single one) is out.
+        QTest::newRow("groups exclude the best expert")
+            << QList<float>{0.9f, 0.0f, 0.5f, 0.5f, 0.6f, 0.45f, 0.1f, 0.1f} << 4 << 2 << QList<int>{4, 2};
+        QTest::newRow("same bias without groups") << QList<float>{0.9f, 0.0f, 0.5f, 0.5f, 0.6f, 0.45f, 0.1f, 0.1f} << 1 << 1
+                                                  << QList<int>{0, 4};
+        // Group sums tie (0.9 + 0.1 = 0.5 + 0.5): the lower group index wins.
+        QTest::newRow("group tie") << QList<float>{0.4f, -0.4f, 0.0f, 0.0f, -0.5f, -0.5f, -0.5f, -0.5f} << 4 << 1
+                                   << QList<int>{0, 1};
+    }
+    void routeByHand()
+    {
+        QFETCH(QList<float>, bias);
+        QFETCH(int, groups);
+        QFETCH(int, keptGroups);
+        QFETCH(QList<int>, chosen);
+        Router router(config(8, 2, groups, keptGroups, 2.0f));
+        const std::vector<float> scores(8, 0.5f);
+        const std::vector<float> b(bias.begin(), bias.end());
+        Routing r;
+        router.route(scores.data(), b.data(), r);
+        QCOMPARE(QList<int>(r.experts.begin(), r.experts.end()), chosen);
+        // Equal scores: each of two normalised weights is 1/2, times the scaling factor 2.
+        QCOMPARE(r.weights[0], 1.0f);
+        QCOMPARE(r.weights[1], 1.0f);
+    }
+
+    void weightsComeFromScoresNotChoice()
+    {
+        Router router(config(4, 2, 1, 1, 2.5f));
+        const std::vector<float> scores{0.2f, 0.6f, 0.9f, 0.1f};
+        const std::vector<float> bias{1.0f, 0.0f, 0.0f, 2.0f}; // choice: 1.2, 0.6, 0.9, 2.1
+        Routing r;
+        router.route(scores.data(), bias.data(), r);
+        QCOMPARE(QList<int>(r.experts.begin(), r.experts.end()), (QList<int>{3, 0}));
+        QCOMPARE(r.weights[0], 0.1f / 0.3f * 2.5f);
+        QCOMPARE(r.weights[1], 0.2f / 0.3f * 2.5f);
+        RouterConfig plain = config(4, 2, 1, 1, 2.5f);
+        plain.normTopkProb = false;
+        Router unnormalised(plain);
+        unnormalised.route(scores.data(), bias.data(), r);
+        QCOMPARE(r.weights[0], 0.1f * 2.5f);
+    }
+
+    void badConfigsAreRefused()
+    {
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Router(config(8, 9)));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Router(config(8, 2, 3, 1)));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Router(config(8, 2, 4, 5)));
+    }
+
+    void roundingThatFlipsTheChoice()
+    {
+        // 34.1 and 34.12 both round to 34.0 in BF16 (spacing 0.25): the FP32 winner, expert 1, loses its lead
+        // and the tie goes to expert 0.
+        const RouterConfig c = config(2, 1);
+        const std::vector<float> bias{34.1f, 34.12f};
+        QCOMPARE(zeroLogitReplaced(c, bias), 1);
+        const std::vector<float> zeros(2 * 100, 0.0f);
+        const LayerRouting l = simulateLayer(5, c, bias, zeros.data(), 100);
+        QCOMPARE(l.referenceLoad[1], 100u);
+        const VariantStats &biasOnly = l.variants[int(Variant::BiasBf16)];
+        QCOMPARE(biasOnly.changedSetFraction, 1.0);
+        QCOMPARE(biasOnly.meanReplaced, 1.0);
+        QCOMPARE(biasOnly.load[0], 100u);
+        QCOMPARE(biasOnly.weightL1, 2.0); // weight 1 moves from expert 1 to expert 0
+        QCOMPARE(l.variants[int(Variant::LogitsBf16)].changedSetFraction, 0.0); // 0 is exact in BF16
+        QCOMPARE(l.variants[int(Variant::BothBf16)].changedSetFraction, 1.0);
+    }
+
+    void orderChangeIsNotASetChange()
+    {
+        // Two experts chosen either way; BF16 swaps their order only.
+        const RouterConfig c = config(3, 2);
+        const std::vector<float> bias{34.12f, 34.1f, 0.0f};
+        const std::vector<float> zeros(3 * 10, 0.0f);
+        const LayerRouting l = simulateLayer(3, c, bias, zeros.data(), 10);
+        // FP32 order: 0 then 1. BF16: both 34.0, tie, 0 then 1 again: no change at all.
+        QCOMPARE(l.variants[0].changedSetFraction, 0.0);
+        QCOMPARE(l.variants[0].orderChangedFraction, 0.0);
+        const std::vector<float> swapped{34.1f, 34.12f, 0.0f};
+        const LayerRouting m = simulateLayer(3, c, swapped, zeros.data(), 10);
+        // FP32 order: 1 then 0; BF16: tie, 0 then 1: the same set in another order.
+        QCOMPARE(m.variants[0].changedSetFraction, 0.0);
+        QCOMPARE(m.variants[0].orderChangedFraction, 1.0);
+        QCOMPARE(m.variants[0].weightL1, 0.0);
+    }
+
+    void syntheticLogitsAreReproducible()
+    {
+        std::vector<float> a(256 * 4096), b(a.size()), c(a.size());
+        syntheticLogits(7, 3, 4096, 256, 1.0f, a.data());
+        syntheticLogits(7, 3, 4096, 256, 1.0f, b.data());
+        syntheticLogits(8, 3, 4096, 256, 1.0f, c.data());
+        QVERIFY(a == b);
+        QVERIFY(a != c);
+        double sum = 0, sq = 0;
+        for (float x : a) {
+            sum += x;
+            sq += double(x) * x;
+        }
+        const double mean = sum / double(a.size());
+        const double sd = std::sqrt(sq / double(a.size()) - mean * mean);
+        QVERIFY(std::fabs(mean) < 0.01);
+        QVERIFY(std::fabs(sd - 1.0) < 0.01);
+        // The documented recipe, worked here from scratch for the first value: splitmix64 seeded with
+        // seed * 0xD1B54A32D192ED03 + layer * 0x8CB92BA72F3D8DD7 + 1, two draws, eight 16-bit fields summed,
+        // centred on 8 * 32767.5 and divided by sqrt(8 * (65536^2 - 1) / 12).
+        std::uint64_t state = 7 * 0xD1B54A32D192ED03ULL + 3 * 0x8CB92BA72F3D8DD7ULL + 1;
+        auto next = [&state] {
+            std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+            z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+            z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+            return z ^ (z >> 31);
+        };
+        std::uint64_t total = 0;
+        for (int draw = 0; draw < 2; ++draw) {
+            const std::uint64_t x = next();
+            for (int field = 0; field < 4; ++field)
+                total += (x >> (16 * field)) & 0xFFFF;
+        }
+        const double expected = (double(total) - 8 * 32767.5) / std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
+        QVERIFY(std::fabs(double(a[0]) - expected) < 1e-6);
+        std::vector<float> half(16);
+        syntheticLogits(7, 3, 4, 4, 0.5f, half.data());
+        QCOMPARE(half[0], a[0] * 0.5f);
+    }
+
+    void capturedLogitsFile()
+    {
+        // A safetensors file with logits [2 tokens, 2 experts], F32: token 0 favours expert 1, token 1 expert 0.
+        const std::string header = R"({"logits":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
+        std::string file(8, '\0');
+        const std::uint64_t n = header.size();
+        std::memcpy(file.data(), &n, 8);
+        file += header;
+        const float values[4] = {-3.0f, 3.0f, 3.0f, -3.0f};
+        file.append(reinterpret_cast<const char *>(values), 16);
+        const CapturedLogits logits = parseLogitsFile("captured.safetensors", file);
+        QCOMPARE(logits.tokens, 2u);
+        QCOMPARE(logits.experts, 2);
+        RoutingOptions options;
+        options.captured = &logits;
+        const RoutingRun run = simulateRouting({{3, {0.0f, 0.0f}}, {4, {0.0f, 0.0f}}}, config(2, 1), options);
+        QCOMPARE(run.layers.size(), std::size_t(2));
+        QCOMPARE(run.tokens, 2u);
+        QVERIFY(!run.synthetic);
+        QCOMPARE(run.layers[0].referenceLoad[0], 1u);
+        QCOMPARE(run.layers[0].referenceLoad[1], 1u);
+        QVERIFY_THROWS_EXCEPTION(AtlasError, parseLogitsFile("x", file.substr(0, file.size() - 4)));
+    }
+
+    void routingReport()
+    {
+        RoutingOptions options;
+        options.tokens = 64;
+        const RoutingRun run = simulateRouting({{3, std::vector<float>(16, 7.0f)}}, config(16, 4, 4, 2), options);
+        const auto json = routingJson(run);
+        QCOMPARE(json["tokens"].get<int>(), 64);
+        QVERIFY(json["synthetic"].get<bool>());
+        QVERIFY(json["note"].get<std::string>().find("not an estimate of real traffic") != std::string::npos);
+        QVERIFY(json["layers"][0]["changed_set_fraction"].contains("both_bf16"));
+        QVERIFY(formatRoutingTable(run).find("sensitivity probe") != std::string::npos);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestRouting)
+#include "tst_routing.moc"

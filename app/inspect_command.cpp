@@ -3,6 +3,7 @@
 #include "bias_reader.h"
 #include "bias_report.h"
 #include "checkpoint_reader.h"
+#include "loaded_checkpoint.h"
 #include "source_spec.h"
 #include "demo.h"
 #include "errors.h"
@@ -171,28 +172,20 @@ int runInspect(const std::vector<std::string> &args)
         std::string tables;
         if (biases || simulate) {
             const BiasFetchPlan plan = planBiasFetch(ckpt, biasTensors);
-            const auto tensors = readBiases(*opened.source, plan);
-            std::optional<RouterConfig> router;
-            std::string why;
+            const BiasAudit audit = auditBiases(ckpt.config, readBiases(*opened.source, plan), plan.bytes);
+            const auto &stats = audit.stats;
             std::vector<LayerBias> layerBiases;
-            std::vector<BiasStats> stats;
-            for (const auto &t : tensors) {
-                const bool correction = t.tensor.ends_with("mlp.gate.e_score_correction_bias");
-                const std::size_t count = t.raw.size() / std::max(1u, dtypeBits(t.dtype) / 8);
-                if (correction && !router)
-                    router = routerConfigFor(ckpt.config, count, &why);
-                stats.push_back(analyzeBias(t, correction ? router : std::nullopt));
-                if (correction)
-                    layerBiases.push_back({t.layer, stats.back().values});
-            }
+            for (const auto &b : stats)
+                if (b.tensor.ends_with("mlp.gate.e_score_correction_bias"))
+                    layerBiases.push_back({b.layer, b.values});
             report["biases"] = biasesJson(stats, plan.bytes);
             tables += formatBiasTable(stats, plan.bytes);
             if (simulate) {
                 if (layerBiases.empty())
                     throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: the checkpoint has no "
                                                          "mlp.gate.e_score_correction_bias tensors");
-                if (!router)
-                    throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: " + why);
+                if (!audit.router)
+                    throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: " + audit.routerProblem);
                 std::optional<CapturedLogits> captured;
                 if (!logitsFile.empty()) {
                     std::ifstream in(logitsFile, std::ios::binary);
@@ -202,7 +195,7 @@ int runInspect(const std::vector<std::string> &args)
                     captured = parseLogitsFile(logitsFile, bytes);
                     routing.captured = &*captured;
                 }
-                const RoutingRun run = simulateRouting(layerBiases, *router, routing);
+                const RoutingRun run = simulateRouting(layerBiases, *audit.router, routing);
                 report["routing"] = routingJson(run);
                 tables += formatRoutingTable(run);
             }

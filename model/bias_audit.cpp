@@ -187,3 +187,26 @@ BiasStats analyzeBias(const BiasTensor &t, const std::optional<RouterConfig> &ro
 }
 
 } // namespace atlas
+
+#include "loaded_checkpoint.h"
+
+namespace atlas {
+
+BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors, std::uint64_t bytesRead)
+{
+    BiasAudit audit;
+    audit.bytesRead = bytesRead;
+    for (const auto &t : tensors) {
+        const bool correction = t.tensor.ends_with("mlp.gate.e_score_correction_bias");
+        if (correction && !audit.router && audit.routerProblem.empty()) {
+            const std::size_t count = t.raw.size() / std::max(1u, dtypeBits(t.dtype) / 8);
+            audit.router = routerConfigFor(config, count, &audit.routerProblem);
+        }
+        audit.stats.push_back(analyzeBias(t, correction ? audit.router : std::nullopt));
+    }
+    if (!audit.router && audit.routerProblem.empty())
+        audit.routerProblem = "the checkpoint has no mlp.gate.e_score_correction_bias tensors";
+    return audit;
+}
+
+} // namespace atlas

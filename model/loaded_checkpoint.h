@@ -1,0 +1,30 @@
+#pragma once
+
+#include "analysis.h"
+#include "bias_audit.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// What one load produced, handed to the views as it arrives: the layout first, the biases later.
+struct LoadedCheckpoint
+{
+    Checkpoint checkpoint;
+    CheckpointAnalysis analysis;
+};
+
+struct BiasAudit
+{
+    std::vector<BiasStats> stats;
+    std::uint64_t bytesRead = 0;
+    std::optional<RouterConfig> router; // when config.json lets the biases be simulated
+    std::string routerProblem;          // why not, otherwise
+};
+
+// Statistics for every tensor read, and the router configuration that fits the correction biases.
+BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors, std::uint64_t bytesRead);
+
+} // namespace atlas

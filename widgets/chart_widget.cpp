@@ -1,0 +1,250 @@
+#include "chart_widget.h"
+
+#include <QEvent>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+void styleAxis(QCPAxis *axis, const QPalette &pal)
+{
+    const QColor text = pal.color(QPalette::WindowText);
+    QColor grid = text;
+    grid.setAlpha(40);
+    axis->setBasePen(QPen(text));
+    axis->setTickPen(QPen(text));
+    axis->setSubTickPen(QPen(text));
+    axis->setTickLabelColor(text);
+    axis->setLabelColor(text);
+    axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+    axis->grid()->setSubGridVisible(false);
+}
+
+} // namespace
+
+ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomPlot(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+    m_plot->setAntialiasedElements(QCP::aeAll);
+    m_plot->legend->setVisible(true);
+    m_plot->setMinimumHeight(220);
+    applyPalette();
+}
+
+ChartWidget::~ChartWidget() = default;
+
+QColor ChartWidget::seriesColor(int index)
+{
+    // Readable on light and dark backgrounds, and apart for colour-blind readers.
+    static const QColor colors[] = {QColor(0x3B, 0x82, 0xC4), QColor(0xE0, 0x8A, 0x2E), QColor(0x3F, 0xA3, 0x6B),
+                                    QColor(0xC9, 0x4B, 0x4B), QColor(0x8E, 0x6C, 0xC2), QColor(0x8C, 0x8C, 0x8C)};
+    return colors[index % 6];
+}
+
+void ChartWidget::setTitle(const QString &title)
+{
+    m_title = title;
+    if (m_plot->plotLayout()->rowCount() > 1) {
+        if (auto *t = qobject_cast<QCPTextElement *>(m_plot->plotLayout()->element(0, 0)))
+            t->setText(title);
+    } else {
+        m_plot->plotLayout()->insertRow(0);
+        auto *t = new QCPTextElement(m_plot, title, QFont(font().family(), font().pointSize() + 1, QFont::DemiBold));
+        m_plot->plotLayout()->addElement(0, 0, t);
+    }
+    applyPalette();
+}
+
+void ChartWidget::clear()
+{
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    m_plot->replot();
+}
+
+void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &series, const QString &valueLabel,
+                           bool logValues)
+{
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (int i = 0; i < labels.size(); ++i)
+        ticker->addTick(i, labels[i]);
+    m_plot->xAxis->setTicker(ticker);
+    m_plot->xAxis->setTickLabelRotation(labels.size() > 6 ? 35 : 0);
+    m_plot->xAxis->setRange(-0.6, labels.size() - 0.4);
+    m_plot->xAxis->setLabel(QString());
+    m_plot->yAxis->setLabel(valueLabel);
+    if (logValues) {
+        m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
+        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+        m_plot->yAxis->setNumberFormat(QStringLiteral("eb"));
+        m_plot->yAxis->setNumberPrecision(0);
+    } else {
+        m_plot->yAxis->setScaleType(QCPAxis::stLinear);
+        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
+        m_plot->yAxis->setNumberPrecision(6);
+    }
+    auto *group = new QCPBarsGroup(m_plot);
+    group->setSpacing(2);
+    const double width = 0.8 / std::max<qsizetype>(1, series.size());
+    double lo = INFINITY, hi = 0;
+    for (const auto &s : series) {
+        auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+        bars->setName(s.name);
+        bars->setWidth(width);
+        bars->setBarsGroup(group);
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(s.color);
+        QVector<double> keys, values;
+        for (int i = 0; i < s.values.size(); ++i) {
+            if (logValues && s.values[i] <= 0)
+                continue;
+            keys << i;
+            values << s.values[i];
+            lo = std::min(lo, s.values[i]);
+            hi = std::max(hi, s.values[i]);
+        }
+        bars->setData(keys, values, true);
+        if (logValues)
+            bars->setBaseValue(std::pow(10.0, std::floor(std::log10(std::max(lo, 1e-12)))));
+    }
+    if (hi > 0) {
+        if (logValues)
+            m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi)) + 0.3));
+        else
+            m_plot->yAxis->setRange(0, hi * 1.12);
+    }
+    m_plot->legend->setVisible(series.size() > 1);
+    applyPalette();
+    m_plot->replot();
+}
+
+void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel, bool logX,
+                            bool logY)
+{
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    for (auto *axis : {m_plot->xAxis, m_plot->yAxis}) {
+        const bool log = axis == m_plot->xAxis ? logX : logY;
+        axis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+        if (log)
+            axis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+        else
+            axis->setTicker(QSharedPointer<QCPAxisTicker>::create());
+        axis->setNumberFormat(log ? QStringLiteral("eb") : QStringLiteral("gb"));
+        axis->setNumberPrecision(log ? 0 : 6);
+        axis->setTickLabelRotation(0);
+    }
+    m_plot->xAxis->setLabel(xLabel);
+    m_plot->yAxis->setLabel(yLabel);
+    for (const auto &s : series) {
+        if (s.bars) {
+            auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
+            bars->setName(s.name);
+            double width = 1;
+            if (s.x.size() > 1)
+                width = (s.x.back() - s.x.front()) / (s.x.size() - 1) * 0.9;
+            bars->setWidth(width);
+            bars->setPen(Qt::NoPen);
+            bars->setBrush(s.color);
+            bars->setData(s.x, s.y);
+            continue;
+        }
+        auto *graph = m_plot->addGraph();
+        graph->setName(s.name);
+        graph->setPen(QPen(s.color, 2, s.dashed ? Qt::DashLine : Qt::SolidLine));
+        graph->setData(s.x, s.y);
+    }
+    m_plot->rescaleAxes();
+    if (!logY) {
+        QCPRange r = m_plot->yAxis->range();
+        m_plot->yAxis->setRange(std::min(0.0, r.lower), r.upper + (r.upper - std::min(0.0, r.lower)) * 0.1 + 1e-12);
+    } else {
+        QCPRange r = m_plot->yAxis->range();
+        m_plot->yAxis->setRange(r.lower / 1.5, r.upper * 2.5);
+    }
+    m_plot->legend->setVisible(series.size() > 1);
+    applyPalette();
+    m_plot->replot();
+}
+
+void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, const QColor &color)
+{
+    // Marker lines as a graph of vertical segments, so they appear once in the legend.
+    auto *graph = m_plot->addGraph();
+    graph->setName(name);
+    graph->setPen(QPen(color, 2));
+    graph->setLineStyle(QCPGraph::lsImpulse);
+    const double top = m_plot->yAxis->range().upper * 0.92;
+    QVector<double> ys(x.size(), top);
+    graph->setData(x, ys);
+    QCPRange xr = m_plot->xAxis->range();
+    for (double v : x)
+        xr.expand(v);
+    const double pad = (xr.upper - xr.lower) * 0.04 + 1e-6;
+    m_plot->xAxis->setRange(xr.lower - pad, xr.upper + pad);
+    m_plot->legend->setVisible(true);
+    m_plot->replot();
+}
+
+QStringList ChartWidget::seriesNames() const
+{
+    QStringList names;
+    for (int i = 0; i < m_plot->plottableCount(); ++i)
+        names << m_plot->plottable(i)->name();
+    return names;
+}
+
+int ChartWidget::pointCount(const QString &series) const
+{
+    for (int i = 0; i < m_plot->plottableCount(); ++i) {
+        QCPAbstractPlottable *p = m_plot->plottable(i);
+        if (p->name() != series)
+            continue;
+        if (auto *g = qobject_cast<QCPGraph *>(p))
+            return g->dataCount();
+        if (auto *b = qobject_cast<QCPBars *>(p))
+            return b->dataCount();
+    }
+    return -1;
+}
+
+bool ChartWidget::isEmpty() const
+{
+    return m_plot->plottableCount() == 0;
+}
+
+void ChartWidget::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        applyPalette();
+    QWidget::changeEvent(event);
+}
+
+void ChartWidget::applyPalette()
+{
+    const QPalette pal = palette();
+    m_plot->setBackground(pal.color(QPalette::Base));
+    m_plot->axisRect()->setBackground(pal.color(QPalette::Base));
+    for (auto *axis : {m_plot->xAxis, m_plot->yAxis, m_plot->xAxis2, m_plot->yAxis2})
+        styleAxis(axis, pal);
+    m_plot->legend->setBrush(pal.color(QPalette::Base));
+    m_plot->legend->setTextColor(pal.color(QPalette::WindowText));
+    m_plot->legend->setBorderPen(QPen(pal.color(QPalette::Mid)));
+    if (m_plot->plotLayout()->rowCount() > 1)
+        if (auto *t = qobject_cast<QCPTextElement *>(m_plot->plotLayout()->element(0, 0)))
+            t->setTextColor(pal.color(QPalette::WindowText));
+    m_plot->replot();
+}
+
+} // namespace atlas

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <QColor>
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+#include <QWidget>
+
+class QCustomPlot;
+
+namespace atlas {
+
+struct BarSeries
+{
+    QString name;
+    QVector<double> values; // one per label
+    QColor color;
+};
+
+struct LineSeries
+{
+    QString name;
+    QVector<double> x, y;
+    QColor color;
+    bool dashed = false;
+    bool bars = false; // drawn as thin bars (a histogram) instead of a line
+};
+
+// The one place QCustomPlot is used: bars by category, lines over x, histograms with marker lines.
+// Colours follow the palette, so light and dark themes both read.
+class ChartWidget final : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit ChartWidget(QWidget *parent = nullptr);
+    ~ChartWidget() override;
+
+    void setTitle(const QString &title);
+    // Grouped bars, one group per label.
+    void showBars(const QStringList &labels, const QList<BarSeries> &series, const QString &valueLabel, bool logValues);
+    // Lines (or histogram bars) over a numeric x axis.
+    void showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel, bool logX, bool logY);
+    // Vertical marker lines (BF16 levels over an FP32 histogram), drawn over what is shown.
+    void addMarkers(const QVector<double> &x, const QString &name, const QColor &color);
+    void clear();
+
+    // What is plotted, for tests and for the status line: series names and their point counts.
+    QStringList seriesNames() const;
+    int pointCount(const QString &series) const;
+    bool isEmpty() const;
+
+    static QColor seriesColor(int index);
+
+protected:
+    void changeEvent(QEvent *event) override;
+
+private:
+    void applyPalette();
+    QCustomPlot *m_plot;
+    QString m_title;
+};
+
+} // namespace atlas

@@ -1,4 +1,10 @@
+#include "figures_command.h"
 #include "inspect_command.h"
+#include "main_window.h"
+#include "settings.h"
+
+#include <QApplication>
+#include <QSettings>
 
 #include <iostream>
 #include <string>
@@ -9,10 +15,24 @@ int main(int argc, char **argv)
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "inspect")
         return atlas::runInspect({args.begin() + 1, args.end()});
+    if (!args.empty() && args.front() == "figures")
+        return atlas::runFigures(argc, argv, {args.begin() + 1, args.end()});
     if (!args.empty() && (args.front() == "-h" || args.front() == "--help")) {
-        std::cout << "usage: ckpt-atlas [inspect] [SOURCE] [options]   (ckpt-atlas inspect --help)\n";
+        std::cout << "usage: ckpt-atlas [SOURCE]                 open the desktop app (the demo without SOURCE)\n"
+                     "       ckpt-atlas inspect [SOURCE] [...]   print the report (ckpt-atlas inspect --help)\n"
+                     "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n";
         return 0;
     }
-    // Until the desktop window exists, the app prints the report of what it would open.
-    return atlas::runInspect(args);
+    QApplication app(argc, argv);
+    atlas::setApplicationIdentity();
+    atlas::MainWindow::applyTheme(QSettings().value(QStringLiteral("ui/theme")).toString() == QLatin1String("dark")
+                                      ? atlas::MainWindow::Theme::Dark
+                                      : atlas::MainWindow::Theme::Light);
+    atlas::MainWindow window;
+    window.show();
+    if (args.empty())
+        window.openDemo();
+    else
+        window.openSource(QString::fromStdString(args.front()));
+    return app.exec();
 }

@@ -34,6 +34,15 @@ ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomP
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
     m_plot->setAntialiasedElements(QCP::aeAll);
+    // The legend sits in a row of its own under the plot, laid out horizontally: it never hides data.
+    auto *legendRow = new QCPLayoutGrid;
+    m_plot->plotLayout()->addElement(1, 0, legendRow);
+    legendRow->setMargins(QMargins(5, 0, 5, 5));
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    legendRow->addElement(0, 0, m_plot->legend);
+    m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    m_plot->legend->setWrap(6);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
     m_plot->legend->setVisible(true);
     m_plot->setMinimumHeight(220);
     applyPalette();
@@ -52,19 +61,19 @@ QColor ChartWidget::seriesColor(int index)
 void ChartWidget::setTitle(const QString &title)
 {
     m_title = title;
-    if (m_plot->plotLayout()->rowCount() > 1) {
-        if (auto *t = qobject_cast<QCPTextElement *>(m_plot->plotLayout()->element(0, 0)))
-            t->setText(title);
+    if (m_titleElement) {
+        m_titleElement->setText(title);
     } else {
         m_plot->plotLayout()->insertRow(0);
-        auto *t = new QCPTextElement(m_plot, title, QFont(font().family(), font().pointSize() + 1, QFont::DemiBold));
-        m_plot->plotLayout()->addElement(0, 0, t);
+        m_titleElement = new QCPTextElement(m_plot, title, QFont(font().family(), font().pointSize() + 1, QFont::DemiBold));
+        m_plot->plotLayout()->addElement(0, 0, m_titleElement);
     }
     applyPalette();
 }
 
 void ChartWidget::clear()
 {
+    m_markers.clear();
     m_plot->clearPlottables();
     m_plot->clearItems();
     m_plot->replot();
@@ -75,11 +84,14 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
 {
     m_plot->clearPlottables();
     m_plot->clearItems();
+    m_markers.clear();
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    // Many categories (a bar per layer): label every fifth, so the labels stay readable.
+    const int every = labels.size() > 30 ? 5 : 1;
     for (int i = 0; i < labels.size(); ++i)
-        ticker->addTick(i, labels[i]);
+        ticker->addTick(i, i % every == 0 || every == 1 ? labels[i] : QString());
     m_plot->xAxis->setTicker(ticker);
-    m_plot->xAxis->setTickLabelRotation(labels.size() > 6 ? 35 : 0);
+    m_plot->xAxis->setTickLabelRotation(labels.size() > 6 && labels.size() <= 30 ? 35 : 0);
     m_plot->xAxis->setRange(-0.6, labels.size() - 0.4);
     m_plot->xAxis->setLabel(QString());
     m_plot->yAxis->setLabel(valueLabel);
@@ -134,6 +146,7 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
 {
     m_plot->clearPlottables();
     m_plot->clearItems();
+    m_markers.clear();
     for (auto *axis : {m_plot->xAxis, m_plot->yAxis}) {
         const bool log = axis == m_plot->xAxis ? logX : logY;
         axis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
@@ -162,7 +175,7 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
         }
         auto *graph = m_plot->addGraph();
         graph->setName(s.name);
-        graph->setPen(QPen(s.color, 2, s.dashed ? Qt::DashLine : Qt::SolidLine));
+        graph->setPen(QPen(s.color, s.width, s.dashed ? Qt::DashLine : Qt::SolidLine));
         graph->setData(s.x, s.y);
     }
     m_plot->rescaleAxes();
@@ -180,19 +193,24 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
 
 void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, const QColor &color)
 {
-    // Marker lines as a graph of vertical segments, so they appear once in the legend.
-    auto *graph = m_plot->addGraph();
-    graph->setName(name);
-    graph->setPen(QPen(color, 2));
-    graph->setLineStyle(QCPGraph::lsImpulse);
-    const double top = m_plot->yAxis->range().upper * 0.92;
-    QVector<double> ys(x.size(), top);
-    graph->setData(x, ys);
+    // One legend entry (a graph without data) and a vertical line per value; lines work on log axes too.
+    auto *legendOnly = m_plot->addGraph();
+    legendOnly->setName(name);
+    legendOnly->setPen(QPen(color, 2));
+    const double y1 = m_plot->yAxis->scaleType() == QCPAxis::stLogarithmic ? 1.0 : 0.0;
     QCPRange xr = m_plot->xAxis->range();
-    for (double v : x)
+    for (double v : x) {
+        auto *line = new QCPItemStraightLine(m_plot);
+        line->setPen(QPen(color, 1.6));
+        line->point1->setCoords(v, y1);
+        line->point2->setCoords(v, y1 + 1.0);
         xr.expand(v);
-    const double pad = (xr.upper - xr.lower) * 0.04 + 1e-6;
-    m_plot->xAxis->setRange(xr.lower - pad, xr.upper + pad);
+    }
+    m_markers[name] = int(x.size());
+    if (m_plot->xAxis->scaleType() == QCPAxis::stLinear) {
+        const double pad = (xr.upper - xr.lower) * 0.04 + 1e-6;
+        m_plot->xAxis->setRange(xr.lower - pad, xr.upper + pad);
+    }
     m_plot->legend->setVisible(true);
     m_plot->replot();
 }
@@ -211,6 +229,8 @@ int ChartWidget::pointCount(const QString &series) const
         QCPAbstractPlottable *p = m_plot->plottable(i);
         if (p->name() != series)
             continue;
+        if (m_markers.contains(series))
+            return m_markers.value(series);
         if (auto *g = qobject_cast<QCPGraph *>(p))
             return g->dataCount();
         if (auto *b = qobject_cast<QCPBars *>(p))
@@ -241,9 +261,9 @@ void ChartWidget::applyPalette()
     m_plot->legend->setBrush(pal.color(QPalette::Base));
     m_plot->legend->setTextColor(pal.color(QPalette::WindowText));
     m_plot->legend->setBorderPen(QPen(pal.color(QPalette::Mid)));
-    if (m_plot->plotLayout()->rowCount() > 1)
-        if (auto *t = qobject_cast<QCPTextElement *>(m_plot->plotLayout()->element(0, 0)))
-            t->setTextColor(pal.color(QPalette::WindowText));
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    if (m_titleElement)
+        m_titleElement->setTextColor(pal.color(QPalette::WindowText));
     m_plot->replot();
 }
 

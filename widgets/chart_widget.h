@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QColor>
+#include <QHash>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -8,6 +9,7 @@
 #include <QWidget>
 
 class QCustomPlot;
+class QCPTextElement;
 
 namespace atlas {
 
@@ -25,6 +27,7 @@ struct LineSeries
     QColor color;
     bool dashed = false;
     bool bars = false; // drawn as thin bars (a histogram) instead of a line
+    double width = 2.0;
 };
 
 // The one place QCustomPlot is used: bars by category, lines over x, histograms with marker lines.
@@ -58,7 +61,9 @@ protected:
 private:
     void applyPalette();
     QCustomPlot *m_plot;
+    QCPTextElement *m_titleElement = nullptr;
     QString m_title;
+    QHash<QString, int> m_markers; // marker lines per legend name
 };
 
 } // namespace atlas

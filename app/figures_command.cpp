@@ -1,0 +1,124 @@
+#include "figures_command.h"
+
+#include "atlas_view.h"
+#include "checkpoint_loader.h"
+#include "main_window.h"
+#include "routing_view.h"
+#include "settings.h"
+#include "view_export.h"
+
+#include <QApplication>
+#include <QDir>
+#include <QEventLoop>
+#include <QTimer>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+namespace atlas {
+
+int runFigures(int argc, char **argv, const std::vector<std::string> &args)
+{
+    std::string source, out, revision;
+    int tokens = 4096;
+    bool dark = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) {
+                std::cerr << "ckpt-atlas: " << a << " needs a value\n";
+                std::exit(2);
+            }
+            return args[++i];
+        };
+        if (a == "--out")
+            out = value();
+        else if (a == "--revision")
+            revision = value();
+        else if (a == "--tokens")
+            tokens = std::atoi(value().c_str());
+        else if (a == "--dark")
+            dark = true;
+        else if (a == "-h" || a == "--help") {
+            std::cout << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--revision REV]\n"
+                         "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n";
+            return 0;
+        } else if (a.starts_with("--")) {
+            std::cerr << "ckpt-atlas: unknown option " << a << "\n";
+            return 2;
+        } else
+            source = a;
+    }
+    if (out.empty()) {
+        std::cerr << "ckpt-atlas: figures needs --out DIR\n";
+        return 2;
+    }
+    if (tokens < 1) {
+        std::cerr << "ckpt-atlas: --tokens takes a positive number\n";
+        return 2;
+    }
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    setApplicationIdentity();
+    MainWindow::applyTheme(dark ? MainWindow::Theme::Dark : MainWindow::Theme::Light);
+    MainWindow window(false);
+    window.resize(1440, 900);
+    window.show(); // offscreen: nothing appears, but the views get their real sizes
+
+    QEventLoop loop;
+    QString failure;
+    QObject::connect(window.loader(), &CheckpointLoader::finished, &loop, &QEventLoop::quit);
+    QObject::connect(window.loader(), &CheckpointLoader::failed, &loop, [&](const QString &m) {
+        failure = m;
+        loop.quit();
+    });
+    if (source.empty())
+        window.openDemo();
+    else
+        window.openSource(QString::fromStdString(source), QString::fromStdString(revision));
+    if (!window.errorText().isEmpty()) {
+        std::cerr << "ckpt-atlas: " << window.errorText().toStdString() << "\n";
+        return 2;
+    }
+    loop.exec();
+    if (!failure.isEmpty()) {
+        std::cerr << "ckpt-atlas: " << failure.toStdString() << "\n";
+        return 3;
+    }
+    auto *routing = qobject_cast<RoutingView *>(window.view(QStringLiteral("routing")));
+    if (routing && routing->result() == nullptr) {
+        routing->setTokens(tokens);
+        QObject::connect(routing, &RoutingView::simulationFinished, &loop, &QEventLoop::quit);
+        routing->runSimulation();
+        if (routing->isRunning())
+            loop.exec();
+    }
+
+    if (!QDir().mkpath(QString::fromStdString(out))) {
+        std::cerr << "ckpt-atlas: cannot create " << out << "\n";
+        return 3;
+    }
+    int n = 0;
+    int failures = 0;
+    for (AtlasView *v : window.views()) {
+        ++n;
+        window.showView(v);
+        QCoreApplication::processEvents();
+        for (const char *suffix : {".png", ".svg"}) {
+            const QString path = QDir(QString::fromStdString(out))
+                                     .filePath(QStringLiteral("%1-%2%3").arg(n, 2, 10, QLatin1Char('0')).arg(v->fileStem(), QLatin1String(suffix)));
+            QString error;
+            if (exportWidget(v, path, &error)) {
+                std::cout << path.toStdString() << "\n";
+            } else {
+                std::cerr << "ckpt-atlas: " << error.toStdString() << "\n";
+                ++failures;
+            }
+        }
+    }
+    return failures ? 3 : 0;
+}
+
+} // namespace atlas

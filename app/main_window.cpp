@@ -1,0 +1,424 @@
+#include "main_window.h"
+
+#include "bias_view.h"
+#include "budget_view.h"
+#include "cache_view.h"
+#include "checkpoint_loader.h"
+#include "errors.h"
+#include "indexshare_view.h"
+#include "layers_view.h"
+#include "open_dialog.h"
+#include "overview_view.h"
+#include "routing_view.h"
+#include "settings.h"
+#include "view_export.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+// Resources in a static library must be registered by hand, outside any namespace.
+static void initAtlasResources()
+{
+    Q_INIT_RESOURCE(resources);
+}
+
+namespace atlas {
+
+MainWindow::MainWindow(bool interactive, QWidget *parent)
+    : QMainWindow(parent), m_interactive(interactive), m_loader(new CheckpointLoader(this)),
+      m_sidebar(new QListWidget(this)), m_stack(new QStackedWidget(this)), m_error(new QLabel(this)),
+      m_statusText(new QLabel(this)), m_progress(new QProgressBar(this)), m_cancel(new QToolButton(this))
+{
+    initAtlasResources();
+    setWindowTitle(tr("Checkpoint Atlas"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/ckpt-atlas.svg")));
+    setAcceptDrops(true);
+
+    m_views = {new OverviewView(this), new LayersView(this), new BudgetView(this), new IndexShareView(this),
+               new CacheView(this),    new BiasView(this),   new RoutingView(this)};
+    for (AtlasView *v : m_views) {
+        m_stack->addWidget(v);
+        m_sidebar->addItem(v->title());
+        v->clearAll();
+    }
+    m_sidebar->setFixedWidth(170);
+    m_sidebar->setFrameShape(QFrame::NoFrame);
+    m_sidebar->setStyleSheet(QStringLiteral("QListWidget { padding-top: 10px; font-size: 11pt; }"
+                                            "QListWidget::item { padding: 9px 14px; border-radius: 5px; margin: 1px 6px; }"));
+    m_sidebar->setCurrentRow(0);
+    connect(m_sidebar, &QListWidget::currentRowChanged, m_stack, &QStackedWidget::setCurrentIndex);
+
+    m_error->setWordWrap(true);
+    m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_error->setStyleSheet(QStringLiteral("QLabel { background: #FDECEC; color: #7A1F1F; border: 1px solid #E7A3A3;"
+                                          " border-radius: 6px; padding: 8px 12px; margin: 8px 12px 0 12px; }"));
+    m_error->hide();
+
+    auto *central = new QWidget(this);
+    auto *h = new QHBoxLayout(central);
+    h->setContentsMargins(0, 0, 0, 0);
+    h->setSpacing(0);
+    h->addWidget(m_sidebar);
+    auto *right = new QVBoxLayout();
+    right->setContentsMargins(0, 0, 0, 0);
+    right->addWidget(m_error);
+    right->addWidget(m_stack, 1);
+    h->addLayout(right, 1);
+    setCentralWidget(central);
+
+    m_progress->setMaximumWidth(260);
+    m_progress->setTextVisible(true);
+    m_progress->hide();
+    m_cancel->setText(tr("Cancel"));
+    m_cancel->hide();
+    connect(m_cancel, &QToolButton::clicked, this, &MainWindow::cancelLoad);
+    statusBar()->addWidget(m_statusText, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+
+    buildMenus();
+
+    connect(m_loader, &CheckpointLoader::stage, this, [this](const QString &what) { m_statusText->setText(what); });
+    connect(m_loader, &CheckpointLoader::progress, this, [this](quint64 done, quint64 total, quint64 bytes, quint64 requests) {
+        if (total > 0) {
+            m_progress->setRange(0, int(total));
+            m_progress->setValue(int(done));
+        } else {
+            m_progress->setRange(0, 0);
+        }
+        m_progress->setFormat(tr("%1/%2 files · %3 · %4 requests")
+                                  .arg(done)
+                                  .arg(total)
+                                  .arg(binaryBytesQ(bytes))
+                                  .arg(requests));
+    });
+    connect(m_loader, &CheckpointLoader::layoutReady, this, [this](std::shared_ptr<const LoadedCheckpoint> data) {
+        for (AtlasView *v : m_views)
+            v->setCheckpoint(data);
+        m_error->hide();
+        const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
+        setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
+    });
+    connect(m_loader, &CheckpointLoader::biasesReady, this, [this](std::shared_ptr<const BiasAudit> audit) {
+        for (AtlasView *v : m_views)
+            v->setBiases(audit);
+    });
+    auto done = [this](const QString &message) {
+        m_progress->hide();
+        m_cancel->hide();
+        m_statusText->setText(message);
+    };
+    connect(m_loader, &CheckpointLoader::finished, this, [this, done] {
+        done(tr("%1 — loaded; %2").arg(m_currentLabel, m_progress->format()));
+    });
+    connect(m_loader, &CheckpointLoader::cancelled, this, [done] { done(tr("Load cancelled.")); });
+    connect(m_loader, &CheckpointLoader::failed, this, [this, done](const QString &message) {
+        done(tr("Load failed."));
+        showError(message);
+    });
+
+    QSettings s;
+    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray(), kStateVersion);
+    if (geometry().width() < 400)
+        resize(1360, 860);
+}
+
+MainWindow::~MainWindow() = default;
+
+AtlasView *MainWindow::view(const QString &fileStem) const
+{
+    for (AtlasView *v : m_views)
+        if (v->fileStem() == fileStem)
+            return v;
+    return nullptr;
+}
+
+void MainWindow::showView(AtlasView *view)
+{
+    m_sidebar->setCurrentRow(int(m_views.indexOf(view)));
+}
+
+QString MainWindow::errorText() const
+{
+    return m_error->isHidden() ? QString() : m_error->text();
+}
+
+bool MainWindow::progressVisible() const
+{
+    return !m_progress->isHidden();
+}
+
+QString MainWindow::progressText() const
+{
+    return m_progress->format();
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *open = file->addAction(tr("&Open…"), this, [this] {
+        OpenDialog dialog(this);
+        if (dialog.exec() == QDialog::Accepted && !dialog.source().isEmpty())
+            openSource(dialog.source(), dialog.revision());
+    });
+    open->setShortcut(QKeySequence::Open);
+    QAction *folder = file->addAction(tr("Open &Folder…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Checkpoint folder"));
+        if (!dir.isEmpty())
+            openSource(dir);
+    });
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    QAction *demo = file->addAction(tr("Open the &Demo"), this, &MainWindow::openDemo);
+    QAction *reload = file->addAction(tr("&Reload"), this, [this] {
+        if (m_lastSource.isEmpty())
+            openDemo();
+        else
+            openSource(m_lastSource, m_lastRevision);
+    });
+    reload->setShortcut(QKeySequence::Refresh);
+    file->addSeparator();
+    QAction *exportView = file->addAction(tr("&Export View…"), this, &MainWindow::exportCurrentView);
+    exportView->setShortcut(QKeySequence(tr("Ctrl+E")));
+    file->addAction(tr("Export &All Figures…"), this, &MainWindow::exportAllFigures);
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
+    auto *themes = new QActionGroup(this);
+    const bool dark = QSettings().value(QStringLiteral("ui/theme")).toString() == QLatin1String("dark");
+    QAction *light = viewMenu->addAction(tr("&Light Theme"), this, [] {
+        QSettings().setValue(QStringLiteral("ui/theme"), QStringLiteral("light"));
+        applyTheme(Theme::Light);
+    });
+    QAction *darkAction = viewMenu->addAction(tr("&Dark Theme"), this, [] {
+        QSettings().setValue(QStringLiteral("ui/theme"), QStringLiteral("dark"));
+        applyTheme(Theme::Dark);
+    });
+    for (QAction *a : {light, darkAction}) {
+        a->setCheckable(true);
+        themes->addAction(a);
+    }
+    (dark ? darkAction : light)->setChecked(true);
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About Checkpoint Atlas"), this, [this] {
+        QMessageBox::about(this, tr("About Checkpoint Atlas"),
+                           tr("<b>Checkpoint Atlas</b><br>Layer tree, parameter budget, IndexShare, cache costs and "
+                              "router-bias audit of large MoE checkpoints, from their safetensors headers."));
+    });
+
+    QToolBar *tools = addToolBar(tr("Main"));
+    tools->setObjectName(QStringLiteral("mainToolbar"));
+    tools->setMovable(false);
+    tools->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    tools->addAction(open);
+    tools->addAction(folder);
+    tools->addAction(demo);
+    tools->addAction(reload);
+    tools->addSeparator();
+    tools->addAction(exportView);
+    rebuildRecentMenu();
+}
+
+NetworkOptions MainWindow::networkOptions() const
+{
+    const QSettings s;
+    NetworkOptions o;
+    o.connections = std::clamp(s.value(QStringLiteral("network/connections"), 16).toInt(), 1, 256);
+    o.caBundle = s.value(QStringLiteral("network/caBundle")).toString().toStdString();
+    return o;
+}
+
+void MainWindow::openDemo()
+{
+    m_lastSource.clear();
+    m_lastRevision.clear();
+    m_currentLabel = tr("Demo: synthetic GLM-5.x FP8");
+    SourceSpec spec;
+    startLoad(spec, m_currentLabel);
+}
+
+void MainWindow::openSource(const QString &source, const QString &revision)
+{
+    SourceSpec spec;
+    try {
+        spec = parseSourceSpec(source.toStdString(), revision.toStdString());
+    } catch (const AtlasError &e) {
+        showError(QString::fromUtf8(e.what()));
+        return;
+    }
+    if (spec.kind == SourceSpec::Kind::Hub && qEnvironmentVariableIsEmpty("HF_ENDPOINT")) {
+        const QString endpoint = QSettings().value(QStringLiteral("network/endpoint")).toString();
+        if (!endpoint.isEmpty())
+            spec.endpoint = endpoint.toStdString();
+    }
+    m_lastSource = source;
+    m_lastRevision = revision;
+    m_currentLabel = source + (revision.isEmpty() ? QString() : QLatin1Char('@') + revision);
+    addRecent(source + (revision.isEmpty() ? QString() : QStringLiteral("@") + revision));
+    startLoad(spec, m_currentLabel);
+}
+
+void MainWindow::startLoad(const SourceSpec &spec, const QString &label)
+{
+    m_error->hide();
+    m_statusText->setText(tr("Opening %1…").arg(label));
+    m_progress->setRange(0, 0);
+    m_progress->setFormat(tr("starting…"));
+    m_progress->show();
+    m_cancel->show();
+    m_loader->start(spec, networkOptions());
+}
+
+void MainWindow::cancelLoad()
+{
+    m_loader->cancel();
+}
+
+void MainWindow::showError(const QString &message)
+{
+    m_error->setText(tr("<b>Could not open the checkpoint.</b> %1").arg(message.toHtmlEscaped()));
+    m_error->show();
+}
+
+void MainWindow::addRecent(const QString &source)
+{
+    QSettings s;
+    QStringList recent = s.value(QStringLiteral("recent/sources")).toStringList();
+    recent.removeAll(source);
+    recent.prepend(source);
+    while (recent.size() > 10)
+        recent.removeLast();
+    s.setValue(QStringLiteral("recent/sources"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recent/sources")).toStringList();
+    for (const QString &r : recent) {
+        m_recentMenu->addAction(r, this, [this, r] {
+            const auto at = r.lastIndexOf(QLatin1Char('@'));
+            if (r.startsWith(QLatin1String("hf://")) && at > 0)
+                openSource(r.left(at), r.mid(at + 1));
+            else
+                openSource(r);
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::exportCurrentView()
+{
+    auto *v = qobject_cast<AtlasView *>(m_stack->currentWidget());
+    if (!v)
+        return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(v->title()),
+                                                      QDir::home().filePath(v->fileStem() + QStringLiteral(".png")),
+                                                      tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!exportWidget(v, path, &error))
+        QMessageBox::warning(this, tr("Export failed"), error);
+    else
+        m_statusText->setText(tr("Saved %1").arg(path));
+}
+
+void MainWindow::exportAllFigures()
+{
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the figures"));
+    if (dir.isEmpty())
+        return;
+    QStringList failures;
+    int n = 0;
+    for (AtlasView *v : m_views) {
+        for (const char *suffix : {".png", ".svg", ".pdf"}) {
+            QString error;
+            const QString path = QDir(dir).filePath(QStringLiteral("%1-%2%3").arg(++n / 3 + 1, 2, 10, QLatin1Char('0')).arg(v->fileStem(), QLatin1String(suffix)));
+            if (!exportWidget(v, path, &error))
+                failures << error;
+        }
+    }
+    if (!failures.isEmpty())
+        QMessageBox::warning(this, tr("Export failed"), failures.join(QLatin1Char('\n')));
+    else
+        m_statusText->setText(tr("Saved every view to %1").arg(dir));
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState(kStateVersion));
+    m_loader->cancel();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent *event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (urls.size() == 1 && urls.front().isLocalFile() && QFileInfo(urls.front().toLocalFile()).isDir())
+        event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent *event)
+{
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty())
+        openSource(urls.front().toLocalFile());
+}
+
+void MainWindow::applyTheme(Theme theme)
+{
+    qApp->setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QPalette p;
+    if (theme == Theme::Dark) {
+        const QColor window(0x24, 0x27, 0x2E), base(0x1B, 0x1E, 0x24), text(0xE6, 0xE8, 0xEC), accent(0x4C, 0x93, 0xD6);
+        p.setColor(QPalette::Window, window);
+        p.setColor(QPalette::WindowText, text);
+        p.setColor(QPalette::Base, base);
+        p.setColor(QPalette::AlternateBase, QColor(0x22, 0x26, 0x2D));
+        p.setColor(QPalette::ToolTipBase, base);
+        p.setColor(QPalette::ToolTipText, text);
+        p.setColor(QPalette::Text, text);
+        p.setColor(QPalette::Button, QColor(0x2E, 0x32, 0x3A));
+        p.setColor(QPalette::ButtonText, text);
+        p.setColor(QPalette::Highlight, accent);
+        p.setColor(QPalette::HighlightedText, Qt::white);
+        p.setColor(QPalette::Mid, QColor(0x44, 0x49, 0x52));
+        p.setColor(QPalette::PlaceholderText, QColor(0x8A, 0x90, 0x9A));
+        p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x70, 0x75, 0x7E));
+        p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x70, 0x75, 0x7E));
+    } else {
+        p = QStyleFactory::create(QStringLiteral("Fusion"))->standardPalette();
+        p.setColor(QPalette::Window, QColor(0xF4, 0xF5, 0xF7));
+        p.setColor(QPalette::AlternateBase, QColor(0xF2, 0xF5, 0xF9));
+        p.setColor(QPalette::Highlight, QColor(0x2F, 0x6F, 0xB3));
+    }
+    qApp->setPalette(p);
+}
+
+} // namespace atlas

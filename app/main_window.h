@@ -1,0 +1,80 @@
+#pragma once
+
+#include "loaded_checkpoint.h"
+#include "source_spec.h"
+
+#include <QMainWindow>
+
+class QLabel;
+class QListWidget;
+class QMenu;
+class QProgressBar;
+class QStackedWidget;
+class QToolButton;
+
+namespace atlas {
+
+class AtlasView;
+class BiasView;
+class BudgetView;
+class CacheView;
+class CheckpointLoader;
+class IndexShareView;
+class LayersView;
+class OverviewView;
+class RoutingView;
+
+// The main window: a sidebar of views, the loader wired to them, progress and cancel, export,
+// recent sources, themes and settings.
+class MainWindow final : public QMainWindow
+{
+    Q_OBJECT
+public:
+    // interactive = false: no dialogs (headless figure export and tests).
+    explicit MainWindow(bool interactive = true, QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    void openDemo();
+    void openSource(const QString &source, const QString &revision = {});
+    void cancelLoad();
+    CheckpointLoader *loader() const { return m_loader; }
+    const QList<AtlasView *> &views() const { return m_views; }
+    AtlasView *view(const QString &fileStem) const;
+    void showView(AtlasView *view);
+    QString errorText() const;
+    bool progressVisible() const;
+    QString progressText() const;
+
+    enum class Theme { Light, Dark };
+    static void applyTheme(Theme theme);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+
+private:
+    void buildMenus();
+    void startLoad(const SourceSpec &spec, const QString &label);
+    void addRecent(const QString &source);
+    void rebuildRecentMenu();
+    void exportCurrentView();
+    void exportAllFigures();
+    void showError(const QString &message);
+    NetworkOptions networkOptions() const;
+
+    bool m_interactive;
+    CheckpointLoader *m_loader;
+    QListWidget *m_sidebar;
+    QStackedWidget *m_stack;
+    QLabel *m_error;
+    QLabel *m_statusText;
+    QProgressBar *m_progress;
+    QToolButton *m_cancel;
+    QMenu *m_recentMenu = nullptr;
+    QList<AtlasView *> m_views;
+    QString m_currentLabel;
+    QString m_lastSource, m_lastRevision;
+};
+
+} // namespace atlas

@@ -1,0 +1,194 @@
+#include "bias_view.h"
+
+#include "bf16.h"
+#include "chart_widget.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace atlas {
+
+BiasView::BiasView(QWidget *parent)
+    : AtlasView(parent), m_status(new QLabel(this)), m_layer(new QComboBox(this)), m_layerSummary(new QLabel(this)),
+      m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)), m_table(new QTableWidget(0, 8, this))
+{
+    m_status->setWordWrap(true);
+    m_layerSummary->setWordWrap(true);
+    m_histogram->setTitle(tr("FP32 values and the BF16 levels they collapse onto"));
+    m_levels->setTitle(tr("Distinct values per layer: FP32 as stored vs after BF16 rounding"));
+    m_table->setHorizontalHeaderLabels({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"), tr("FP32 distinct"),
+                                        tr("BF16 distinct"), tr("Zero-logit replaced")});
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setAlternatingRowColors(true);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+
+    auto *v = new QVBoxLayout(this);
+    v->setContentsMargins(20, 16, 20, 16);
+    v->addWidget(makeHeading(tr("Router correction bias (e_score_correction_bias)"), this));
+    v->addWidget(m_status);
+    auto *row = new QHBoxLayout();
+    row->addWidget(new QLabel(tr("Layer"), this));
+    row->addWidget(m_layer);
+    row->addWidget(m_layerSummary, 1);
+    v->addLayout(row);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    auto *charts = new QSplitter(Qt::Horizontal, split);
+    charts->addWidget(m_histogram);
+    charts->addWidget(m_levels);
+    split->addWidget(charts);
+    split->addWidget(m_table);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    v->addWidget(split, 1);
+
+    connect(m_layer, qOverload<int>(&QComboBox::currentIndexChanged), this, &BiasView::showLayer);
+    connect(m_table, &QTableWidget::cellClicked, this, [this](int r, int) { m_layer->setCurrentIndex(r); });
+    clearAll();
+}
+
+QString BiasView::statusText() const
+{
+    return m_status->text();
+}
+
+void BiasView::clearAll()
+{
+    m_audit.reset();
+    m_layer->clear();
+    m_histogram->clear();
+    m_levels->clear();
+    m_table->setRowCount(0);
+    m_layerSummary->clear();
+    m_status->setText(tr("Open a checkpoint: its correction biases are read after the layout, byte-exact."));
+}
+
+void BiasView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint>)
+{
+    clearAll();
+    m_status->setText(tr("Reading the correction biases…"));
+}
+
+void BiasView::selectLayer(int layer)
+{
+    for (int i = 0; i < m_layer->count(); ++i)
+        if (m_layer->itemData(i).toInt() == layer)
+            m_layer->setCurrentIndex(i);
+}
+
+void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
+{
+    m_audit = std::move(audit);
+    const auto &stats = m_audit->stats;
+    if (stats.empty()) {
+        m_status->setText(tr("This checkpoint has no router correction biases (no mlp.gate.e_score_correction_bias)."));
+        return;
+    }
+    std::uint32_t fpMin = UINT32_MAX, fpMax = 0, bfMin = UINT32_MAX, bfMax = 0;
+    for (const auto &s : stats) {
+        fpMin = std::min(fpMin, s.fp32Distinct);
+        fpMax = std::max(fpMax, s.fp32Distinct);
+        bfMin = std::min(bfMin, s.bf16Distinct);
+        bfMax = std::max(bfMax, s.bf16Distinct);
+    }
+    m_status->setText(tr("%1 tensors, %2 bytes read (exactly the tensors, no more). Distinct values: %3–%4 in FP32, "
+                         "%5–%6 after BF16 round-to-nearest-even.")
+                          .arg(stats.size())
+                          .arg(groupDigitsQ(m_audit->bytesRead))
+                          .arg(fpMin)
+                          .arg(fpMax)
+                          .arg(bfMin)
+                          .arg(bfMax));
+    QStringList labels;
+    BarSeries fp32{tr("FP32 distinct"), {}, ChartWidget::seriesColor(0)};
+    BarSeries bf16{tr("BF16 distinct"), {}, ChartWidget::seriesColor(1)};
+    m_table->setRowCount(int(stats.size()));
+    {
+        QSignalBlocker block(m_layer);
+        m_layer->clear();
+        for (std::size_t i = 0; i < stats.size(); ++i) {
+            const BiasStats &s = stats[i];
+            m_layer->addItem(s.layer >= 0 ? tr("layer %1").arg(s.layer) : qs(s.tensor), s.layer);
+            labels << QString::number(s.layer);
+            fp32.values << s.fp32Distinct;
+            bf16.values << s.bf16Distinct;
+            const int r = int(i);
+            auto cell = [&](int c, const QString &text) {
+                auto *item = new QTableWidgetItem(text);
+                if (c >= 2)
+                    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+                m_table->setItem(r, c, item);
+            };
+            cell(0, QString::number(s.layer));
+            cell(1, qs(s.dtype));
+            cell(2, s.min ? QString::number(double(*s.min), 'f', 6) : QStringLiteral("—"));
+            cell(3, s.max ? QString::number(double(*s.max), 'f', 6) : QStringLiteral("—"));
+            cell(4, s.min && s.max ? QString::number(double(*s.max - *s.min), 'f', 6) : QStringLiteral("—"));
+            cell(5, QString::number(s.fp32Distinct));
+            cell(6, QString::number(s.bf16Distinct));
+            cell(7, s.zeroLogitReplaced ? QString::number(*s.zeroLogitReplaced) : QStringLiteral("—"));
+            m_table->item(r, 0)->setToolTip(tr("SHA-256 %1").arg(qs(s.sha256)));
+        }
+    }
+    m_levels->showBars(labels, {fp32, bf16}, tr("distinct values"), true);
+    m_layer->setCurrentIndex(0);
+    showLayer();
+}
+
+void BiasView::showLayer()
+{
+    const int i = m_layer->currentIndex();
+    if (!m_audit || i < 0 || i >= int(m_audit->stats.size()))
+        return;
+    const BiasStats &s = m_audit->stats[std::size_t(i)];
+    QString note;
+    if (s.nanCount || s.infCount)
+        note = tr(" <span style='color:#C94B4B'>%1 NaN and %2 infinite values are left out of the plot.</span>")
+                   .arg(s.nanCount)
+                   .arg(s.infCount);
+    m_layerSummary->setText(tr("%1 values, %2 distinct in FP32 → <b>%3 BF16 levels</b>; zero-logit probe: %4 of the "
+                               "top-k replaced.%5")
+                                .arg(s.values.size())
+                                .arg(s.fp32Distinct)
+                                .arg(s.bf16Distinct)
+                                .arg(s.zeroLogitReplaced ? QString::number(*s.zeroLogitReplaced) : tr("n/a"))
+                                .arg(note));
+    if (!s.min || !s.max) {
+        m_histogram->clear();
+        return;
+    }
+    // A fine histogram of the FP32 values, wide enough to show every level's neighbourhood.
+    double lo = *s.min, hi = *s.max;
+    for (const auto &l : s.levels)
+        if (std::isfinite(l.value)) {
+            lo = std::min(lo, double(l.value));
+            hi = std::max(hi, double(l.value));
+        }
+    const int bins = 160;
+    const double width = (hi - lo) > 0 ? (hi - lo) / bins : 1.0;
+    LineSeries hist{tr("FP32 values per bin"), {}, {}, ChartWidget::seriesColor(0), false, true};
+    QVector<double> counts(bins + 1, 0.0);
+    for (float v : s.values)
+        if (std::isfinite(v))
+            counts[std::clamp(int((double(v) - lo) / width), 0, bins)] += 1;
+    for (int b = 0; b <= bins; ++b) {
+        hist.x << lo + (b + 0.5) * width;
+        hist.y << counts[b];
+    }
+    m_histogram->showLines({hist}, tr("bias value"), tr("values"), false, false);
+    QVector<double> levels;
+    for (const auto &l : s.levels)
+        if (std::isfinite(l.value))
+            levels << double(l.value);
+    m_histogram->addMarkers(levels, tr("BF16 levels (%1)").arg(levels.size()), ChartWidget::seriesColor(3));
+}
+
+} // namespace atlas

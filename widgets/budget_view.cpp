@@ -1,0 +1,84 @@
+#include "budget_view.h"
+
+#include "chart_widget.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+BudgetView::BudgetView(QWidget *parent)
+    : AtlasView(parent), m_chart(new ChartWidget(this)), m_table(new QTableWidget(0, 5, this)),
+      m_caption(makeCaption(QString(), this))
+{
+    m_chart->setTitle(tr("Parameters by category (log scale)"));
+    m_table->setHorizontalHeaderLabels({tr("Category"), tr("Parameters"), tr("Share of total"), tr("Active per token"),
+                                        tr("Share of active")});
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setAlternatingRowColors(true);
+    auto *v = new QVBoxLayout(this);
+    v->setContentsMargins(20, 16, 20, 16);
+    v->addWidget(makeHeading(tr("Parameter budget"), this));
+    v->addWidget(m_caption);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_chart);
+    split->addWidget(m_table);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    v->addWidget(split, 1);
+}
+
+void BudgetView::clearAll()
+{
+    m_chart->clear();
+    m_table->setRowCount(0);
+    m_caption->clear();
+}
+
+void BudgetView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
+{
+    const ParameterBudget &b = data->analysis.budget;
+    QStringList labels;
+    BarSeries total{tr("Total"), {}, ChartWidget::seriesColor(0)};
+    BarSeries active{tr("Active per token"), {}, ChartWidget::seriesColor(1)};
+    m_table->setRowCount(0);
+    const double activeSum = b.activatedPerToken ? double(*b.activatedPerToken) : 0.0;
+    for (std::size_t i = 0; i < kCategoryCount; ++i) {
+        if (b.byCategory[i] == 0)
+            continue;
+        const QString name = qs(std::string(categoryName(static_cast<Category>(i))));
+        labels << name;
+        total.values << double(b.byCategory[i]);
+        active.values << double(b.activeByCategory[i]);
+        const int r = m_table->rowCount();
+        m_table->insertRow(r);
+        auto cell = [&](int column, const QString &text) {
+            auto *item = new QTableWidgetItem(text);
+            if (column > 0)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            m_table->setItem(r, column, item);
+        };
+        cell(0, name);
+        cell(1, groupDigitsQ(b.byCategory[i]));
+        cell(2, percentQ(double(b.byCategory[i]) / double(b.total ? b.total : 1)));
+        cell(3, b.activatedPerToken ? groupDigitsQ(b.activeByCategory[i]) : tr("unknown"));
+        cell(4, activeSum > 0 ? percentQ(double(b.activeByCategory[i]) / activeSum) : QStringLiteral("—"));
+    }
+    QList<BarSeries> series{total};
+    if (b.activatedPerToken)
+        series << active;
+    m_chart->showBars(labels, series, tr("parameters"), true);
+    m_caption->setText(tr("%1 parameters in all, %2 active per token (%3). Quantization scales are not parameters: "
+                          "%4 tensors, %5 elements, %6.")
+                           .arg(groupDigitsQ(b.total),
+                                b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) : tr("unknown"),
+                                qs(b.activationNote), groupDigitsQ(b.quantScales.tensors),
+                                groupDigitsQ(b.quantScales.elements), binaryBytesQ(b.quantScales.bytes)));
+}
+
+} // namespace atlas

@@ -1,0 +1,167 @@
+#include "cache_view.h"
+
+#include "chart_widget.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace atlas {
+
+CacheView::CacheView(QWidget *parent)
+    : AtlasView(parent), m_context(new QSpinBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
+      m_kv(new QComboBox(this)), m_entry(new QComboBox(this)), m_chart(new ChartWidget(this)),
+      m_breakdown(new QLabel(this))
+{
+    m_context->setRange(1, 1 << 30);
+    m_context->setGroupSeparatorShown(true);
+    m_context->setSuffix(tr(" tokens"));
+    m_slider->setRange(0, 1000); // log2 of the context, in thousandths of the range
+    m_kv->addItem(tr("BF16 latent (1,152 B/layer at rank 512)"), int(KvDtype::BF16));
+    m_kv->addItem(tr("FP8 latent"), int(KvDtype::FP8));
+    m_kv->addItem(tr("FlashMLA fp8_ds_mla (FP8 + scales + BF16 rope)"), int(KvDtype::FP8_DS_MLA));
+    m_entry->addItem(tr("padded to 16 B (ATOM)"), 0);
+    m_entry->addItem(tr("132 B (DeepSeek reference, vLLM)"), 132);
+    m_entry->addItem(tr("144 B"), 144);
+    m_breakdown->setWordWrap(true);
+    m_breakdown->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_chart->setTitle(tr("Cache per sequence against context length"));
+
+    auto *v = new QVBoxLayout(this);
+    v->setContentsMargins(20, 16, 20, 16);
+    v->addWidget(makeHeading(tr("KV and index-key cache"), this));
+    auto *form = new QFormLayout();
+    auto *ctxRow = new QHBoxLayout();
+    ctxRow->addWidget(m_slider, 1);
+    ctxRow->addWidget(m_context);
+    form->addRow(tr("Context"), ctxRow);
+    form->addRow(tr("KV cache layout"), m_kv);
+    form->addRow(tr("Index-key entry"), m_entry);
+    v->addLayout(form);
+    v->addWidget(m_breakdown);
+    v->addWidget(m_chart, 1);
+
+    connect(m_context, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
+        if (!m_data)
+            return;
+        const double maxLog = std::log2(double(m_context->maximum()));
+        QSignalBlocker block(m_slider);
+        m_slider->setValue(int(std::lround(std::log2(double(value)) / maxLog * 1000)));
+        recompute();
+    });
+    connect(m_slider, &QSlider::valueChanged, this, [this](int value) {
+        const double maxLog = std::log2(double(m_context->maximum()));
+        m_context->setValue(int(std::lround(std::exp2(value / 1000.0 * maxLog))));
+    });
+    connect(m_kv, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+    connect(m_entry, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+}
+
+void CacheView::clearAll()
+{
+    m_data.reset();
+    m_chart->clear();
+    m_breakdown->clear();
+}
+
+void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
+{
+    m_data = std::move(data);
+    const auto max = m_data->checkpoint.config.maxPositionEmbeddings.value_or(131072);
+    QSignalBlocker block(m_context);
+    m_context->setMaximum(int(std::min<std::int64_t>(max, 1 << 30)));
+    m_context->setValue(m_context->maximum());
+    m_slider->setValue(1000);
+    recompute();
+}
+
+void CacheView::setContext(std::uint64_t tokens)
+{
+    m_context->setValue(int(std::min<std::uint64_t>(tokens, std::uint64_t(m_context->maximum()))));
+}
+
+void CacheView::setKvDtype(KvDtype dtype)
+{
+    m_kv->setCurrentIndex(m_kv->findData(int(dtype)));
+}
+
+void CacheView::setIndexEntryBytes(int bytes)
+{
+    m_entry->setCurrentIndex(std::max(0, m_entry->findData(bytes)));
+}
+
+QString CacheView::breakdownText() const
+{
+    return m_breakdown->text();
+}
+
+void CacheView::recompute()
+{
+    if (!m_data)
+        return;
+    CacheOptions opt;
+    opt.kvDtype = static_cast<KvDtype>(m_kv->currentData().toInt());
+    if (const int e = m_entry->currentData().toInt())
+        opt.indexEntryBytes = e;
+    opt.contextTokens = std::uint64_t(m_context->value());
+    m_budget = computeCacheBudget(m_data->checkpoint, m_data->analysis, opt);
+    const CacheBudget &c = m_budget;
+    if (!c.available) {
+        m_breakdown->setText(qs(c.reason));
+        m_chart->clear();
+        return;
+    }
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    QString text = tr("<b>Per token:</b> MLA latent %1 layers × %2 B = <b>%3 B</b>; index keys %4 layers × %5 B = "
+                      "<b>%6 B</b>; total <b>%7 B</b>.<br>")
+                       .arg(c.kvLayers)
+                       .arg(c.kvBytesPerLayer)
+                       .arg(groupDigitsQ(c.kvBytesPerToken))
+                       .arg(c.indexLayers)
+                       .arg(c.indexEntryBytes)
+                       .arg(groupDigitsQ(c.indexBytesPerToken), groupDigitsQ(c.bytesPerToken));
+    text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
+                .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
+    if (c.indexBytesPerTokenEveryLayer > 0)
+        text += tr(" Had every layer its own indexer, the index keys would cost %1 B/token: %2 in all at this context.")
+                    .arg(groupDigitsQ(c.indexBytesPerTokenEveryLayer),
+                         binaryBytesQ((c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * c.contextTokens));
+    if (c.indexTopk)
+        text += tr("<br><b>Sparse read:</b> each query reads %1 of %2 cached entries (%3)%4.")
+                    .arg(groupDigitsQ(c.sparseReadTokens), groupDigitsQ(c.contextTokens),
+                         percentQ(double(c.sparseReadTokens) / double(c.contextTokens), 2),
+                         c.contextTokens <= std::uint64_t(*c.indexTopk)
+                             ? tr(": at or below index_topk = %1 the selection is everything, exactly dense attention")
+                                   .arg(*c.indexTopk)
+                             : QString());
+    m_breakdown->setText(text);
+
+    // The curves over the whole context range, on log axes.
+    QList<LineSeries> series;
+    LineSeries total{tr("KV + index (this map)"), {}, {}, ChartWidget::seriesColor(0)};
+    LineSeries kv{tr("MLA latent only"), {}, {}, ChartWidget::seriesColor(2), true};
+    LineSeries every{tr("KV + index, every layer indexed"), {}, {}, ChartWidget::seriesColor(3), true};
+    const double maxCtx = double(m_context->maximum());
+    for (double x = std::min(1024.0, maxCtx); x <= maxCtx * 1.0001; x *= std::exp2(0.125)) {
+        total.x << x;
+        total.y << double(c.bytesPerToken) * x / gib;
+        kv.x << x;
+        kv.y << double(c.kvBytesPerToken) * x / gib;
+        every.x << x;
+        every.y << double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * x / gib;
+    }
+    series << total << kv;
+    if (c.indexBytesPerTokenEveryLayer > 0)
+        series << every;
+    m_chart->showLines(series, tr("context (tokens, log scale)"), tr("GiB per sequence"), true, false);
+    m_chart->addMarkers({double(c.contextTokens)}, tr("selected context"), ChartWidget::seriesColor(1));
+}
+
+} // namespace atlas

@@ -1,0 +1,209 @@
+#include "indexshare_view.h"
+
+#include "cache_budget.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPainterPath>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+namespace {
+constexpr int kCell = 13;
+constexpr int kGap = 3;
+constexpr int kLeft = 8;
+} // namespace
+
+IndexStrip::IndexStrip(QWidget *parent) : QWidget(parent)
+{
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+}
+
+QColor IndexStrip::roleColor(IndexerRole role, bool mtp)
+{
+    if (mtp)
+        return QColor(0x8E, 0x6C, 0xC2);
+    switch (role) {
+    case IndexerRole::Full:
+        return QColor(0x3B, 0x82, 0xC4);
+    case IndexerRole::Shared:
+        return QColor(0xB8, 0xD4, 0xEE);
+    case IndexerRole::None:
+        break;
+    }
+    return QColor(0xC8, 0xC8, 0xC8);
+}
+
+void IndexStrip::setLayers(std::vector<LayerInfo> layers)
+{
+    m_layers = std::move(layers);
+    updateGeometry();
+    update();
+}
+
+QSize IndexStrip::sizeHint() const
+{
+    return {kLeft * 2 + int(m_layers.size()) * (kCell + kGap), 150};
+}
+
+QSize IndexStrip::minimumSizeHint() const
+{
+    return {200, 150};
+}
+
+void IndexStrip::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    if (m_layers.empty())
+        return;
+    const int n = int(m_layers.size());
+    // Cells fill the width available.
+    const double step = std::max(4.0, double(width() - 2 * kLeft) / n);
+    const double cell = std::max(3.0, step - 2);
+    const double top = 62, h = 34;
+    const QColor text = palette().color(QPalette::WindowText);
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.8);
+    p.setFont(small);
+    for (int i = 0; i < n; ++i) {
+        const LayerInfo &l = m_layers[std::size_t(i)];
+        const double x = kLeft + i * step;
+        const QRectF r(x, top, cell, h);
+        p.setPen(Qt::NoPen);
+        p.setBrush(roleColor(l.indexer, l.kind == LayerKind::Mtp));
+        p.drawRoundedRect(r, 2, 2);
+        if (l.indexerWeights != (l.indexer == IndexerRole::Full) && l.kind != LayerKind::Mtp) {
+            p.setPen(QPen(QColor(0xC9, 0x4B, 0x4B), 2));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(r.adjusted(-1, -1, 1, 1)); // a disagreement with the tensors on disk
+        }
+        // Layer numbers every 5 layers, and the MTP layer.
+        if (i % 5 == 0 || l.kind == LayerKind::Mtp) {
+            p.setPen(text);
+            p.drawText(QRectF(x - 10, top + h + 4, cell + 20, 16), Qt::AlignHCenter | Qt::AlignTop, QString::number(l.index));
+        }
+        // An arc from each shared layer back to the full layer it reuses.
+        if (l.indexer == IndexerRole::Shared && l.reusesLayer >= 0) {
+            const double from = kLeft + l.reusesLayer * step + cell / 2;
+            const double to = x + cell / 2;
+            QPainterPath path(QPointF(to, top - 2));
+            path.cubicTo(QPointF(to, top - 26), QPointF(from, top - 26), QPointF(from, top - 2));
+            QColor arc = roleColor(IndexerRole::Full, false);
+            arc.setAlpha(110);
+            p.setPen(QPen(arc, 1.2));
+            p.setBrush(Qt::NoBrush);
+            p.drawPath(path);
+        }
+    }
+    // Legend.
+    const QList<QPair<QString, QColor>> legend{{tr("full: owns an indexer"), roleColor(IndexerRole::Full, false)},
+                                               {tr("shared: reuses the last full layer's selection"), roleColor(IndexerRole::Shared, false)},
+                                               {tr("MTP: its own indexer"), roleColor(IndexerRole::Full, true)},
+                                               {tr("no indexer"), roleColor(IndexerRole::None, false)}};
+    double lx = kLeft;
+    p.setFont(font());
+    for (const auto &[label, color] : legend) {
+        p.setPen(Qt::NoPen);
+        p.setBrush(color);
+        p.drawRoundedRect(QRectF(lx, 8, 12, 12), 2, 2);
+        p.setPen(text);
+        const int w = p.fontMetrics().horizontalAdvance(label);
+        p.drawText(QPointF(lx + 17, 19), label);
+        lx += 17 + w + 22;
+    }
+}
+
+IndexShareView::IndexShareView(QWidget *parent)
+    : AtlasView(parent), m_strip(new IndexStrip(this)), m_summary(new QLabel(this)),
+      m_mismatches(makeCaption(QString(), this)), m_table(new QTableWidget(0, 6, this))
+{
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_table->setHorizontalHeaderLabels({tr("Layer"), tr("Kind"), tr("Indexer"), tr("Reuses layer"),
+                                        tr("Indexer tensors on disk"), tr("Parameters")});
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setAlternatingRowColors(true);
+    auto *v = new QVBoxLayout(this);
+    v->setContentsMargins(20, 16, 20, 16);
+    v->addWidget(makeHeading(tr("IndexShare: which layers own a DSA indexer"), this));
+    v->addWidget(m_summary);
+    v->addWidget(m_strip);
+    v->addWidget(m_mismatches);
+    v->addWidget(m_table, 1);
+}
+
+QString IndexShareView::summaryText() const
+{
+    return m_summary->text();
+}
+
+void IndexShareView::clearAll()
+{
+    m_strip->setLayers({});
+    m_summary->clear();
+    m_mismatches->clear();
+    m_table->setRowCount(0);
+}
+
+void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
+{
+    const CheckpointAnalysis &a = data->analysis;
+    const IndexShareMap &m = a.indexShare;
+    m_strip->setLayers(a.layers);
+    QString source;
+    if (m.source == "indexer_types")
+        source = tr("config.json's <i>indexer_types</i> (authoritative)");
+    else if (m.source == "formula")
+        source = tr("the formula from <i>index_topk_freq</i> / <i>index_skip_topk_offset</i> (no indexer_types)");
+    else if (m.source == "every_layer")
+        source = tr("no IndexShare keys: every layer owns its indexer, as in DeepSeek-V3.2");
+    else
+        source = tr("no sparse-attention indexer in this model");
+    QString text = tr("<b>%1 full</b> and <b>%2 shared</b> of %3 main layers. Map from %4.")
+                       .arg(m.full.size())
+                       .arg(m.shared.size())
+                       .arg(a.mainLayers)
+                       .arg(source);
+    const CacheBudget c = computeCacheBudget(data->checkpoint, a, {});
+    if (c.available && c.indexBytesPerTokenEveryLayer > 0)
+        text += tr(" Index keys cost %1 B/token; with every layer indexed they would cost %2 B/token (%3×).")
+                    .arg(groupDigitsQ(c.indexBytesPerToken), groupDigitsQ(c.indexBytesPerTokenEveryLayer))
+                    .arg(c.indexBytesPerToken ? double(c.indexBytesPerTokenEveryLayer) / double(c.indexBytesPerToken) : 0.0, 0, 'f', 1);
+    m_summary->setText(text);
+    QStringList notes;
+    if (!m.atomDiffers.empty()) {
+        QStringList layers;
+        for (int i : m.atomDiffers)
+            layers << QString::number(i);
+        notes << tr("ATOM's fallback rule (offset shifted by one) would differ at layers %1.").arg(layers.join(QStringLiteral(", ")));
+    }
+    for (const auto &mm : m.mismatches)
+        notes << QStringLiteral("<span style='color:#C94B4B'>") + tr("Disagreement: ") + qs(mm).toHtmlEscaped() + QStringLiteral("</span>");
+    m_mismatches->setText(notes.isEmpty() ? tr("The map agrees with the tensors on disk for every layer.")
+                                          : notes.join(QStringLiteral("<br>")));
+    m_table->setRowCount(int(a.layers.size()));
+    for (std::size_t i = 0; i < a.layers.size(); ++i) {
+        const LayerInfo &l = a.layers[i];
+        const int r = int(i);
+        m_table->setItem(r, 0, new QTableWidgetItem(QString::number(l.index)));
+        m_table->setItem(r, 1, new QTableWidgetItem(qs(std::string(layerKindName(l.kind)))));
+        auto *role = new QTableWidgetItem(qs(std::string(indexerRoleName(l.indexer))));
+        role->setForeground(l.indexer == IndexerRole::Shared ? QColor(0x4A, 0x7D, 0xAE)
+                                                             : IndexStrip::roleColor(l.indexer, l.kind == LayerKind::Mtp).darker(115));
+        m_table->setItem(r, 2, role);
+        m_table->setItem(r, 3, new QTableWidgetItem(l.indexer == IndexerRole::Shared && l.reusesLayer >= 0
+                                                        ? QString::number(l.reusesLayer) : QString()));
+        m_table->setItem(r, 4, new QTableWidgetItem(l.indexerWeights ? tr("yes") : tr("no")));
+        auto *params = new QTableWidgetItem(groupDigitsQ(l.params.elements));
+        params->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_table->setItem(r, 5, params);
+    }
+}
+
+} // namespace atlas

@@ -1,0 +1,246 @@
+#include "layer_tree_model.h"
+
+#include "atlas_view.h"
+#include "checkpoint_index.h"
+
+#include <QBrush>
+#include <QFont>
+#include <QStringList>
+
+#include <algorithm>
+#include <map>
+
+namespace atlas {
+
+LayerTreeModel::LayerTreeModel(QObject *parent) : QAbstractItemModel(parent)
+{
+    m_nodes.push_back({});
+}
+
+int LayerTreeModel::addNode(int parent, const QString &name, Kind kind)
+{
+    Node n;
+    n.name = name;
+    n.parent = parent;
+    n.kind = kind;
+    n.row = static_cast<int>(m_nodes[static_cast<std::size_t>(parent)].children.size());
+    m_nodes.push_back(std::move(n));
+    const int id = static_cast<int>(m_nodes.size() - 1);
+    m_nodes[static_cast<std::size_t>(parent)].children.push_back(id);
+    return id;
+}
+
+void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
+{
+    beginResetModel();
+    m_data = std::move(data);
+    m_nodes.clear();
+    m_nodes.push_back({});
+    m_tensors = 0;
+    if (!m_data) {
+        endResetModel();
+        return;
+    }
+    const Checkpoint &c = m_data->checkpoint;
+    const CheckpointAnalysis &a = m_data->analysis;
+
+    // Collect tensors by layer (-1: outside layers), then by module path, in natural order.
+    struct Entry
+    {
+        std::string_view rest;
+        const TensorInfo *tensor;
+    };
+    std::map<int, std::vector<Entry>> byLayer;
+    for (const auto &s : c.shards)
+        for (const auto &t : s.tensors) {
+            const TensorPlace p = placeOf(t.name);
+            byLayer[p.layer].push_back({p.layer < 0 ? std::string_view(t.name) : p.rest, &t});
+        }
+
+    auto moduleOf = [](std::string_view rest) {
+        const auto dot = rest.rfind('.');
+        return dot == std::string_view::npos ? std::string_view() : rest.substr(0, dot);
+    };
+    for (auto &[layer, entries] : byLayer) {
+        std::sort(entries.begin(), entries.end(), [](const Entry &x, const Entry &y) { return naturalLess(x.rest, y.rest); });
+        int layerNode;
+        if (layer < 0) {
+            layerNode = addNode(0, tr("Embedding, final norm and head"), Kind::Group);
+        } else {
+            const LayerInfo &info = a.layers[static_cast<std::size_t>(layer)];
+            QString name = info.kind == LayerKind::Mtp ? tr("MTP layer %1").arg(layer) : tr("Layer %1").arg(layer);
+            layerNode = addNode(0, name, Kind::Layer);
+            QString note = qs(std::string(layerKindName(info.kind)));
+            if (info.indexer != IndexerRole::None)
+                note += QStringLiteral(" · indexer ") + qs(std::string(indexerRoleName(info.indexer)));
+            if (info.indexer == IndexerRole::Shared && info.reusesLayer >= 0)
+                note += tr(" (reuses layer %1)").arg(info.reusesLayer);
+            m_nodes[static_cast<std::size_t>(layerNode)].note = note;
+        }
+        std::map<std::string_view, int> modules;
+        int expertsNode = -1;
+        std::map<std::string_view, int> experts;
+        for (const Entry &e : entries) {
+            int parent = layerNode;
+            std::string_view rest = e.rest;
+            if (layer >= 0 && rest.substr(0, 12) == "mlp.experts.") {
+                if (expertsNode < 0)
+                    expertsNode = addNode(layerNode, QString(), Kind::Experts);
+                const std::string_view afterPrefix = rest.substr(12);
+                const std::string_view expert = afterPrefix.substr(0, afterPrefix.find('.'));
+                auto [it, fresh] = experts.try_emplace(expert, 0);
+                if (fresh)
+                    it->second = addNode(expertsNode, tr("expert %1").arg(QString::fromUtf8(expert.data(), int(expert.size()))),
+                                         Kind::Expert);
+                parent = it->second;
+                rest = afterPrefix.substr(expert.size() + 1);
+            }
+            const std::string_view module = layer < 0 ? std::string_view() : moduleOf(rest);
+            if (!module.empty()) {
+                // Modules of an expert key on the full path so that two experts do not share one.
+                const std::string_view key = parent == layerNode ? module : std::string_view(e.rest).substr(0, e.rest.size() - rest.size() + module.size());
+                auto [it, fresh] = modules.try_emplace(key, 0);
+                if (fresh)
+                    it->second = addNode(parent, QString::fromUtf8(module.data(), int(module.size())), Kind::Module);
+                parent = it->second;
+                rest = rest.substr(module.size() + 1);
+            }
+            const int leaf = addNode(parent, QString::fromUtf8(rest.data(), int(rest.size())), Kind::Tensor);
+            m_nodes[static_cast<std::size_t>(leaf)].tensor = e.tensor;
+            ++m_tensors;
+        }
+        if (expertsNode >= 0)
+            m_nodes[static_cast<std::size_t>(expertsNode)].name = tr("mlp.experts (%1 experts)").arg(experts.size());
+    }
+
+    // Aggregate bottom-up: children always come after their parent.
+    for (auto it = m_nodes.rbegin(); it != m_nodes.rend(); ++it) {
+        Node &n = *it;
+        if (n.tensor) {
+            n.bytes = n.tensor->bytes();
+            n.parameters = isQuantScale(n.tensor->name, n.tensor->dtype) ? 0 : n.tensor->numel;
+            n.dtypes = qs(std::string(dtypeName(n.tensor->dtype)));
+        }
+        if (n.parent < 0)
+            continue;
+        Node &p = m_nodes[static_cast<std::size_t>(n.parent)];
+        p.bytes += n.bytes;
+        p.parameters += n.parameters;
+        // Scales do not make a weight "mixed".
+        const bool scale = n.tensor && isQuantScale(n.tensor->name, n.tensor->dtype);
+        if (!scale && !n.dtypes.isEmpty())
+            p.dtypes = p.dtypes.isEmpty() || p.dtypes == n.dtypes ? n.dtypes : tr("mixed");
+    }
+    endResetModel();
+}
+
+QModelIndex LayerTreeModel::index(int row, int column, const QModelIndex &parent) const
+{
+    const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
+    const auto &children = m_nodes[static_cast<std::size_t>(p)].children;
+    if (row < 0 || row >= static_cast<int>(children.size()) || column < 0 || column >= ColumnCount)
+        return {};
+    return createIndex(row, column, quintptr(children[static_cast<std::size_t>(row)]));
+}
+
+QModelIndex LayerTreeModel::parent(const QModelIndex &child) const
+{
+    if (!child.isValid())
+        return {};
+    const Node &n = m_nodes[child.internalId()];
+    if (n.parent <= 0)
+        return {};
+    return createIndex(m_nodes[static_cast<std::size_t>(n.parent)].row, 0, quintptr(n.parent));
+}
+
+int LayerTreeModel::rowCount(const QModelIndex &parent) const
+{
+    if (parent.isValid() && parent.column() != 0)
+        return 0;
+    const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
+    return static_cast<int>(m_nodes[static_cast<std::size_t>(p)].children.size());
+}
+
+int LayerTreeModel::columnCount(const QModelIndex &) const
+{
+    return ColumnCount;
+}
+
+QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
+{
+    if (!index.isValid())
+        return {};
+    const Node &n = m_nodes[index.internalId()];
+    if (role == KindRole)
+        return static_cast<int>(n.kind);
+    if (role == SortRole) {
+        switch (index.column()) {
+        case Parameters:
+            return QVariant::fromValue<qulonglong>(n.parameters);
+        case Bytes:
+            return QVariant::fromValue<qulonglong>(n.bytes);
+        case Name:
+            // Natural order is the model's own order: sort by position.
+            return QVariant::fromValue<qulonglong>(static_cast<qulonglong>(index.internalId()));
+        default:
+            return data(index, Qt::DisplayRole);
+        }
+    }
+    if (role == Qt::TextAlignmentRole && (index.column() == Parameters || index.column() == Bytes))
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::FontRole && index.column() == Name && (n.kind == Kind::Layer || n.kind == Kind::Group)) {
+        QFont f;
+        f.setWeight(QFont::DemiBold);
+        return f;
+    }
+    if (role == Qt::ToolTipRole && n.tensor)
+        return qs(n.tensor->name);
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (index.column()) {
+    case Name:
+        return n.note.isEmpty() ? n.name : n.name + QStringLiteral("   ·   ") + n.note;
+    case Dtype:
+        return n.dtypes;
+    case Shape: {
+        if (!n.tensor)
+            return {};
+        QStringList dims;
+        for (auto d : n.tensor->shape)
+            dims << QString::number(d);
+        return QString(QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']'));
+    }
+    case Parameters:
+        return n.parameters ? groupDigitsQ(n.parameters) : QString();
+    case Bytes:
+        return groupDigitsQ(n.bytes);
+    case Shard:
+        return n.tensor ? qs(m_data->checkpoint.shards[n.tensor->shard].file) : QString();
+    default:
+        return {};
+    }
+}
+
+QVariant LayerTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case Name:
+        return tr("Name");
+    case Dtype:
+        return tr("Dtype");
+    case Shape:
+        return tr("Shape");
+    case Parameters:
+        return tr("Parameters");
+    case Bytes:
+        return tr("Bytes");
+    case Shard:
+        return tr("Shard");
+    default:
+        return {};
+    }
+}
+
+} // namespace atlas

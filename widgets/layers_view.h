@@ -1,0 +1,41 @@
+#pragma once
+
+#include "atlas_view.h"
+
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTimer;
+class QTreeView;
+class QLabel;
+
+namespace atlas {
+
+class LayerTreeModel;
+
+// The layer tree with a debounced filter.
+class LayersView final : public AtlasView
+{
+    Q_OBJECT
+public:
+    explicit LayersView(QWidget *parent = nullptr);
+    QString title() const override { return tr("Layers"); }
+    QString fileStem() const override { return QStringLiteral("layers"); }
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
+    void clearAll() override;
+
+    LayerTreeModel *model() const { return m_model; }
+    QSortFilterProxyModel *proxy() const { return m_proxy; }
+    QTreeView *tree() const { return m_tree; }
+    void setFilterText(const QString &text); // as if typed, then applied at once
+
+private:
+    void applyFilter();
+    LayerTreeModel *m_model;
+    QSortFilterProxyModel *m_proxy;
+    QTreeView *m_tree;
+    QLineEdit *m_filter;
+    QTimer *m_debounce;
+    QLabel *m_summary;
+};
+
+} // namespace atlas

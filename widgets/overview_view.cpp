@@ -1,0 +1,209 @@
+#include "overview_view.h"
+
+#include "cache_budget.h"
+
+#include <QFrame>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollArea>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+namespace {
+
+QFrame *card(QWidget *parent, QLabel **value, const QString &name)
+{
+    auto *frame = new QFrame(parent);
+    frame->setFrameShape(QFrame::StyledPanel);
+    frame->setObjectName(QStringLiteral("card"));
+    auto *v = new QVBoxLayout(frame);
+    v->setContentsMargins(14, 10, 14, 10);
+    auto *caption = makeCaption(name, frame);
+    *value = new QLabel(QStringLiteral("—"), frame);
+    QFont f = (*value)->font();
+    f.setPointSizeF(f.pointSizeF() * 1.6);
+    f.setWeight(QFont::DemiBold);
+    (*value)->setFont(f);
+    (*value)->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    v->addWidget(caption);
+    v->addWidget(*value);
+    return frame;
+}
+
+} // namespace
+
+OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
+{
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    outer->addWidget(scroll);
+    auto *page = new QWidget(scroll);
+    scroll->setWidget(page);
+    auto *v = new QVBoxLayout(page);
+    v->setContentsMargins(20, 16, 20, 16);
+    v->setSpacing(12);
+
+    m_banner = new QLabel(page);
+    m_banner->setWordWrap(true);
+    m_banner->setText(tr("<b>Synthetic checkpoint.</b> Written by Checkpoint Atlas from a real architecture's "
+                         "layout: every header is faithful, the weights are empty and the router biases are "
+                         "made up. No figure here describes a released model's values."));
+    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #FFF4D6; color: #5C4400; border: 1px solid #E8C66A;"
+                                           " border-radius: 6px; padding: 8px 12px; }"));
+    m_banner->hide();
+    v->addWidget(m_banner);
+
+    v->addWidget(makeHeading(tr("Checkpoint"), page));
+    m_identity = new QLabel(page);
+    m_identity->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_identity->setWordWrap(true);
+    v->addWidget(m_identity);
+
+    m_cards = new QGridLayout();
+    m_cards->setSpacing(10);
+    const QStringList names{tr("Parameters"), tr("Active per token"), tr("Tensors"),       tr("Shards"),
+                            tr("Tensor data"), tr("Layers"),          tr("Indexers"),      tr("KV + index cache")};
+    for (int i = 0; i < names.size(); ++i)
+        addCard(names[i], i / 4, i % 4);
+    v->addLayout(m_cards);
+
+    v->addWidget(makeHeading(tr("Quantization layout"), page));
+    m_quant = new QTableWidget(0, 5, page);
+    m_quant->setHorizontalHeaderLabels({tr("Category"), tr("Weights by dtype"), tr("Parameters"),
+                                        tr("Scale tensors"), tr("Scale bytes")});
+    m_quant->verticalHeader()->hide();
+    m_quant->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_quant->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_quant->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_quant->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_quant->setAlternatingRowColors(true);
+    m_quant->setMinimumHeight(300);
+    v->addWidget(m_quant);
+
+    m_warnings = makeCaption(QString(), page);
+    v->addWidget(m_warnings);
+    v->addStretch(1);
+}
+
+QLabel *OverviewView::addCard(const QString &name, int row, int column)
+{
+    QLabel *value = nullptr;
+    m_cards->addWidget(card(this, &value, name), row, column);
+    m_cardValues.append({name, value});
+    return value;
+}
+
+QString OverviewView::cardValue(const QString &name) const
+{
+    for (const auto &[n, label] : m_cardValues)
+        if (n == name)
+            return label->text();
+    return {};
+}
+
+bool OverviewView::syntheticBannerShown() const
+{
+    return !m_banner->isHidden();
+}
+
+void OverviewView::clearAll()
+{
+    m_data.reset();
+    m_banner->hide();
+    m_identity->setText(tr("No checkpoint open."));
+    for (auto &[n, label] : m_cardValues)
+        label->setText(QStringLiteral("—"));
+    m_quant->setRowCount(0);
+    m_warnings->clear();
+}
+
+void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
+{
+    m_data = std::move(data);
+    const Checkpoint &c = m_data->checkpoint;
+    const CheckpointAnalysis &a = m_data->analysis;
+    m_banner->setVisible(c.synthetic());
+
+    QStringList rows;
+    auto row = [&](const QString &k, const QString &v) {
+        rows << QStringLiteral("<tr><td style='padding-right:18px'><b>%1</b></td><td>%2</td></tr>").arg(k, v.toHtmlEscaped());
+    };
+    row(tr("Source"), qs(c.source.location) + QStringLiteral("  (") + qs(c.source.kind) + QLatin1Char(')'));
+    if (!c.source.revision.empty())
+        row(tr("Revision"), qs(c.source.revision));
+    if (!c.source.commit.empty())
+        row(tr("Commit"), qs(c.source.commit));
+    row(tr("Model type"), c.config.modelType.empty() ? tr("(not in config.json)") : qs(c.config.modelType));
+    QStringList arch;
+    for (const auto &x : c.config.architectures)
+        arch << qs(x);
+    row(tr("Architectures"), arch.isEmpty() ? tr("(not in config.json)") : arch.join(QStringLiteral(", ")));
+    m_identity->setText(QStringLiteral("<table>") + rows.join(QString()) + QStringLiteral("</table>"));
+
+    const ParameterBudget &b = a.budget;
+    int dense = 0, moe = 0, mtp = 0;
+    for (const auto &l : a.layers)
+        (l.kind == LayerKind::Dense ? dense : l.kind == LayerKind::Moe ? moe : mtp)++;
+    auto set = [&](int i, const QString &text, const QString &tip) {
+        m_cardValues[i].second->setText(text);
+        m_cardValues[i].second->setToolTip(tip);
+    };
+    set(0, shortCountQ(b.total), groupDigitsQ(b.total));
+    set(1, b.activatedPerToken ? shortCountQ(*b.activatedPerToken) : tr("unknown"),
+        b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) + QStringLiteral(" — ") + qs(b.activationNote)
+                            : qs(b.activationNote));
+    set(2, groupDigitsQ(c.tensorCount()), tr("%1 quantization scale tensors among them").arg(groupDigitsQ(b.quantScales.tensors)));
+    set(3, QString::number(c.shards.size()), tr("headers: %1 bytes").arg(groupDigitsQ(c.headerBytes())));
+    set(4, binaryBytesQ(c.tensorBytes()), groupDigitsQ(c.tensorBytes()) + tr(" bytes"));
+    set(5, tr("%1 + %2 MTP").arg(a.mainLayers).arg(mtp), tr("%1 dense, %2 MoE").arg(dense).arg(moe));
+    const auto &m = a.indexShare;
+    set(6, m.source == "none" ? tr("none") : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
+        tr("map from %1").arg(qs(m.source)));
+    const CacheBudget cache = computeCacheBudget(c, a, {});
+    set(7, cache.available ? groupDigitsQ(cache.bytesPerToken) + tr(" B/token") : tr("n/a"),
+        cache.available ? tr("BF16 KV, %1-byte index entries; %2 at %3 tokens")
+                              .arg(cache.indexEntryBytes)
+                              .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens))
+                        : qs(cache.reason));
+
+    m_quant->setRowCount(0);
+    for (const auto &q : a.quantLayout) {
+        const int r = m_quant->rowCount();
+        m_quant->insertRow(r);
+        QStringList parts;
+        std::uint64_t elements = 0;
+        for (const auto &[d, t] : q.dtypes) {
+            parts << qs(d) + QStringLiteral(" ") + shortCountQ(t.elements);
+            elements += t.elements;
+        }
+        auto *cat = new QTableWidgetItem(qs(std::string(categoryName(q.category))));
+        auto *params = new QTableWidgetItem(groupDigitsQ(elements));
+        params->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        auto *scales = new QTableWidgetItem(q.scales.tensors ? groupDigitsQ(q.scales.tensors) : QStringLiteral("—"));
+        scales->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        auto *scaleBytes = new QTableWidgetItem(q.scales.tensors ? binaryBytesQ(q.scales.bytes) : QStringLiteral("—"));
+        scaleBytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        m_quant->setItem(r, 0, cat);
+        m_quant->setItem(r, 1, new QTableWidgetItem(parts.join(QStringLiteral(" · "))));
+        m_quant->setItem(r, 2, params);
+        m_quant->setItem(r, 3, scales);
+        m_quant->setItem(r, 4, scaleBytes);
+    }
+    QStringList warnings;
+    for (const auto &w : c.warnings)
+        warnings << qs(w).toHtmlEscaped();
+    for (const auto &w : a.warnings)
+        warnings << qs(w).toHtmlEscaped();
+    for (const auto &w : m.mismatches)
+        warnings << tr("IndexShare: ") + qs(w).toHtmlEscaped();
+    m_warnings->setText(warnings.isEmpty() ? QString()
+                                           : tr("<b>Warnings</b><br>") + warnings.join(QStringLiteral("<br>")));
+}
+
+} // namespace atlas

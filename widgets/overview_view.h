@@ -1,0 +1,38 @@
+#pragma once
+
+#include "atlas_view.h"
+
+class QGridLayout;
+class QLabel;
+class QTableWidget;
+
+namespace atlas {
+
+// Identity, headline numbers and the quantization layout.
+class OverviewView final : public AtlasView
+{
+    Q_OBJECT
+public:
+    explicit OverviewView(QWidget *parent = nullptr);
+    QString title() const override { return tr("Overview"); }
+    QString fileStem() const override { return QStringLiteral("overview"); }
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
+    void clearAll() override;
+
+    // For tests: the value shown on a headline card ("Parameters", "Active per token", ...).
+    QString cardValue(const QString &name) const;
+    QTableWidget *quantTable() const { return m_quant; }
+    bool syntheticBannerShown() const;
+
+private:
+    QLabel *addCard(const QString &name, int row, int column);
+    std::shared_ptr<const LoadedCheckpoint> m_data;
+    QLabel *m_banner;
+    QLabel *m_identity;
+    QGridLayout *m_cards;
+    QList<QPair<QString, QLabel *>> m_cardValues;
+    QTableWidget *m_quant;
+    QLabel *m_warnings;
+};
+
+} // namespace atlas

@@ -1,0 +1,249 @@
+#include "routing_view.h"
+
+#include "bias_report.h"
+#include "errors.h"
+#include "chart_widget.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+namespace atlas {
+
+RoutingView::RoutingView(QWidget *parent)
+    : AtlasView(parent), m_tokens(new QSpinBox(this)), m_seed(new QSpinBox(this)), m_std(new QDoubleSpinBox(this)),
+      m_logitsFile(new QLineEdit(this)), m_run_(new QPushButton(tr("Simulate"), this)), m_status(new QLabel(this)),
+      m_note(makeCaption(QString::fromLatin1(kSyntheticLogitsNote), this)), m_changed(new ChartWidget(this)),
+      m_layer(new QComboBox(this)), m_variant(new QComboBox(this)), m_load(new ChartWidget(this))
+{
+    m_tokens->setRange(1, 1 << 20);
+    m_tokens->setValue(4096);
+    m_tokens->setGroupSeparatorShown(true);
+    m_seed->setRange(0, 1 << 30);
+    m_std->setRange(0.01, 100);
+    m_std->setValue(1.0);
+    m_std->setSingleStep(0.1);
+    m_logitsFile->setPlaceholderText(tr("synthetic logits (or choose a safetensors file with 'logits' [T, E])"));
+    auto *browse = new QPushButton(tr("Browse…"), this);
+    m_run_->setDefault(true);
+    m_run_->setEnabled(false);
+    m_status->setWordWrap(true);
+    for (int v = 0; v < kVariantCount; ++v)
+        m_variant->addItem(QString::fromLatin1(variantName(static_cast<Variant>(v))), v);
+    m_variant->setCurrentIndex(int(Variant::BothBf16));
+    m_changed->setTitle(tr("Tokens whose top-k set changes, per layer"));
+    m_load->setTitle(tr("Expert load of one layer"));
+
+    auto *v = new QVBoxLayout(this);
+    v->setContentsMargins(20, 16, 20, 16);
+    v->addWidget(makeHeading(tr("Routing simulation (noaux_tc)"), this));
+    auto *controls = new QHBoxLayout();
+    auto *form = new QFormLayout();
+    form->addRow(tr("Tokens per layer"), m_tokens);
+    form->addRow(tr("Seed"), m_seed);
+    auto *form2 = new QFormLayout();
+    form2->addRow(tr("Logit spread (std)"), m_std);
+    auto *fileRow = new QHBoxLayout();
+    fileRow->addWidget(m_logitsFile, 1);
+    fileRow->addWidget(browse);
+    form2->addRow(tr("Logits"), fileRow);
+    controls->addLayout(form);
+    controls->addLayout(form2, 1);
+    controls->addWidget(m_run_, 0, Qt::AlignBottom);
+    v->addLayout(controls);
+    v->addWidget(m_note);
+    v->addWidget(m_status);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_changed);
+    auto *lower = new QWidget(split);
+    auto *lv = new QVBoxLayout(lower);
+    lv->setContentsMargins(0, 0, 0, 0);
+    auto *pick = new QHBoxLayout();
+    pick->addWidget(new QLabel(tr("Layer"), lower));
+    pick->addWidget(m_layer);
+    pick->addWidget(new QLabel(tr("against"), lower));
+    pick->addWidget(m_variant);
+    pick->addStretch(1);
+    lv->addLayout(pick);
+    lv->addWidget(m_load, 1);
+    split->addWidget(lower);
+    v->addWidget(split, 1);
+
+    connect(m_run_, &QPushButton::clicked, this, &RoutingView::runSimulation);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString file = QFileDialog::getOpenFileName(this, tr("Captured logits"), QString(),
+                                                          tr("safetensors (*.safetensors);;All files (*)"));
+        if (!file.isEmpty())
+            m_logitsFile->setText(file);
+    });
+    connect(m_layer, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::showLoad);
+    connect(m_variant, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::showLoad);
+    clearAll();
+}
+
+RoutingView::~RoutingView()
+{
+    stopWorker();
+}
+
+void RoutingView::stopWorker()
+{
+    m_cancel = true;
+    if (m_worker.joinable())
+        m_worker.join();
+    m_cancel = false;
+}
+
+QString RoutingView::noteText() const
+{
+    return m_note->isVisible() || !m_note->isHidden() ? m_note->text() : QString();
+}
+
+void RoutingView::setTokens(int tokens)
+{
+    m_tokens->setValue(tokens);
+}
+
+void RoutingView::setSeed(int seed)
+{
+    m_seed->setValue(seed);
+}
+
+void RoutingView::clearAll()
+{
+    stopWorker();
+    m_audit.reset();
+    m_run.reset();
+    m_changed->clear();
+    m_load->clear();
+    m_layer->clear();
+    m_run_->setEnabled(false);
+    m_status->setText(tr("The simulation needs the correction biases, read after the layout."));
+}
+
+void RoutingView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint>)
+{
+    clearAll();
+}
+
+void RoutingView::setBiases(std::shared_ptr<const BiasAudit> audit)
+{
+    m_audit = std::move(audit);
+    const bool ready = m_audit->router.has_value();
+    m_run_->setEnabled(ready);
+    m_status->setText(ready ? tr("%1 experts, top-%2, %3 group(s) keeping %4. Press Simulate.")
+                                  .arg(m_audit->router->experts)
+                                  .arg(m_audit->router->topk)
+                                  .arg(m_audit->router->groups)
+                                  .arg(m_audit->router->topkGroups)
+                            : tr("Cannot simulate: %1").arg(qs(m_audit->routerProblem)));
+}
+
+void RoutingView::runSimulation()
+{
+    if (!m_audit || !m_audit->router)
+        return;
+    stopWorker();
+    std::vector<LayerBias> biases;
+    for (const auto &s : m_audit->stats)
+        if (s.tensor.ends_with("mlp.gate.e_score_correction_bias"))
+            biases.push_back({s.layer, s.values});
+    RoutingOptions options;
+    options.tokens = std::uint32_t(m_tokens->value());
+    options.seed = std::uint64_t(m_seed->value());
+    options.logitStd = float(m_std->value());
+    options.cancel = &m_cancel;
+    const QString logitsPath = m_logitsFile->text().trimmed();
+    const RouterConfig router = *m_audit->router;
+    m_run_->setEnabled(false);
+    m_status->setText(tr("Simulating %1 layers × %2 tokens…").arg(biases.size()).arg(options.tokens));
+    m_done = false;
+    m_worker = std::thread([this, biases = std::move(biases), options, logitsPath, router]() mutable {
+        std::shared_ptr<RoutingRun> run;
+        QString error;
+        try {
+            std::optional<CapturedLogits> captured;
+            if (!logitsPath.isEmpty()) {
+                QFile f(logitsPath);
+                if (!f.open(QIODevice::ReadOnly))
+                    throw AtlasError(ErrorKind::Source, logitsPath.toStdString() + ": cannot open the logits file");
+                const QByteArray bytes = f.readAll();
+                captured = parseLogitsFile(logitsPath.toStdString(), std::string_view(bytes.constData(), std::size_t(bytes.size())));
+                options.captured = &*captured;
+            }
+            run = std::make_shared<RoutingRun>(simulateRouting(biases, router, options));
+        } catch (const std::exception &e) {
+            error = QString::fromUtf8(e.what());
+        }
+        m_done = true;
+        QMetaObject::invokeMethod(this, [this, run, error] {
+            m_run_->setEnabled(true);
+            if (!run) {
+                m_status->setText(error == QLatin1String("cancelled") ? tr("Simulation cancelled.")
+                                                                      : tr("Simulation failed: %1").arg(error));
+            } else {
+                m_run = run;
+                showRun();
+            }
+            emit simulationFinished();
+        }, Qt::QueuedConnection);
+    });
+}
+
+void RoutingView::showRun()
+{
+    const RoutingRun &run = *m_run;
+    m_note->setVisible(run.synthetic);
+    m_status->setText(tr("%1 tokens per layer, logits: %2. Changed set = the top-%3 experts differ from the FP32 "
+                         "reference.")
+                          .arg(run.tokens)
+                          .arg(qs(run.logits))
+                          .arg(run.router.topk) +
+                      (run.skipped.empty() ? QString() : tr(" Skipped: %1").arg(qs(run.skipped.front()))));
+    QList<LineSeries> series;
+    for (int v = 0; v < kVariantCount; ++v) {
+        // bias_bf16 and both_bf16 often coincide: the first is drawn wide underneath, the second dashed over it.
+        LineSeries s{QString::fromLatin1(variantName(static_cast<Variant>(v))), {}, {}, ChartWidget::seriesColor(v + 1),
+                     v != int(Variant::BiasBf16), false, v == int(Variant::BiasBf16) ? 5.0 : 2.0};
+        for (const auto &l : run.layers) {
+            s.x << l.layer;
+            s.y << l.variants[v].changedSetFraction * 100.0;
+        }
+        series << s;
+    }
+    m_changed->showLines(series, tr("layer"), tr("tokens with a changed top-k set (%)"), false, false);
+    QSignalBlocker block(m_layer);
+    m_layer->clear();
+    for (const auto &l : run.layers)
+        m_layer->addItem(tr("layer %1").arg(l.layer), l.layer);
+    m_layer->setCurrentIndex(0);
+    showLoad();
+}
+
+void RoutingView::showLoad()
+{
+    if (!m_run || m_layer->currentIndex() < 0)
+        return;
+    const LayerRouting &l = m_run->layers[std::size_t(m_layer->currentIndex())];
+    const int v = m_variant->currentData().toInt();
+    LineSeries ref{tr("FP32 reference"), {}, {}, ChartWidget::seriesColor(0), false, true};
+    LineSeries var{QString::fromLatin1(variantName(static_cast<Variant>(v))), {}, {}, ChartWidget::seriesColor(3)};
+    for (std::size_t e = 0; e < l.referenceLoad.size(); ++e) {
+        ref.x << double(e);
+        ref.y << l.referenceLoad[e];
+        var.x << double(e);
+        var.y << l.variants[v].load[e];
+    }
+    m_load->showLines({ref, var}, tr("expert"), tr("tokens routed"), false, false);
+}
+
+} // namespace atlas

@@ -1,0 +1,65 @@
+#include "view_export.h"
+
+#include <QFileInfo>
+#include <QImage>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+#include <QWidget>
+
+namespace atlas {
+
+bool exportWidget(QWidget *widget, const QString &path, QString *error)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    const QSize size = widget->size();
+    auto fail = [&](const QString &why) {
+        if (error)
+            *error = why;
+        return false;
+    };
+    if (suffix == QLatin1String("png")) {
+        QImage image(size * 2, QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(2.0);
+        image.fill(widget->palette().color(QPalette::Window));
+        QPainter p(&image);
+        widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+        p.end();
+        if (!image.save(path, "PNG"))
+            return fail(QStringLiteral("%1: cannot write the PNG file").arg(path));
+        return true;
+    }
+    if (suffix == QLatin1String("svg")) {
+        QSvgGenerator svg;
+        svg.setFileName(path);
+        svg.setSize(size);
+        svg.setViewBox(QRect(QPoint(), size));
+        svg.setTitle(widget->windowTitle());
+        svg.setDescription(QStringLiteral("Checkpoint Atlas"));
+        QPainter p;
+        if (!p.begin(&svg))
+            return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
+        widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+        p.end();
+        return QFileInfo::exists(path) ? true : fail(QStringLiteral("%1: the SVG file was not written").arg(path));
+    }
+    if (suffix == QLatin1String("pdf")) {
+        QPdfWriter pdf(path);
+        pdf.setResolution(96);
+        pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        pdf.setCreator(QStringLiteral("Checkpoint Atlas"));
+        QPainter p;
+        if (!p.begin(&pdf))
+            return fail(QStringLiteral("%1: cannot write the PDF file").arg(path));
+        const double scale = double(pdf.width()) / double(size.width());
+        p.scale(scale, scale);
+        widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+        p.end();
+        return true;
+    }
+    return fail(QStringLiteral("%1: choose a .png, .svg or .pdf file name").arg(path));
+}
+
+} // namespace atlas

@@ -173,6 +173,8 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
     const Node &n = m_nodes[index.internalId()];
     if (role == KindRole)
         return static_cast<int>(n.kind);
+    if (role == FilterRole)
+        return n.tensor ? qs(n.tensor->name) : n.name;
     if (role == SortRole) {
         switch (index.column()) {
         case Parameters:

@@ -22,6 +22,7 @@ LayersView::LayersView(QWidget *parent)
     m_proxy->setRecursiveFilteringEnabled(true);
     m_proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
     m_proxy->setFilterKeyColumn(LayerTreeModel::Name);
+    m_proxy->setFilterRole(LayerTreeModel::FilterRole);
     m_proxy->setSortRole(LayerTreeModel::SortRole);
 
     m_tree->setModel(m_proxy);

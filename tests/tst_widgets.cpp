@@ -1,0 +1,303 @@
+// The desktop app offscreen: item models under QAbstractItemModelTester, every view rendered on
+// the full GLM-5.x layout and on a small one and checked for what it shows, exports opened again,
+// and a remote load cancelled from the window.
+#include "bf16.h"
+#include "bias_view.h"
+#include "budget_view.h"
+#include "cache_view.h"
+#include "chart_widget.h"
+#include "checkpoint_loader.h"
+#include "checkpoint_reader.h"
+#include "indexshare_view.h"
+#include "layer_tree_model.h"
+#include "layers_view.h"
+#include "layout_arithmetic.h"
+#include "main_window.h"
+#include "overview_view.h"
+#include "report.h"
+#include "routing_view.h"
+#include "settings.h"
+#include "support/fault_server.h"
+#include "view_export.h"
+
+#include <QAbstractItemModelTester>
+#include <QImage>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QSvgRenderer>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTreeView>
+
+using namespace atlas;
+
+namespace {
+
+std::shared_ptr<const LoadedCheckpoint> loadLocal(const QString &dir)
+{
+    auto loaded = std::make_shared<LoadedCheckpoint>();
+    LocalDirectorySource source(dir.toStdString());
+    loaded->checkpoint = readCheckpoint(source);
+    loaded->analysis = analyze(loaded->checkpoint);
+    return loaded;
+}
+
+// Opens a folder in a window and waits for the layout and the biases.
+bool openAndWait(MainWindow &window, const QString &dir)
+{
+    QSignalSpy done(window.loader(), &CheckpointLoader::finished);
+    window.openSource(dir);
+    return done.wait(60000);
+}
+
+} // namespace
+
+class TestWidgets : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_settings.isValid());
+        qputenv("XDG_CONFIG_HOME", m_settings.path().toLocal8Bit()); // settings of the tests only
+        setApplicationIdentity();
+        MainWindow::applyTheme(MainWindow::Theme::Light);
+        synth::writeCheckpoint(synth::glm5Fp8(), m_full.path().toStdString());
+        synth::writeCheckpoint(synth::smallLayout(), m_small.path().toStdString());
+    }
+
+    void layerTreeModel()
+    {
+        LayerTreeModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const auto spec = synth::smallLayout();
+        model.setCheckpoint(loadLocal(m_small.path()));
+        // One row per layer (main + MTP) and one for the tensors outside layers.
+        QCOMPARE(model.rowCount(), int(spec.layers + spec.mtpLayers + 1));
+        QCOMPARE(model.tensorCount(), int(loadLocal(m_small.path())->checkpoint.tensorCount()));
+        // A MoE layer holds its routed experts under one row.
+        const QModelIndex layer1 = model.index(2, 0);
+        QVERIFY(model.data(layer1).toString().startsWith(QLatin1String("Layer 1")));
+        QModelIndex experts;
+        for (int r = 0; r < model.rowCount(layer1); ++r)
+            if (model.data(model.index(r, 0, layer1)).toString().startsWith(QLatin1String("mlp.experts")))
+                experts = model.index(r, 0, layer1);
+        QVERIFY(experts.isValid());
+        QCOMPARE(model.rowCount(experts), int(spec.experts));
+        QCOMPARE(model.data(experts).toString(), QStringLiteral("mlp.experts (%1 experts)").arg(spec.experts));
+        // Natural order: expert 2 before expert 10.
+        QCOMPARE(model.data(model.index(2, 0, experts)).toString(), QStringLiteral("expert 2"));
+        QCOMPARE(model.data(model.index(10, 0, experts)).toString(), QStringLiteral("expert 10"));
+        // The experts row sums its experts' parameters.
+        QCOMPARE(model.data(model.index(experts.row(), LayerTreeModel::Parameters, layer1), LayerTreeModel::SortRole).toULongLong(),
+                 qulonglong(expected::routedPerLayer(spec)));
+        model.setCheckpoint(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void layersViewFilter()
+    {
+        // The proxy under the tester on the small layout (the tester walks every row on every change)...
+        {
+            LayersView view;
+            QAbstractItemModelTester tester(view.proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+            const auto spec = synth::smallLayout();
+            view.setCheckpoint(loadLocal(m_small.path()));
+            view.setFilterText(QStringLiteral("e_score_correction_bias"));
+            QCOMPARE(view.proxy()->rowCount(), int(spec.layers - spec.firstDense + spec.mtpLayers));
+            view.setFilterText(QStringLiteral("EXPERTS.3.")); // case-insensitive
+            QCOMPARE(view.proxy()->rowCount(), int(spec.layers - spec.firstDense + spec.mtpLayers));
+            view.setFilterText(QString());
+            QCOMPARE(view.proxy()->rowCount(), int(spec.layers + spec.mtpLayers + 1));
+        }
+        // ... and the same filter over all 118,629 tensors.
+        LayersView view;
+        view.setCheckpoint(loadLocal(m_full.path()));
+        QCOMPARE(view.model()->tensorCount(), 118629);
+        view.setFilterText(QStringLiteral("e_score_correction_bias"));
+        QCOMPARE(view.proxy()->rowCount(), 76); // layers 3 to 78
+        view.setFilterText(QStringLiteral("indexer.wq_b"));
+        QCOMPARE(view.proxy()->rowCount(), 22); // 21 full layers and the MTP layer
+        view.setFilterText(QString());
+        QCOMPARE(view.proxy()->rowCount(), 80);
+    }
+
+    void windowOnFullLayout()
+    {
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(openAndWait(window, m_full.path()));
+        QVERIFY(window.errorText().isEmpty());
+        const auto spec = synth::glm5Fp8();
+        const auto want = expected::budget(spec);
+
+        auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
+        QCOMPARE(overview->cardValue(QStringLiteral("Parameters")), QString::fromStdString(shortCount(want.total)));
+        QCOMPARE(overview->cardValue(QStringLiteral("Active per token")), QString::fromStdString(shortCount(want.active)));
+        QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
+        QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")), QStringLiteral("92,880 B/token"));
+        QVERIFY(overview->syntheticBannerShown());
+        QCOMPARE(overview->quantTable()->rowCount(), 9);
+
+        auto *budget = qobject_cast<BudgetView *>(window.view(QStringLiteral("budget")));
+        QCOMPARE(budget->chart()->seriesNames(), (QStringList{QStringLiteral("Total"), QStringLiteral("Active per token")}));
+        QCOMPARE(budget->chart()->pointCount(QStringLiteral("Total")), 9);
+        QCOMPARE(budget->chart()->pointCount(QStringLiteral("Active per token")), 8); // MTP has no active part
+        QCOMPARE(budget->table()->item(0, 1)->text(), QString::fromStdString(groupDigits(want.routed)));
+
+        auto *index = qobject_cast<IndexShareView *>(window.view(QStringLiteral("indexshare")));
+        QVERIFY(index->summaryText().contains(QLatin1String("<b>21 full</b> and <b>57 shared</b>")));
+        QCOMPARE(index->table()->rowCount(), 79);
+        QCOMPARE(index->table()->item(7, 3)->text(), QStringLiteral("6")); // layer 7 reuses layer 6
+
+        auto *cache = qobject_cast<CacheView *>(window.view(QStringLiteral("cache")));
+        QCOMPARE(cache->budget().bytesPerToken, std::uint64_t(92880));
+        QVERIFY(cache->breakdownText().contains(QLatin1String("90.70 GiB")));
+        cache->setContext(2048);
+        QVERIFY(cache->breakdownText().contains(QLatin1String("exactly dense attention")));
+        cache->setKvDtype(KvDtype::FP8_DS_MLA);
+        cache->setIndexEntryBytes(132);
+        QCOMPARE(cache->budget().bytesPerToken, std::uint64_t(78 * 656 + 21 * 132));
+        QCOMPARE(cache->chart()->pointCount(QStringLiteral("selected context")), 1);
+
+        auto *bias = qobject_cast<BiasView *>(window.view(QStringLiteral("router-bias")));
+        QVERIFY(bias->statusText().startsWith(QLatin1String("76 tensors, 77,824 bytes read")));
+        QCOMPARE(bias->table()->rowCount(), 76);
+        QCOMPARE(bias->levels()->pointCount(QStringLiteral("FP32 distinct")), 76);
+        bias->selectLayer(40);
+        const auto values = synth::syntheticBias(spec, 40);
+        std::set<std::uint16_t> levels;
+        for (float v : values)
+            levels.insert(bf16Bits(v));
+        QCOMPARE(bias->histogram()->pointCount(QStringLiteral("BF16 levels (%1)").arg(levels.size())), int(levels.size()));
+
+        auto *routing = qobject_cast<RoutingView *>(window.view(QStringLiteral("routing")));
+        routing->setTokens(128);
+        QSignalSpy simulated(routing, &RoutingView::simulationFinished);
+        routing->runSimulation();
+        QVERIFY(simulated.wait(60000));
+        QVERIFY(routing->result());
+        QCOMPARE(routing->result()->layers.size(), std::size_t(76));
+        QCOMPARE(routing->changedChart()->pointCount(QStringLiteral("both_bf16")), 76);
+        QCOMPARE(routing->loadChart()->pointCount(QStringLiteral("FP32 reference")), 256);
+        QVERIFY(routing->noteText().contains(QLatin1String("not an estimate of real traffic")));
+
+        // Every view renders and exports; the files open again.
+        QTemporaryDir out;
+        for (AtlasView *v : window.views()) {
+            window.showView(v);
+            QCoreApplication::processEvents();
+            for (const char *suffix : {".png", ".svg", ".pdf"}) {
+                const QString path = out.filePath(v->fileStem() + QLatin1String(suffix));
+                QString error;
+                QVERIFY2(exportWidget(v, path, &error), qPrintable(error));
+                QFile f(path);
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                const QByteArray head = f.read(8);
+                if (QLatin1String(suffix) == QLatin1String(".png")) {
+                    const QImage image(path);
+                    QVERIFY(!image.isNull());
+                    QCOMPARE(image.width(), v->width() * 2); // high-DPI
+                } else if (QLatin1String(suffix) == QLatin1String(".svg")) {
+                    QVERIFY(QSvgRenderer(path).isValid());
+                } else {
+                    QVERIFY(head.startsWith("%PDF"));
+                    QVERIFY(f.size() > 2000);
+                }
+            }
+        }
+        QString error;
+        QVERIFY(!exportWidget(window.views().front(), out.filePath(QStringLiteral("x.gif")), &error));
+        QVERIFY(error.contains(QLatin1String(".png, .svg or .pdf")));
+        QVERIFY(!exportWidget(window.views().front(), QStringLiteral("/nonexistent/dir/x.png"), &error));
+    }
+
+    void windowOnSmallLayout()
+    {
+        MainWindow window(false);
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(openAndWait(window, m_small.path()));
+        const auto spec = synth::smallLayout();
+        auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
+        QCOMPARE(overview->cardValue(QStringLiteral("Parameters")),
+                 QString::fromStdString(shortCount(expected::budget(spec).total)));
+        auto *bias = qobject_cast<BiasView *>(window.view(QStringLiteral("router-bias")));
+        QCOMPARE(bias->table()->rowCount(), int(spec.layers - spec.firstDense + spec.mtpLayers));
+        auto *index = qobject_cast<IndexShareView *>(window.view(QStringLiteral("indexshare")));
+        QCOMPARE(index->table()->rowCount(), int(spec.layers + spec.mtpLayers));
+        // A dark theme renders too, with the charts on a dark base.
+        MainWindow::applyTheme(MainWindow::Theme::Dark);
+        auto *budget = qobject_cast<BudgetView *>(window.view(QStringLiteral("budget")));
+        window.showView(budget);
+        QCoreApplication::processEvents();
+        const QImage image = budget->chart()->grab().toImage();
+        QVERIFY(QColor(image.pixel(5, 5)).lightness() < 80);
+        MainWindow::applyTheme(MainWindow::Theme::Light);
+    }
+
+    void errorsAreShownNotFrozen()
+    {
+        MainWindow window(false);
+        window.show();
+        QSignalSpy failed(window.loader(), &CheckpointLoader::failed);
+        window.openSource(m_settings.path() + QStringLiteral("/no-such-checkpoint"));
+        QVERIFY(failed.wait(10000));
+        QVERIFY(window.errorText().contains(QLatin1String("no-such-checkpoint")));
+        QVERIFY(!window.progressVisible());
+    }
+
+    void cancelRemoteLoadFromWindow()
+    {
+        // A server that stops mid-answer: the window shows progress, and Cancel ends the load at once.
+        FaultServer server(m_small.path().toStdString());
+        QVERIFY(server.start());
+        MainWindow window(false);
+        window.show();
+        QSignalSpy cancelled(window.loader(), &CheckpointLoader::cancelled);
+        window.openSource(QString::fromStdString(server.url("stall")));
+        QTRY_VERIFY_WITH_TIMEOUT(server.requests() > 0, 5000);
+        QVERIFY(window.progressVisible());
+        QVERIFY(window.loader()->isRunning());
+        QElapsedTimer timer;
+        timer.start();
+        window.cancelLoad();
+        QVERIFY(cancelled.wait(5000));
+        QVERIFY(timer.elapsed() < 3000);
+        QVERIFY(!window.loader()->isRunning());
+        QVERIFY(!window.progressVisible());
+        QVERIFY(window.errorText().isEmpty());
+        server.stop();
+    }
+
+    void figuresCommand()
+    {
+        QTemporaryDir out;
+        QProcess p;
+        p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("figures"), m_small.path(), QStringLiteral("--out"),
+                                                  out.path(), QStringLiteral("--tokens"), QStringLiteral("64")});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);
+        QCOMPARE(files.size(), 14);
+        QCOMPARE(files.front(), QStringLiteral("01-overview.png"));
+        for (const QString &f : files) {
+            if (f.endsWith(QLatin1String(".png")))
+                QVERIFY(!QImage(out.filePath(f)).isNull());
+            else
+                QVERIFY(QSvgRenderer(out.filePath(f)).isValid());
+        }
+    }
+
+private:
+    QTemporaryDir m_settings;
+    QTemporaryDir m_full;
+    QTemporaryDir m_small;
+};
+
+QTEST_MAIN(TestWidgets)
+#include "tst_widgets.moc"

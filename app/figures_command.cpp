@@ -100,8 +100,16 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         std::cerr << "ckpt-atlas: cannot create " << out << "\n";
         return 3;
     }
-    int n = 0;
     int failures = 0;
+    // The whole window first, as a person sees it.
+    window.showView(window.views().front());
+    QCoreApplication::processEvents();
+    const QString windowPath = QDir(QString::fromStdString(out)).filePath(QStringLiteral("00-window.png"));
+    if (window.grab().save(windowPath))
+        std::cout << windowPath.toStdString() << "\n";
+    else
+        ++failures;
+    int n = 0;
     for (AtlasView *v : window.views()) {
         ++n;
         window.showView(v);

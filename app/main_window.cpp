@@ -63,7 +63,9 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     m_sidebar->setFixedWidth(170);
     m_sidebar->setFrameShape(QFrame::NoFrame);
     m_sidebar->setStyleSheet(QStringLiteral("QListWidget { padding-top: 10px; font-size: 11pt; }"
-                                            "QListWidget::item { padding: 9px 14px; border-radius: 5px; margin: 1px 6px; }"));
+                                            "QListWidget::item { padding: 9px 14px; border-radius: 5px; margin: 1px 6px; }"
+                                            "QListWidget::item:selected { background: palette(highlight);"
+                                            " color: palette(highlighted-text); }"));
     m_sidebar->setCurrentRow(0);
     connect(m_sidebar, &QListWidget::currentRowChanged, m_stack, &QStackedWidget::setCurrentIndex);
 

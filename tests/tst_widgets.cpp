@@ -283,8 +283,9 @@ private slots:
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);
-        QCOMPARE(files.size(), 14);
-        QCOMPARE(files.front(), QStringLiteral("01-overview.png"));
+        QCOMPARE(files.size(), 15);
+        QCOMPARE(files.front(), QStringLiteral("00-window.png"));
+        QCOMPARE(files[1], QStringLiteral("01-overview.png"));
         for (const QString &f : files) {
             if (f.endsWith(QLatin1String(".png")))
                 QVERIFY(!QImage(out.filePath(f)).isNull());

@@ -110,6 +110,12 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     group->setSpacing(2);
     const double width = 0.8 / std::max<qsizetype>(1, series.size());
     double lo = INFINITY, hi = 0;
+    for (const auto &s : series)
+        for (double v : s.values)
+            if (!logValues || v > 0) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
     for (const auto &s : series) {
         auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         bars->setName(s.name);
@@ -123,8 +129,6 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                 continue;
             keys << i;
             values << s.values[i];
-            lo = std::min(lo, s.values[i]);
-            hi = std::max(hi, s.values[i]);
         }
         bars->setData(keys, values, true);
         if (logValues)

@@ -289,6 +289,9 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
             r.rangeLength = t.request->length;
         }
         r.status = status;
+        long version = 0;
+        curl_easy_getinfo(t.easy, CURLINFO_HTTP_VERSION, &version);
+        r.httpVersion = version == CURL_HTTP_VERSION_2_0 ? 2 : version == CURL_HTTP_VERSION_3 ? 3 : version ? 1 : 0;
         r.bytes = t.response.body.size();
         r.sha256 = sha256Hex(t.response.body);
         r.startSeconds = std::chrono::duration<double>(t.started - m_epoch).count();

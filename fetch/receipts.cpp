@@ -54,6 +54,7 @@ nlohmann::ordered_json ReceiptLog::toJson() const
         else
             j["range"] = nullptr;
         j["status"] = r.status;
+        j["http_version"] = r.httpVersion;
         j["bytes"] = r.bytes;
         j["sha256"] = r.sha256;
         j["start_seconds"] = r.startSeconds;

@@ -18,6 +18,7 @@ struct Receipt
     std::optional<std::uint64_t> rangeOffset;
     std::optional<std::uint64_t> rangeLength;
     long status = 0;
+    int httpVersion = 0; // 1 or 2 (0: no answer)
     std::uint64_t bytes = 0;
     std::string sha256; // of the body bytes received, hex
     double startSeconds = 0; // since the first request of the session

@@ -35,11 +35,21 @@ nlohmann::ordered_json biasesJson(const std::vector<BiasStats> &biases, std::uin
         row["sha256"] = b.sha256;
         row["min"] = b.min ? number(*b.min) : J();
         row["max"] = b.max ? number(*b.max) : J();
+        row["spread"] = b.min && b.max ? number(*b.max - *b.min) : J();
         row["fp32_distinct"] = b.fp32Distinct;
         row["bf16_distinct"] = b.bf16Distinct;
         row["zero_logit_replaced"] = b.zeroLogitReplaced ? J(*b.zeroLogitReplaced) : J();
         row["nan"] = b.nanCount;
         row["inf"] = b.infCount;
+        // The histogram's data: each BF16 level and the FP32 values that collapse onto it.
+        J levels = J::array();
+        for (const auto &l : b.levels)
+            levels.push_back({{"bf16", number(l.value)},
+                              {"count", l.count},
+                              {"fp32_distinct", l.fp32Distinct},
+                              {"fp32_min", number(l.fp32Min)},
+                              {"fp32_max", number(l.fp32Max)}});
+        row["levels"] = levels;
         layers.push_back(row);
     }
     out["layers"] = layers;

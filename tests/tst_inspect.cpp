@@ -137,6 +137,11 @@ private slots:
             QCOMPARE(b["dtype"].get<std::string>(), std::string("F32"));
             QVERIFY(b["bf16_distinct"].get<int>() < b["fp32_distinct"].get<int>());
             QCOMPARE(b["sha256"].get<std::string>().size(), std::size_t(64));
+            QCOMPARE(b["levels"].size(), b["bf16_distinct"].get<std::size_t>());
+            int counted = 0;
+            for (const auto &l : b["levels"])
+                counted += l["count"].get<int>();
+            QCOMPARE(counted, 256);
         }
         const auto &routing = report["routing"];
         QCOMPARE(routing["tokens"].get<int>(), 256);

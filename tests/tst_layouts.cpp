@@ -190,6 +190,25 @@ private slots:
         }
     }
 
+    void deepseekV32FullScale()
+    {
+        // 61 + 1 layers, every layer indexed, 8 expert groups: the arithmetic, and the published size.
+        QTemporaryDir dir;
+        const LayoutSpec spec = synth::deepseekV32();
+        const Opened o = writeAndOpen(spec, dir.path());
+        const auto want = expected::budget(spec);
+        QCOMPARE(o.analysis.budget.total, want.total);
+        QCOMPARE(*o.analysis.budget.activatedPerToken, want.active);
+        QCOMPARE(o.analysis.indexShare.source, std::string("every_layer"));
+        QCOMPARE(o.analysis.indexShare.full.size(), std::size_t(61));
+        QCOMPARE(o.checkpoint.shards.size(), std::size_t(163));
+        QCOMPARE(o.checkpoint.config.nGroup.value_or(0), std::int64_t(8));
+        // DeepSeek-V3's main model is the published 671 B; V3.2 adds an indexer to each of its layers.
+        const auto &b = o.analysis.budget;
+        QCOMPARE(qRound64(double(b.total - b.byCategory[size_t(Category::Mtp)] - b.byCategory[size_t(Category::Indexer)]) / 1e9),
+                 qint64(671));
+    }
+
     void indexShareMismatch()
     {
         // A config whose indexer_types disagrees with the tensors on disk is reported, layer by layer.

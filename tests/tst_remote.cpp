@@ -108,8 +108,9 @@ private slots:
                                      fileSize(dir + "/model.safetensors.index.json"));
         const double ratio = double(remote.receipts->bytes()) / needed;
         QVERIFY2(ratio <= 1.05 && ratio >= 1.0, qPrintable(QString::number(ratio)));
-        // Every range answer was a 206 from the storage host (redirects came from the Hub host).
+        // Every range answer was a 206 from the storage host (redirects came from the Hub host), over HTTP/2.
         for (const auto &r : remote.receipts->all()) {
+            QCOMPARE(r.httpVersion, 2);
             if (r.rangeOffset && r.status != 302) {
                 QCOMPARE(r.status, 206L);
                 QVERIFY(r.url.find(m_hub.endpoint()) == std::string::npos);

@@ -9,6 +9,7 @@
 #include "layers_view.h"
 #include "open_dialog.h"
 #include "overview_view.h"
+#include "preferences_dialog.h"
 #include "routing_view.h"
 #include "settings.h"
 #include "view_export.h"
@@ -202,6 +203,12 @@ void MainWindow::buildMenus()
     QAction *exportView = file->addAction(tr("&Export View…"), this, &MainWindow::exportCurrentView);
     exportView->setShortcut(QKeySequence(tr("Ctrl+E")));
     file->addAction(tr("Export &All Figures…"), this, &MainWindow::exportAllFigures);
+    file->addSeparator();
+    QAction *prefs = file->addAction(tr("&Preferences…"), this, [this] {
+        PreferencesDialog dialog(this);
+        dialog.exec();
+    });
+    prefs->setMenuRole(QAction::PreferencesRole);
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);

@@ -17,6 +17,10 @@ OpenDialog::OpenDialog(QWidget *parent)
       m_url(new QLineEdit(this)), m_folder(new QLineEdit(this))
 {
     setWindowTitle(tr("Open checkpoint"));
+    m_repo->setObjectName(QStringLiteral("repo"));
+    m_revision->setObjectName(QStringLiteral("revision"));
+    m_url->setObjectName(QStringLiteral("url"));
+    m_folder->setObjectName(QStringLiteral("folder"));
     m_repo->setPlaceholderText(QStringLiteral("zai-org/GLM-5.2-FP8"));
     m_revision->setPlaceholderText(QStringLiteral("main"));
     m_url->setPlaceholderText(QStringLiteral("https://host/path/to/checkpoint/"));

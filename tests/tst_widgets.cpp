@@ -13,7 +13,9 @@
 #include "layers_view.h"
 #include "layout_arithmetic.h"
 #include "main_window.h"
+#include "open_dialog.h"
 #include "overview_view.h"
+#include "preferences_dialog.h"
 #include "report.h"
 #include "routing_view.h"
 #include "settings.h"
@@ -23,7 +25,11 @@
 #include <QAbstractItemModelTester>
 #include <QImage>
 #include <QProcess>
+#include <QLineEdit>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
 #include <QSortFilterProxyModel>
 #include <QSvgRenderer>
 #include <QTableWidget>
@@ -272,6 +278,36 @@ private slots:
         QVERIFY(!window.progressVisible());
         QVERIFY(window.errorText().isEmpty());
         server.stop();
+    }
+
+    void dialogs()
+    {
+        OpenDialog open;
+        auto edit = [&open](const char *name) { return open.findChild<QLineEdit *>(QLatin1String(name)); };
+        edit("repo")->setText(QStringLiteral(" zai-org/GLM-5.2-FP8 "));
+        edit("revision")->setText(QStringLiteral("v1.0"));
+        QCOMPARE(open.source(), QStringLiteral("hf://zai-org/GLM-5.2-FP8"));
+        QCOMPARE(open.revision(), QStringLiteral("v1.0"));
+        open.findChild<QTabWidget *>()->setCurrentIndex(2);
+        edit("folder")->setText(m_small.path());
+        QCOMPARE(open.source(), m_small.path());
+        QCOMPARE(open.revision(), QString());
+
+        PreferencesDialog prefs;
+        const auto fields = prefs.findChildren<QLineEdit *>();
+        fields[0]->setText(QStringLiteral("https://hub.example.test"));
+        prefs.findChild<QSpinBox *>()->setValue(4);
+        prefs.accept();
+        QCOMPARE(QSettings().value(QStringLiteral("network/endpoint")).toString(), QStringLiteral("https://hub.example.test"));
+        QCOMPARE(QSettings().value(QStringLiteral("network/connections")).toInt(), 4);
+        if (const QByteArray shots = qgetenv("ATLAS_SHOTS"); !shots.isEmpty()) {
+            open.show();
+            prefs.show();
+            QCoreApplication::processEvents();
+            open.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/open-dialog.png"));
+            prefs.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/preferences.png"));
+        }
+        QSettings().remove(QStringLiteral("network"));
     }
 
     void figuresCommand()

@@ -15,9 +15,8 @@ CheckpointLoader::CheckpointLoader(QObject *parent) : QObject(parent)
     qRegisterMetaType<std::shared_ptr<const BiasAudit>>();
     // Progress is polled, so the worker never floods the event loop: ten updates a second at most.
     m_progressTimer.setInterval(100);
-    connect(&m_progressTimer, &QTimer::timeout, this, [this] {
-        emit progress(m_filesDone, m_filesTotal, m_bytes, m_requests);
-    });
+    connect(&m_progressTimer, &QTimer::timeout, this,
+            [this] { emit progress(m_filesDone, m_filesTotal, m_bytes, m_requests); });
 }
 
 CheckpointLoader::~CheckpointLoader()
@@ -28,23 +27,22 @@ CheckpointLoader::~CheckpointLoader()
 
 void CheckpointLoader::join()
 {
-    if (m_worker.joinable())
-        m_worker.join();
+    if (m_worker.joinable()) m_worker.join();
 }
 
 void CheckpointLoader::cancel()
 {
-    if (m_running)
-        m_cancel = true;
+    if (m_running) m_cancel = true;
 }
 
-template<typename Fn>
-void CheckpointLoader::deliver(int generation, Fn fn)
+template <typename Fn> void CheckpointLoader::deliver(int generation, Fn fn)
 {
-    QMetaObject::invokeMethod(this, [this, generation, fn = std::move(fn)]() mutable {
-        if (generation == m_generation)
-            fn();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, generation, fn = std::move(fn)]() mutable {
+            if (generation == m_generation) fn();
+        },
+        Qt::QueuedConnection);
 }
 
 void CheckpointLoader::startDemo(const NetworkOptions &options)

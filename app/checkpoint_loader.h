@@ -39,8 +39,7 @@ signals:
 private:
     void run(SourceSpec spec, NetworkOptions options, bool demo, int generation);
     void join();
-    template<typename Fn>
-    void deliver(int generation, Fn fn);
+    template <typename Fn> void deliver(int generation, Fn fn);
 
     std::thread m_worker;
     std::atomic<bool> m_cancel{false};

@@ -29,19 +29,20 @@ std::filesystem::path ensureDemoCheckpoint()
 {
     namespace fs = std::filesystem;
     const fs::path dir = cacheRoot() / kDemoName;
-    if (fs::exists(dir / ".complete"))
-        return dir;
+    if (fs::exists(dir / ".complete")) return dir;
     std::error_code ec;
     fs::create_directories(cacheRoot(), ec);
     // Write beside, then rename, so that an interrupted write never leaves a half demo.
-    const fs::path staging = cacheRoot() / (std::string(kDemoName) + ".partial-" + std::to_string(::getpid()));
+    const fs::path staging =
+        cacheRoot() / (std::string(kDemoName) + ".partial-" + std::to_string(::getpid()));
     fs::remove_all(staging, ec);
     synth::writeCheckpoint(synth::glm5Fp8(), staging);
     std::ofstream(staging / ".complete") << "ok\n";
     fs::remove_all(dir, ec);
     fs::rename(staging, dir, ec);
     if (ec && !fs::exists(dir / ".complete"))
-        throw AtlasError(ErrorKind::Source, dir.string() + ": cannot store the demo checkpoint: " + ec.message());
+        throw AtlasError(ErrorKind::Source,
+                         dir.string() + ": cannot store the demo checkpoint: " + ec.message());
     fs::remove_all(staging, ec);
     return dir;
 }

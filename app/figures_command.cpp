@@ -41,8 +41,9 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         else if (a == "--dark")
             dark = true;
         else if (a == "-h" || a == "--help") {
-            std::cout << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--revision REV]\n"
-                         "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n";
+            std::cout
+                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--revision REV]\n"
+                   "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n";
             return 0;
         } else if (a.starts_with("--")) {
             std::cerr << "ckpt-atlas: unknown option " << a << "\n";
@@ -58,8 +59,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         std::cerr << "ckpt-atlas: --tokens takes a positive number\n";
         return 2;
     }
-    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
-        qputenv("QT_QPA_PLATFORM", "offscreen");
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     setApplicationIdentity();
     MainWindow::applyTheme(dark ? MainWindow::Theme::Dark : MainWindow::Theme::Light);
@@ -92,8 +92,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         routing->setTokens(tokens);
         QObject::connect(routing, &RoutingView::simulationFinished, &loop, &QEventLoop::quit);
         routing->runSimulation();
-        if (routing->isRunning())
-            loop.exec();
+        if (routing->isRunning()) loop.exec();
     }
 
     if (!QDir().mkpath(QString::fromStdString(out))) {
@@ -116,7 +115,9 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         QCoreApplication::processEvents();
         for (const char *suffix : {".png", ".svg"}) {
             const QString path = QDir(QString::fromStdString(out))
-                                     .filePath(QStringLiteral("%1-%2%3").arg(n, 2, 10, QLatin1Char('0')).arg(v->fileStem(), QLatin1String(suffix)));
+                                     .filePath(QStringLiteral("%1-%2%3")
+                                                   .arg(n, 2, 10, QLatin1Char('0'))
+                                                   .arg(v->fileStem(), QLatin1String(suffix)));
             QString error;
             if (exportWidget(v, path, &error)) {
                 std::cout << path.toStdString() << "\n";

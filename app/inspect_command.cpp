@@ -3,11 +3,11 @@
 #include "bias_reader.h"
 #include "bias_report.h"
 #include "checkpoint_reader.h"
-#include "loaded_checkpoint.h"
-#include "source_spec.h"
 #include "demo.h"
 #include "errors.h"
+#include "loaded_checkpoint.h"
 #include "report.h"
+#include "source_spec.h"
 
 #include <charconv>
 #include <filesystem>
@@ -80,8 +80,7 @@ int runInspect(const std::vector<std::string> &args)
         for (std::size_t i = 0; i < args.size(); ++i) {
             const std::string &a = args[i];
             auto value = [&]() -> std::string {
-                if (i + 1 >= args.size())
-                    throw AtlasError(ErrorKind::Usage, a + " needs a value");
+                if (i + 1 >= args.size()) throw AtlasError(ErrorKind::Usage, a + " needs a value");
                 return args[++i];
             };
             if (a == "-h" || a == "--help") {
@@ -95,7 +94,8 @@ int runInspect(const std::vector<std::string> &args)
                 const std::string v = value();
                 auto k = kvDtypeFromName(v);
                 if (!k)
-                    throw AtlasError(ErrorKind::Usage, "--kv-dtype takes bf16, fp8 or fp8_ds_mla, not '" + v + "'");
+                    throw AtlasError(ErrorKind::Usage,
+                                     "--kv-dtype takes bf16, fp8 or fp8_ds_mla, not '" + v + "'");
                 cacheOptions.kvDtype = *k;
             } else if (a == "--index-entry-bytes") {
                 cacheOptions.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value()));
@@ -117,7 +117,8 @@ int runInspect(const std::vector<std::string> &args)
             } else if (a == "--simulate") {
                 simulate = true;
             } else if (a == "--tokens") {
-                routing.tokens = static_cast<std::uint32_t>(std::min<std::uint64_t>(parseCount(a, value()), 1u << 24));
+                routing.tokens =
+                    static_cast<std::uint32_t>(std::min<std::uint64_t>(parseCount(a, value()), 1u << 24));
             } else if (a == "--seed") {
                 const std::string v = value();
                 auto r = std::from_chars(v.data(), v.data() + v.size(), routing.seed);
@@ -128,7 +129,8 @@ int runInspect(const std::vector<std::string> &args)
                 char *end = nullptr;
                 const double x = std::strtod(v.c_str(), &end);
                 if (!end || *end || !(x > 0) || x > 1e6)
-                    throw AtlasError(ErrorKind::Usage, "--logit-std takes a positive number, not '" + v + "'");
+                    throw AtlasError(ErrorKind::Usage,
+                                     "--logit-std takes a positive number, not '" + v + "'");
                 routing.logitStd = static_cast<float>(x);
             } else if (a == "--logits") {
                 logitsFile = value();
@@ -140,14 +142,14 @@ int runInspect(const std::vector<std::string> &args)
             } else if (sourceArg.empty()) {
                 sourceArg = a;
             } else {
-                throw AtlasError(ErrorKind::Usage, "more than one SOURCE given ('" + sourceArg + "', '" + a + "')");
+                throw AtlasError(ErrorKind::Usage,
+                                 "more than one SOURCE given ('" + sourceArg + "', '" + a + "')");
             }
         }
 
         SourceSpec spec;
         if (sourceArg.empty()) {
-            if (!revision.empty())
-                throw AtlasError(ErrorKind::Usage, "--revision needs a Hub SOURCE");
+            if (!revision.empty()) throw AtlasError(ErrorKind::Usage, "--revision needs a Hub SOURCE");
             spec.path = ensureDemoCheckpoint().string();
         } else {
             spec = parseSourceSpec(sourceArg, revision);
@@ -207,8 +209,7 @@ int runInspect(const std::vector<std::string> &args)
             if (!receiptsFile.empty()) {
                 std::ofstream out(receiptsFile);
                 out << opened.receipts->toJson().dump(2) << "\n";
-                if (!out)
-                    throw AtlasError(ErrorKind::Source, receiptsFile + ": cannot write the receipts");
+                if (!out) throw AtlasError(ErrorKind::Source, receiptsFile + ": cannot write the receipts");
             }
         }
         if (json)
@@ -221,8 +222,7 @@ int runInspect(const std::vector<std::string> &args)
         return failures.empty() ? kExitOk : kExitExpectation;
     } catch (const AtlasError &e) {
         std::cerr << "ckpt-atlas: " << e.what() << "\n";
-        if (e.kind() == ErrorKind::Usage)
-            std::cerr << "(see 'ckpt-atlas inspect --help')\n";
+        if (e.kind() == ErrorKind::Usage) std::cerr << "(see 'ckpt-atlas inspect --help')\n";
         return static_cast<int>(e.kind());
     } catch (const std::exception &e) {
         std::cerr << "ckpt-atlas: " << e.what() << "\n";

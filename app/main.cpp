@@ -13,19 +13,20 @@
 int main(int argc, char **argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
-    if (!args.empty() && args.front() == "inspect")
-        return atlas::runInspect({args.begin() + 1, args.end()});
+    if (!args.empty() && args.front() == "inspect") return atlas::runInspect({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "figures")
         return atlas::runFigures(argc, argv, {args.begin() + 1, args.end()});
     if (!args.empty() && (args.front() == "-h" || args.front() == "--help")) {
-        std::cout << "usage: ckpt-atlas [SOURCE]                 open the desktop app (the demo without SOURCE)\n"
-                     "       ckpt-atlas inspect [SOURCE] [...]   print the report (ckpt-atlas inspect --help)\n"
-                     "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n";
+        std::cout
+            << "usage: ckpt-atlas [SOURCE]                 open the desktop app (the demo without SOURCE)\n"
+               "       ckpt-atlas inspect [SOURCE] [...]   print the report (ckpt-atlas inspect --help)\n"
+               "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n";
         return 0;
     }
     QApplication app(argc, argv);
     atlas::setApplicationIdentity();
-    atlas::MainWindow::applyTheme(QSettings().value(QStringLiteral("ui/theme")).toString() == QLatin1String("dark")
+    atlas::MainWindow::applyTheme(QSettings().value(QStringLiteral("ui/theme")).toString() ==
+                                          QLatin1String("dark")
                                       ? atlas::MainWindow::Theme::Dark
                                       : atlas::MainWindow::Theme::Light);
     atlas::MainWindow window;

@@ -63,17 +63,19 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     }
     m_sidebar->setFixedWidth(170);
     m_sidebar->setFrameShape(QFrame::NoFrame);
-    m_sidebar->setStyleSheet(QStringLiteral("QListWidget { padding-top: 10px; font-size: 11pt; }"
-                                            "QListWidget::item { padding: 9px 14px; border-radius: 5px; margin: 1px 6px; }"
-                                            "QListWidget::item:selected { background: palette(highlight);"
-                                            " color: palette(highlighted-text); }"));
+    m_sidebar->setStyleSheet(
+        QStringLiteral("QListWidget { padding-top: 10px; font-size: 11pt; }"
+                       "QListWidget::item { padding: 9px 14px; border-radius: 5px; margin: 1px 6px; }"
+                       "QListWidget::item:selected { background: palette(highlight);"
+                       " color: palette(highlighted-text); }"));
     m_sidebar->setCurrentRow(0);
     connect(m_sidebar, &QListWidget::currentRowChanged, m_stack, &QStackedWidget::setCurrentIndex);
 
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_error->setStyleSheet(QStringLiteral("QLabel { background: #FDECEC; color: #7A1F1F; border: 1px solid #E7A3A3;"
-                                          " border-radius: 6px; padding: 8px 12px; margin: 8px 12px 0 12px; }"));
+    m_error->setStyleSheet(
+        QStringLiteral("QLabel { background: #FDECEC; color: #7A1F1F; border: 1px solid #E7A3A3;"
+                       " border-radius: 6px; padding: 8px 12px; margin: 8px 12px 0 12px; }"));
     m_error->hide();
 
     auto *central = new QWidget(this);
@@ -100,27 +102,30 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
 
     buildMenus();
 
-    connect(m_loader, &CheckpointLoader::stage, this, [this](const QString &what) { m_statusText->setText(what); });
-    connect(m_loader, &CheckpointLoader::progress, this, [this](quint64 done, quint64 total, quint64 bytes, quint64 requests) {
-        if (total > 0) {
-            m_progress->setRange(0, int(total));
-            m_progress->setValue(int(done));
-        } else {
-            m_progress->setRange(0, 0);
-        }
-        m_progress->setFormat(tr("%1/%2 files · %3 · %4 requests")
-                                  .arg(done)
-                                  .arg(total)
-                                  .arg(binaryBytesQ(bytes))
-                                  .arg(requests));
-    });
-    connect(m_loader, &CheckpointLoader::layoutReady, this, [this](std::shared_ptr<const LoadedCheckpoint> data) {
-        for (AtlasView *v : m_views)
-            v->setCheckpoint(data);
-        m_error->hide();
-        const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
-        setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
-    });
+    connect(m_loader, &CheckpointLoader::stage, this,
+            [this](const QString &what) { m_statusText->setText(what); });
+    connect(m_loader, &CheckpointLoader::progress, this,
+            [this](quint64 done, quint64 total, quint64 bytes, quint64 requests) {
+                if (total > 0) {
+                    m_progress->setRange(0, int(total));
+                    m_progress->setValue(int(done));
+                } else {
+                    m_progress->setRange(0, 0);
+                }
+                m_progress->setFormat(tr("%1/%2 files · %3 · %4 requests")
+                                          .arg(done)
+                                          .arg(total)
+                                          .arg(binaryBytesQ(bytes))
+                                          .arg(requests));
+            });
+    connect(m_loader, &CheckpointLoader::layoutReady, this,
+            [this](std::shared_ptr<const LoadedCheckpoint> data) {
+                for (AtlasView *v : m_views)
+                    v->setCheckpoint(data);
+                m_error->hide();
+                const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
+                setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
+            });
     connect(m_loader, &CheckpointLoader::biasesReady, this, [this](std::shared_ptr<const BiasAudit> audit) {
         for (AtlasView *v : m_views)
             v->setBiases(audit);
@@ -130,9 +135,8 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         m_cancel->hide();
         m_statusText->setText(message);
     };
-    connect(m_loader, &CheckpointLoader::finished, this, [this, done] {
-        done(tr("%1 — loaded; %2").arg(m_currentLabel, m_progress->format()));
-    });
+    connect(m_loader, &CheckpointLoader::finished, this,
+            [this, done] { done(tr("%1 — loaded; %2").arg(m_currentLabel, m_progress->format())); });
     connect(m_loader, &CheckpointLoader::cancelled, this, [done] { done(tr("Load cancelled.")); });
     connect(m_loader, &CheckpointLoader::failed, this, [this, done](const QString &message) {
         done(tr("Load failed."));
@@ -142,8 +146,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(s.value(QStringLiteral("window/state")).toByteArray(), kStateVersion);
-    if (geometry().width() < 400)
-        resize(1360, 860);
+    if (geometry().width() < 400) resize(1360, 860);
 }
 
 MainWindow::~MainWindow() = default;
@@ -151,8 +154,7 @@ MainWindow::~MainWindow() = default;
 AtlasView *MainWindow::view(const QString &fileStem) const
 {
     for (AtlasView *v : m_views)
-        if (v->fileStem() == fileStem)
-            return v;
+        if (v->fileStem() == fileStem) return v;
     return nullptr;
 }
 
@@ -187,8 +189,7 @@ void MainWindow::buildMenus()
     open->setShortcut(QKeySequence::Open);
     QAction *folder = file->addAction(tr("Open &Folder…"), this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Checkpoint folder"));
-        if (!dir.isEmpty())
-            openSource(dir);
+        if (!dir.isEmpty()) openSource(dir);
     });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     QAction *demo = file->addAction(tr("Open the &Demo"), this, &MainWindow::openDemo);
@@ -232,9 +233,10 @@ void MainWindow::buildMenus()
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About Checkpoint Atlas"), this, [this] {
-        QMessageBox::about(this, tr("About Checkpoint Atlas"),
-                           tr("<b>Checkpoint Atlas</b><br>Layer tree, parameter budget, IndexShare, cache costs and "
-                              "router-bias audit of large MoE checkpoints, from their safetensors headers."));
+        QMessageBox::about(
+            this, tr("About Checkpoint Atlas"),
+            tr("<b>Checkpoint Atlas</b><br>Layer tree, parameter budget, IndexShare, cache costs and "
+               "router-bias audit of large MoE checkpoints, from their safetensors headers."));
     });
 
     QToolBar *tools = addToolBar(tr("Main"));
@@ -279,8 +281,7 @@ void MainWindow::openSource(const QString &source, const QString &revision)
     }
     if (spec.kind == SourceSpec::Kind::Hub && qEnvironmentVariableIsEmpty("HF_ENDPOINT")) {
         const QString endpoint = QSettings().value(QStringLiteral("network/endpoint")).toString();
-        if (!endpoint.isEmpty())
-            spec.endpoint = endpoint.toStdString();
+        if (!endpoint.isEmpty()) spec.endpoint = endpoint.toStdString();
     }
     m_lastSource = source;
     m_lastRevision = revision;
@@ -342,13 +343,11 @@ void MainWindow::rebuildRecentMenu()
 void MainWindow::exportCurrentView()
 {
     auto *v = qobject_cast<AtlasView *>(m_stack->currentWidget());
-    if (!v)
-        return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(v->title()),
-                                                      QDir::home().filePath(v->fileStem() + QStringLiteral(".png")),
-                                                      tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
-    if (path.isEmpty())
-        return;
+    if (!v) return;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export %1").arg(v->title()), QDir::home().filePath(v->fileStem() + QStringLiteral(".png")),
+        tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
+    if (path.isEmpty()) return;
     QString error;
     if (!exportWidget(v, path, &error))
         QMessageBox::warning(this, tr("Export failed"), error);
@@ -359,16 +358,16 @@ void MainWindow::exportCurrentView()
 void MainWindow::exportAllFigures()
 {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the figures"));
-    if (dir.isEmpty())
-        return;
+    if (dir.isEmpty()) return;
     QStringList failures;
     int n = 0;
     for (AtlasView *v : m_views) {
         for (const char *suffix : {".png", ".svg", ".pdf"}) {
             QString error;
-            const QString path = QDir(dir).filePath(QStringLiteral("%1-%2%3").arg(++n / 3 + 1, 2, 10, QLatin1Char('0')).arg(v->fileStem(), QLatin1String(suffix)));
-            if (!exportWidget(v, path, &error))
-                failures << error;
+            const QString path = QDir(dir).filePath(QStringLiteral("%1-%2%3")
+                                                        .arg(++n / 3 + 1, 2, 10, QLatin1Char('0'))
+                                                        .arg(v->fileStem(), QLatin1String(suffix)));
+            if (!exportWidget(v, path, &error)) failures << error;
         }
     }
     if (!failures.isEmpty())
@@ -396,8 +395,7 @@ void MainWindow::dragEnterEvent(QDragEnterEvent *event)
 void MainWindow::dropEvent(QDropEvent *event)
 {
     const auto urls = event->mimeData()->urls();
-    if (!urls.isEmpty())
-        openSource(urls.front().toLocalFile());
+    if (!urls.isEmpty()) openSource(urls.front().toLocalFile());
 }
 
 void MainWindow::applyTheme(Theme theme)
@@ -405,7 +403,8 @@ void MainWindow::applyTheme(Theme theme)
     qApp->setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
     QPalette p;
     if (theme == Theme::Dark) {
-        const QColor window(0x24, 0x27, 0x2E), base(0x1B, 0x1E, 0x24), text(0xE6, 0xE8, 0xEC), accent(0x4C, 0x93, 0xD6);
+        const QColor window(0x24, 0x27, 0x2E), base(0x1B, 0x1E, 0x24), text(0xE6, 0xE8, 0xEC),
+            accent(0x4C, 0x93, 0xD6);
         p.setColor(QPalette::Window, window);
         p.setColor(QPalette::WindowText, text);
         p.setColor(QPalette::Base, base);

@@ -13,8 +13,8 @@
 namespace atlas {
 
 OpenDialog::OpenDialog(QWidget *parent)
-    : QDialog(parent), m_tabs(new QTabWidget(this)), m_repo(new QLineEdit(this)), m_revision(new QLineEdit(this)),
-      m_url(new QLineEdit(this)), m_folder(new QLineEdit(this))
+    : QDialog(parent), m_tabs(new QTabWidget(this)), m_repo(new QLineEdit(this)),
+      m_revision(new QLineEdit(this)), m_url(new QLineEdit(this)), m_folder(new QLineEdit(this))
 {
     setWindowTitle(tr("Open checkpoint"));
     m_repo->setObjectName(QStringLiteral("repo"));
@@ -29,9 +29,10 @@ OpenDialog::OpenDialog(QWidget *parent)
     auto *hf = new QFormLayout(hub);
     hf->addRow(tr("Repository"), m_repo);
     hf->addRow(tr("Revision"), m_revision);
-    auto *hubNote = new QLabel(tr("Only the headers are read, through range requests. A token (HF_TOKEN or the Hub "
-                                  "client's token file) is sent to the Hub only, never to its storage."),
-                               hub);
+    auto *hubNote =
+        new QLabel(tr("Only the headers are read, through range requests. A token (HF_TOKEN or the Hub "
+                      "client's token file) is sent to the Hub only, never to its storage."),
+                   hub);
     hubNote->setWordWrap(true);
     hf->addRow(hubNote);
     m_tabs->addTab(hub, tr("Hugging Face Hub"));
@@ -50,9 +51,9 @@ OpenDialog::OpenDialog(QWidget *parent)
     lf->addRow(tr("Folder"), row);
     m_tabs->addTab(local, tr("Local folder"));
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Checkpoint folder"), m_folder->text());
-        if (!dir.isEmpty())
-            m_folder->setText(dir);
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Checkpoint folder"), m_folder->text());
+        if (!dir.isEmpty()) m_folder->setText(dir);
     });
 
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Open | QDialogButtonBox::Cancel, this);
@@ -68,7 +69,8 @@ QString OpenDialog::source() const
 {
     switch (m_tabs->currentIndex()) {
     case 0:
-        return m_repo->text().trimmed().isEmpty() ? QString() : QStringLiteral("hf://") + m_repo->text().trimmed();
+        return m_repo->text().trimmed().isEmpty() ? QString()
+                                                  : QStringLiteral("hf://") + m_repo->text().trimmed();
     case 1:
         return m_url->text().trimmed();
     default:

@@ -17,7 +17,8 @@
 namespace atlas {
 
 PreferencesDialog::PreferencesDialog(QWidget *parent)
-    : QDialog(parent), m_endpoint(new QLineEdit(this)), m_caBundle(new QLineEdit(this)), m_connections(new QSpinBox(this))
+    : QDialog(parent), m_endpoint(new QLineEdit(this)), m_caBundle(new QLineEdit(this)),
+      m_connections(new QSpinBox(this))
 {
     setWindowTitle(tr("Preferences"));
     const QSettings s;
@@ -30,8 +31,7 @@ PreferencesDialog::PreferencesDialog(QWidget *parent)
     auto *browse = new QPushButton(tr("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString file = QFileDialog::getOpenFileName(this, tr("CA bundle (PEM)"), m_caBundle->text());
-        if (!file.isEmpty())
-            m_caBundle->setText(file);
+        if (!file.isEmpty()) m_caBundle->setText(file);
     });
     auto *form = new QFormLayout();
     form->addRow(tr("Hub endpoint"), m_endpoint);
@@ -40,9 +40,10 @@ PreferencesDialog::PreferencesDialog(QWidget *parent)
     ca->addWidget(browse);
     form->addRow(tr("Extra CA bundle"), ca);
     form->addRow(tr("Connections"), m_connections);
-    auto *note = new QLabel(tr("TLS is always verified; the bundle adds trust to the system store. $HF_ENDPOINT, "
-                               "CURL_CA_BUNDLE and SSL_CERT_FILE apply as well."),
-                            this);
+    auto *note =
+        new QLabel(tr("TLS is always verified; the bundle adds trust to the system store. $HF_ENDPOINT, "
+                      "CURL_CA_BUNDLE and SSL_CERT_FILE apply as well."),
+                   this);
     note->setWordWrap(true);
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -58,9 +59,12 @@ void PreferencesDialog::accept()
 {
     const QString endpoint = m_endpoint->text().trimmed();
     const QUrl url(endpoint);
-    if (!endpoint.isEmpty() && (!url.isValid() || (url.scheme() != QLatin1String("https") && url.scheme() != QLatin1String("http")) ||
-                                url.host().isEmpty())) {
-        QMessageBox::warning(this, tr("Preferences"), tr("The Hub endpoint must be an http(s) URL, such as https://huggingface.co."));
+    if (!endpoint.isEmpty() &&
+        (!url.isValid() ||
+         (url.scheme() != QLatin1String("https") && url.scheme() != QLatin1String("http")) ||
+         url.host().isEmpty())) {
+        QMessageBox::warning(this, tr("Preferences"),
+                             tr("The Hub endpoint must be an http(s) URL, such as https://huggingface.co."));
         return;
     }
     const QString ca = m_caBundle->text().trimmed();

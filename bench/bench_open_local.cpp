@@ -43,8 +43,7 @@ int measureOnce(const std::string &dir)
 
 int main(int argc, char **argv)
 {
-    if (argc == 2)
-        return measureOnce(argv[1]);
+    if (argc == 2) return measureOnce(argv[1]);
 
     const std::filesystem::path dir = std::filesystem::path(ATLAS_BENCH_DIR) / "glm5-fp8";
     if (!std::filesystem::exists(dir / "config.json")) {
@@ -55,8 +54,7 @@ int main(int argc, char **argv)
     long peakKb = 0;
     for (int run = 0; run < 5; ++run) {
         int fds[2];
-        if (pipe(fds) != 0)
-            return 1;
+        if (pipe(fds) != 0) return 1;
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
@@ -64,8 +62,7 @@ int main(int argc, char **argv)
         std::string self = "/proc/self/exe", arg = dir.string();
         char *args[] = {argv[0], arg.data(), nullptr};
         pid_t pid;
-        if (posix_spawn(&pid, self.c_str(), &actions, nullptr, args, environ) != 0)
-            return 1;
+        if (posix_spawn(&pid, self.c_str(), &actions, nullptr, args, environ) != 0) return 1;
         close(fds[1]);
         char buf[256] = {};
         const ssize_t n = read(fds[0], buf, sizeof buf - 1);

@@ -57,11 +57,11 @@ double median(std::vector<double> v)
 
 bool ensurePeer(const QString &peerDir)
 {
-    if (std::filesystem::exists(peerDir.toStdString() + "/node_modules/@huggingface/hub"))
-        return true;
+    if (std::filesystem::exists(peerDir.toStdString() + "/node_modules/@huggingface/hub")) return true;
     QProcess npm;
     npm.setWorkingDirectory(peerDir);
-    npm.start(QStringLiteral("npm"), {QStringLiteral("install"), QStringLiteral("--no-audit"), QStringLiteral("--no-fund")});
+    npm.start(QStringLiteral("npm"),
+              {QStringLiteral("install"), QStringLiteral("--no-audit"), QStringLiteral("--no-fund")});
     return npm.waitForFinished(300000) && npm.exitCode() == 0;
 }
 
@@ -105,9 +105,10 @@ int main(int argc, char **argv)
     if (!peer)
         std::printf("peer: @huggingface/hub could not be installed (npm); measuring ckpt-atlas alone\n");
 
-    std::printf("141 shards; headers + index + config = %llu bytes\n", static_cast<unsigned long long>(needed));
-    std::printf("%-22s %6s %10s %9s %12s %12s %10s\n", "tool", "rtt", "wall ms", "requests", "req/shard", "bytes",
-                "bytes/need");
+    std::printf("141 shards; headers + index + config = %llu bytes\n",
+                static_cast<unsigned long long>(needed));
+    std::printf("%-22s %6s %10s %9s %12s %12s %10s\n", "tool", "rtt", "wall ms", "requests", "req/shard",
+                "bytes", "bytes/need");
     for (const int rttMs : {0, 40}) {
         hubProxy.setDelay(std::chrono::microseconds(rttMs * 500));
         storageProxy.setDelay(std::chrono::microseconds(rttMs * 500));
@@ -122,16 +123,17 @@ int main(int argc, char **argv)
             auto opened = atlas::openSource(atlas::parseSourceSpec("hf://atlas/glm5"), options);
             const auto ckpt = atlas::readCheckpoint(*opened.source);
             if (const char *dump = std::getenv("ATLAS_BENCH_RECEIPTS"))
-                std::ofstream(std::string(dump) + "-" + std::to_string(rttMs) + ".json") << opened.receipts->toJson().dump(1);
-            ours.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+                std::ofstream(std::string(dump) + "-" + std::to_string(rttMs) + ".json")
+                    << opened.receipts->toJson().dump(1);
+            ours.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
             const Traffic after = logged(hub);
             oursTraffic = {after.requests - before.requests, after.bytes - before.bytes};
             if (ckpt.tensorCount() != 118629) {
                 std::fprintf(stderr, "ckpt-atlas read %zu tensors\n", ckpt.tensorCount());
                 return 1;
             }
-            if (!peer)
-                continue;
+            if (!peer) continue;
             QProcess node;
             auto env = QProcessEnvironment::systemEnvironment();
             env.insert(QStringLiteral("NODE_EXTRA_CA_CERTS"), QString::fromStdString(hub.caFile()));

@@ -31,8 +31,9 @@ int main()
         changed = result.layers.front().variants[2].changedSetFraction;
     }
     std::sort(times.begin(), times.end());
-    std::printf("routing simulation: 76 layers x 4096 tokens x 256 experts x (FP32 + 3 variants) on %u threads: "
-                "median %.0f ms, best %.0f ms (target < 1000 ms); layer 3 both_bf16 changed %.2f%%\n",
-                std::thread::hardware_concurrency(), times[1] * 1000, times[0] * 1000, changed * 100);
+    std::printf(
+        "routing simulation: 76 layers x 4096 tokens x 256 experts x (FP32 + 3 variants) on %u threads: "
+        "median %.0f ms, best %.0f ms (target < 1000 ms); layer 3 both_bf16 changed %.2f%%\n",
+        std::thread::hardware_concurrency(), times[1] * 1000, times[0] * 1000, changed * 100);
     return 0;
 }

@@ -16,7 +16,8 @@ std::vector<BiasTensor> readBiases(ByteSource &source, const BiasFetchPlan &plan
         const auto &range = plan.ranges[k];
         if (answers[k].bytes.size() != range.length)
             throw AtlasError(ErrorKind::Invalid, range.file + ": the file ends before byte " +
-                                                     std::to_string(range.offset + range.length) + " (bias tensors)");
+                                                     std::to_string(range.offset + range.length) +
+                                                     " (bias tensors)");
         for (std::size_t i : range.items) {
             const auto &item = plan.items[i];
             BiasTensor &t = out[i];

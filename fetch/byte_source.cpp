@@ -13,11 +13,11 @@ namespace atlas {
 
 void ByteSource::throwIfCancelled() const
 {
-    if (isCancelled())
-        throw AtlasError(ErrorKind::Source, "cancelled");
+    if (isCancelled()) throw AtlasError(ErrorKind::Source, "cancelled");
 }
 
-BatchAnswer ByteSource::readBatch(const std::vector<std::string> &files, const std::vector<RangeRequest> &speculative)
+BatchAnswer ByteSource::readBatch(const std::vector<std::string> &files,
+                                  const std::vector<RangeRequest> &speculative)
 {
     BatchAnswer out;
     for (const auto &f : files)
@@ -26,8 +26,7 @@ BatchAnswer ByteSource::readBatch(const std::vector<std::string> &files, const s
         try {
             out.ranges.push_back(std::move(readRanges({r}).front()));
         } catch (const AtlasError &) {
-            if (isCancelled())
-                throw;
+            if (isCancelled()) throw;
             out.ranges.push_back(std::nullopt);
         }
     }
@@ -42,8 +41,7 @@ struct FileDescriptor
     int fd;
     ~FileDescriptor()
     {
-        if (fd >= 0)
-            ::close(fd);
+        if (fd >= 0) ::close(fd);
     }
 };
 
@@ -56,8 +54,7 @@ LocalDirectorySource::LocalDirectorySource(std::string directory)
     std::error_code ec;
     auto abs = std::filesystem::absolute(directory, ec);
     m_dir = ec ? directory : abs.lexically_normal().string();
-    if (m_dir.size() > 1 && m_dir.back() == '/')
-        m_dir.pop_back();
+    if (m_dir.size() > 1 && m_dir.back() == '/') m_dir.pop_back();
 }
 
 SourceInfo LocalDirectorySource::info() const
@@ -71,11 +68,12 @@ std::optional<std::string> LocalDirectorySource::readSmallFile(const std::string
     const std::string path = m_dir + "/" + file;
     FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
     if (f.fd < 0) {
-        if (errno == ENOENT)
-            return std::nullopt;
+        if (errno == ENOENT) return std::nullopt;
         throw AtlasError(ErrorKind::Source, path + ": cannot open: " + std::strerror(errno));
     }
-    struct stat st{};
+    struct stat st
+    {
+    };
     if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
         throw AtlasError(ErrorKind::Source, path + ": not a regular file");
     if (static_cast<std::uint64_t>(st.st_size) > kSmallFileLimit)
@@ -85,10 +83,8 @@ std::optional<std::string> LocalDirectorySource::readSmallFile(const std::string
     std::size_t got = 0;
     while (got < out.size()) {
         const ssize_t n = ::read(f.fd, out.data() + got, out.size() - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            throw AtlasError(ErrorKind::Source, path + ": read failed: " + std::strerror(errno));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw AtlasError(ErrorKind::Source, path + ": read failed: " + std::strerror(errno));
         got += static_cast<std::size_t>(n);
     }
     noteTraffic(out.size(), 1);
@@ -103,9 +99,10 @@ std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<Rang
         const RangeRequest &r = requests[i];
         const std::string path = m_dir + "/" + r.file;
         FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-        if (f.fd < 0)
-            throw AtlasError(ErrorKind::Source, path + ": cannot open: " + std::strerror(errno));
-        struct stat st{};
+        if (f.fd < 0) throw AtlasError(ErrorKind::Source, path + ": cannot open: " + std::strerror(errno));
+        struct stat st
+        {
+        };
         if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
             throw AtlasError(ErrorKind::Source, path + ": not a regular file");
         const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -114,13 +111,13 @@ std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<Rang
         answers[i].bytes.resize(static_cast<std::size_t>(len));
         std::size_t got = 0;
         while (got < len) {
-            const ssize_t n = ::pread(f.fd, answers[i].bytes.data() + got, len - got,
-                                      static_cast<off_t>(r.offset + got));
-            if (n < 0 && errno == EINTR)
-                continue;
+            const ssize_t n =
+                ::pread(f.fd, answers[i].bytes.data() + got, len - got, static_cast<off_t>(r.offset + got));
+            if (n < 0 && errno == EINTR) continue;
             if (n <= 0)
-                throw AtlasError(ErrorKind::Source, path + ": read failed at byte " + std::to_string(r.offset + got) +
-                                                        ": " + (n == 0 ? "unexpected end of file" : std::strerror(errno)));
+                throw AtlasError(ErrorKind::Source,
+                                 path + ": read failed at byte " + std::to_string(r.offset + got) + ": " +
+                                     (n == 0 ? "unexpected end of file" : std::strerror(errno)));
             got += static_cast<std::size_t>(n);
         }
         noteTraffic(len, 1);

@@ -44,7 +44,8 @@ public:
     // A batch of ranges; a source may serve them concurrently. Answers come back in request order.
     virtual std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) = 0;
     // Small files and speculative ranges at once (by default one after the other).
-    virtual BatchAnswer readBatch(const std::vector<std::string> &files, const std::vector<RangeRequest> &speculative);
+    virtual BatchAnswer readBatch(const std::vector<std::string> &files,
+                                  const std::vector<RangeRequest> &speculative);
     // The files the source is known to hold, when it can say without a request (the Hub's listing).
     virtual std::vector<std::string> knownFiles() const { return {}; }
 
@@ -62,8 +63,7 @@ protected:
     {
         m_bytes += bytes;
         m_requests += requests;
-        if (m_listener)
-            m_listener();
+        if (m_listener) m_listener();
     }
 
 private:

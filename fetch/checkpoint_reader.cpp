@@ -40,8 +40,7 @@ struct PendingShard
 };
 
 // Runs fn(i) for i in [0, n) on a few threads; rethrows the first failure.
-template<typename Fn>
-void parallelFor(std::size_t n, unsigned threads, Fn fn)
+template <typename Fn> void parallelFor(std::size_t n, unsigned threads, Fn fn)
 {
     threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n)));
     std::atomic<std::size_t> next{0};
@@ -50,14 +49,12 @@ void parallelFor(std::size_t n, unsigned threads, Fn fn)
     auto worker = [&] {
         for (;;) {
             const std::size_t i = next.fetch_add(1);
-            if (i >= n)
-                return;
+            if (i >= n) return;
             try {
                 fn(i);
             } catch (...) {
                 std::lock_guard lock(errorLock);
-                if (!error)
-                    error = std::current_exception();
+                if (!error) error = std::current_exception();
                 next.store(n);
                 return;
             }
@@ -69,15 +66,14 @@ void parallelFor(std::size_t n, unsigned threads, Fn fn)
     worker();
     for (auto &t : pool)
         t.join();
-    if (error)
-        std::rethrow_exception(error);
+    if (error) std::rethrow_exception(error);
 }
 
 // Reads the first bytes of the given shards in one batch, then the rest of any longer header.
-void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards, const std::vector<std::size_t> &which)
+void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
+                  const std::vector<std::size_t> &which)
 {
-    if (which.empty())
-        return;
+    if (which.empty()) return;
     std::vector<RangeRequest> first;
     std::vector<std::size_t> firstOf;
     for (std::size_t i : which)
@@ -103,8 +99,7 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards, const s
             s.answer.bytes.resize(need);
         }
     }
-    if (second.empty())
-        return;
+    if (second.empty()) return;
     auto more = source.readRanges(second);
     for (std::size_t k = 0; k < more.size(); ++k) {
         auto &s = shards[secondOf[k]];
@@ -126,8 +121,7 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
         progress.filesDone += files;
         progress.bytes = source.bytesReceived();
         progress.requests = source.requestsMade();
-        if (options.progress)
-            options.progress(progress);
+        if (options.progress) options.progress(progress);
     };
     source.setTrafficListener([&] { report(0); });
     struct ListenerReset
@@ -143,8 +137,7 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
     std::vector<std::string> toRead;
     for (std::size_t i = 0; i < smallNames.size(); ++i) {
         std::optional<std::optional<std::string>> cached;
-        if (options.cache)
-            cached = options.cache->smallFile(smallNames[i]);
+        if (options.cache) cached = options.cache->smallFile(smallNames[i]);
         if (cached)
             small[i] = *cached;
         else
@@ -154,8 +147,7 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
     {
         std::vector<std::string> candidates;
         for (const auto &f : source.knownFiles())
-            if (f.ends_with(".safetensors") && f.find('/') == std::string::npos)
-                candidates.push_back(f);
+            if (f.ends_with(".safetensors") && f.find('/') == std::string::npos) candidates.push_back(f);
         std::sort(candidates.begin(), candidates.end(),
                   [](const std::string &a, const std::string &b) { return naturalLess(a, b); });
         if (!candidates.empty() && !(options.cache && options.cache->shard(candidates.front())))
@@ -164,17 +156,14 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
     std::optional<RangeAnswer> probe;
     if (!toRead.empty() || !guess.empty()) {
         std::vector<RangeRequest> speculative;
-        if (!guess.empty())
-            speculative.push_back({guess, 0, kProbeRead});
+        if (!guess.empty()) speculative.push_back({guess, 0, kProbeRead});
         BatchAnswer batch = source.readBatch(toRead, speculative);
         for (std::size_t k = 0; k < toRead.size(); ++k) {
             const std::size_t i = toRead[k] == smallNames[0] ? 0 : 1;
             small[i] = std::move(batch.files[k]);
-            if (options.cache)
-                options.cache->storeSmallFile(smallNames[i], small[i]);
+            if (options.cache) options.cache->storeSmallFile(smallNames[i], small[i]);
         }
-        if (!batch.ranges.empty())
-            probe = std::move(batch.ranges.front());
+        if (!batch.ranges.empty()) probe = std::move(batch.ranges.front());
     }
 
     if (small[0]) {
@@ -223,48 +212,53 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
         // guesses for all the others, which go out together.
         if (!toFetch.empty()) {
             // The probe, when it came with the index, or else the first shard now.
-            auto probed = std::find_if(toFetch.begin(), toFetch.end(), [&](std::size_t i) { return shards[i].haveFirst; });
-            if (probed == toFetch.end())
-                probed = toFetch.begin();
+            auto probed = std::find_if(toFetch.begin(), toFetch.end(),
+                                       [&](std::size_t i) { return shards[i].haveFirst; });
+            if (probed == toFetch.end()) probed = toFetch.begin();
             std::iter_swap(toFetch.begin(), probed);
             if (!shards[toFetch.front()].haveFirst)
                 fetchHeaders(source, shards, {toFetch.front()});
             else
-                shards[toFetch.front()].headerLength = parseHeaderLength(
-                    shards[toFetch.front()].file, shards[toFetch.front()].answer.bytes, shards[toFetch.front()].answer.fileSize);
+                shards[toFetch.front()].headerLength =
+                    parseHeaderLength(shards[toFetch.front()].file, shards[toFetch.front()].answer.bytes,
+                                      shards[toFetch.front()].answer.fileSize);
             const PendingShard &probe = shards[toFetch.front()];
             if (index && !probe.names.empty()) {
                 std::uint64_t nameBytes = 0;
                 for (auto n : probe.names)
                     nameBytes += n.size();
                 const std::uint64_t total = 8 + probe.headerLength;
-                const double perTensor =
-                    static_cast<double>(total > nameBytes ? total - nameBytes : 0) / static_cast<double>(probe.names.size());
+                const double perTensor = static_cast<double>(total > nameBytes ? total - nameBytes : 0) /
+                                         static_cast<double>(probe.names.size());
                 for (std::size_t k = 1; k < toFetch.size(); ++k) {
                     auto &s = shards[toFetch[k]];
                     std::uint64_t names = 0;
                     for (auto n : s.names)
                         names += n.size();
-                    s.firstRead = names + static_cast<std::uint64_t>(perTensor * 1.03 * static_cast<double>(s.names.size())) + 256;
+                    s.firstRead =
+                        names +
+                        static_cast<std::uint64_t>(perTensor * 1.03 * static_cast<double>(s.names.size())) +
+                        256;
                 }
             }
             // The rest in one batch, with the remainder of the probe's header if it was longer.
             std::vector<std::size_t> rest(toFetch.begin() + 1, toFetch.end());
-            if (probe.answer.bytes.size() < 8 + probe.headerLength)
-                rest.push_back(toFetch.front());
+            if (probe.answer.bytes.size() < 8 + probe.headerLength) rest.push_back(toFetch.front());
             fetchHeaders(source, shards, rest);
         }
     } catch (const AtlasError &e) {
         if (!index && e.kind() == ErrorKind::Source && !source.isCancelled())
             throw AtlasError(ErrorKind::Source,
-                             ckpt.source.location + ": no model.safetensors.index.json and no model.safetensors (" +
-                                 e.what() + ")");
+                             ckpt.source.location +
+                                 ": no model.safetensors.index.json and no model.safetensors (" + e.what() +
+                                 ")");
         throw;
     }
 
     ckpt.shards.resize(shards.size());
     std::vector<char> stale(shards.size(), 0);
-    const unsigned threads = options.parseThreads ? options.parseThreads : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads =
+        options.parseThreads ? options.parseThreads : std::max(1u, std::thread::hardware_concurrency());
     auto parse = [&](std::size_t i) {
         auto &s = shards[i];
         try {
@@ -275,8 +269,7 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
             const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
             ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize);
         } catch (const AtlasError &) {
-            if (!s.cached)
-                throw;
+            if (!s.cached) throw;
             stale[i] = 1; // a damaged cache entry: read the shard again
             return;
         }
@@ -311,9 +304,9 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
                 if (it == index->weightMap.end()) {
                     unlisted.push_back(t.name + " (in " + shard.file + ")");
                 } else if (index->shardFiles[it->second] != shard.file) {
-                    throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" + t.name +
-                                                             "' is listed in " + index->shardFiles[it->second] +
-                                                             " but found in " + shard.file);
+                    throw AtlasError(ErrorKind::Invalid,
+                                     "model.safetensors.index.json: tensor '" + t.name + "' is listed in " +
+                                         index->shardFiles[it->second] + " but found in " + shard.file);
                 } else {
                     ++matched;
                 }
@@ -327,16 +320,19 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
                 for (auto name : shards[i].names)
                     if (!present.count(name))
                         throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" +
-                                                                 std::string(name) + "' is listed in " + shards[i].file +
+                                                                 std::string(name) + "' is listed in " +
+                                                                 shards[i].file +
                                                                  ", whose header has no such tensor");
             }
         }
         if (!unlisted.empty())
             ckpt.warnings.push_back(std::to_string(unlisted.size()) +
-                                    " tensors are in shard headers but not in the index, e.g. " + unlisted.front());
+                                    " tensors are in shard headers but not in the index, e.g. " +
+                                    unlisted.front());
         if (index->totalSize && *index->totalSize != ckpt.tensorBytes())
             ckpt.warnings.push_back("the index says total_size " + std::to_string(*index->totalSize) +
-                                    " but the shard headers hold " + std::to_string(ckpt.tensorBytes()) + " bytes");
+                                    " but the shard headers hold " + std::to_string(ckpt.tensorBytes()) +
+                                    " bytes");
     }
     return ckpt;
 }

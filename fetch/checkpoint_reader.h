@@ -18,7 +18,7 @@ struct LoadProgress
 
 struct ReadOptions
 {
-    unsigned parseThreads = 0; // 0: one per core
+    unsigned parseThreads = 0;                          // 0: one per core
     std::function<void(const LoadProgress &)> progress; // called from worker threads, serialised
     HeaderCache *cache = nullptr;                       // headers kept per commit, when given
 };

@@ -14,8 +14,7 @@ namespace {
 std::optional<std::string> slurp(const std::filesystem::path &p)
 {
     std::ifstream in(p, std::ios::binary);
-    if (!in)
-        return std::nullopt;
+    if (!in) return std::nullopt;
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
@@ -27,11 +26,9 @@ void spit(const std::filesystem::path &p, const std::string &bytes)
     const auto tmp = p.string() + ".tmp" + std::to_string(::getpid());
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out)
-            return;
+        if (!out) return;
         out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        if (!out)
-            return;
+        if (!out) return;
     }
     std::filesystem::rename(tmp, p, ec);
 }
@@ -39,8 +36,7 @@ void spit(const std::filesystem::path &p, const std::string &bytes)
 std::string pathSafe(std::string s)
 {
     for (char &c : s)
-        if (c == '/' || c == ':' || c == '\\')
-            c = '_';
+        if (c == '/' || c == ':' || c == '\\') c = '_';
     return s == ".." || s == "." ? "_" : s;
 }
 
@@ -59,22 +55,18 @@ std::filesystem::path HeaderCache::defaultDirectory(const std::string &endpoint,
     else
         root = std::filesystem::temp_directory_path();
     std::string origin = originOf(endpoint);
-    if (auto p = origin.find("://"); p != std::string::npos)
-        origin = origin.substr(p + 3);
+    if (auto p = origin.find("://"); p != std::string::npos) origin = origin.substr(p + 3);
     auto dir = root / "ckpt-atlas" / "headers" / pathSafe(origin);
     const auto slash = repo.find('/');
     dir /= pathSafe(repo.substr(0, slash));
-    if (slash != std::string::npos)
-        dir /= pathSafe(repo.substr(slash + 1));
+    if (slash != std::string::npos) dir /= pathSafe(repo.substr(slash + 1));
     return dir / pathSafe(commit);
 }
 
 std::optional<std::optional<std::string>> HeaderCache::smallFile(const std::string &name) const
 {
-    if (std::filesystem::exists(m_dir / (name + ".absent")))
-        return std::optional<std::string>();
-    if (auto bytes = slurp(m_dir / name))
-        return std::optional<std::string>(std::move(*bytes));
+    if (std::filesystem::exists(m_dir / (name + ".absent"))) return std::optional<std::string>();
+    if (auto bytes = slurp(m_dir / name)) return std::optional<std::string>(std::move(*bytes));
     return std::nullopt;
 }
 
@@ -89,8 +81,7 @@ void HeaderCache::storeSmallFile(const std::string &name, const std::optional<st
 std::optional<HeaderCache::Shard> HeaderCache::shard(const std::string &file) const
 {
     auto bytes = slurp(m_dir / (file + ".header"));
-    if (!bytes || bytes->size() < 16)
-        return std::nullopt;
+    if (!bytes || bytes->size() < 16) return std::nullopt;
     Shard s;
     std::memcpy(&s.fileSize, bytes->data(), 8);
     s.header = bytes->substr(8);

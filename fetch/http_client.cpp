@@ -31,7 +31,8 @@ bool isRedirect(long s)
 
 std::string lower(std::string s)
 {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;
 }
 
@@ -71,13 +72,10 @@ std::string originOf(const std::string &url)
 std::optional<double> parseRetryAfter(const std::string &value)
 {
     const std::string v = trim(value);
-    if (v.empty())
-        return std::nullopt;
-    if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }))
-        return std::stod(v);
+    if (v.empty()) return std::nullopt;
+    if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })) return std::stod(v);
     const time_t when = curl_getdate(v.c_str(), nullptr);
-    if (when < 0)
-        return std::nullopt;
+    if (when < 0) return std::nullopt;
     return std::max(0.0, std::difftime(when, std::time(nullptr)));
 }
 
@@ -99,10 +97,7 @@ struct HttpClient::Transfer
     std::chrono::steady_clock::time_point lastActivity;
     bool stalled = false;
 
-    std::uint64_t limit() const
-    {
-        return request->offset ? request->length : request->maxBody;
-    }
+    std::uint64_t limit() const { return request->offset ? request->length : request->maxBody; }
 
     static size_t onHeader(char *data, size_t size, size_t n, void *self)
     {
@@ -125,7 +120,8 @@ struct HttpClient::Transfer
         const size_t bytes = size * n;
         t->lastActivity = std::chrono::steady_clock::now();
         // Bodies of redirects and errors are small; keep a little of them for messages.
-        const std::uint64_t room = t->limit() > t->response.body.size() ? t->limit() - t->response.body.size() : 0;
+        const std::uint64_t room =
+            t->limit() > t->response.body.size() ? t->limit() - t->response.body.size() : 0;
         if (bytes > room) {
             t->response.body.append(data, static_cast<size_t>(room));
             t->response.cutOff = true;
@@ -138,10 +134,10 @@ struct HttpClient::Transfer
     static int onProgress(void *self, curl_off_t, curl_off_t, curl_off_t, curl_off_t)
     {
         auto *t = static_cast<Transfer *>(self);
-        if (t->cancel && t->cancel->load(std::memory_order_relaxed))
-            return 1;
+        if (t->cancel && t->cancel->load(std::memory_order_relaxed)) return 1;
         // A server that stops sending (before or during the body) fails after stallSeconds without a byte.
-        if (std::chrono::steady_clock::now() - t->lastActivity > std::chrono::seconds(t->client->m_options.stallSeconds)) {
+        if (std::chrono::steady_clock::now() - t->lastActivity >
+            std::chrono::seconds(t->client->m_options.stallSeconds)) {
             t->stalled = true;
             return 1;
         }
@@ -153,12 +149,13 @@ HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
     : m_options(std::move(options)), m_receipts(std::move(receipts))
 {
     std::call_once(g_curlInit, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    if (!m_receipts)
-        m_receipts = std::make_shared<ReceiptLog>();
+    if (!m_receipts) m_receipts = std::make_shared<ReceiptLog>();
     m_multi = curl_multi_init();
     curl_multi_setopt(m_multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(m_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(std::max(1, m_options.connections)));
-    curl_multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(std::max(1, m_options.connections)));
+    curl_multi_setopt(m_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+                      static_cast<long>(std::max(1, m_options.connections)));
+    curl_multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+                      static_cast<long>(std::max(1, m_options.connections)));
 
     if (!m_options.extraCaFiles.empty()) {
         // Extra trust adds to the system store: write one bundle with both.
@@ -172,28 +169,24 @@ HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
         curl_easy_cleanup(probe);
         for (const auto &file : m_options.extraCaFiles) {
             std::ifstream in(file, std::ios::binary);
-            if (!in)
-                throw AtlasError(ErrorKind::Source, file + ": cannot read the CA bundle");
+            if (!in) throw AtlasError(ErrorKind::Source, file + ": cannot read the CA bundle");
             bundle += "\n";
             bundle.append(std::istreambuf_iterator<char>(in), {});
         }
         char path[] = "/tmp/ckpt-atlas-ca-XXXXXX";
         const int fd = mkstemp(path);
-        if (fd < 0)
-            throw AtlasError(ErrorKind::Source, "cannot create a temporary CA bundle");
+        if (fd < 0) throw AtlasError(ErrorKind::Source, "cannot create a temporary CA bundle");
         const bool ok = ::write(fd, bundle.data(), bundle.size()) == static_cast<ssize_t>(bundle.size());
         ::close(fd);
         m_caBundle = path;
-        if (!ok)
-            throw AtlasError(ErrorKind::Source, "cannot write a temporary CA bundle");
+        if (!ok) throw AtlasError(ErrorKind::Source, "cannot write a temporary CA bundle");
     }
 }
 
 HttpClient::~HttpClient()
 {
     curl_multi_cleanup(m_multi);
-    if (!m_caBundle.empty())
-        ::unlink(m_caBundle.c_str());
+    if (!m_caBundle.empty()) ::unlink(m_caBundle.c_str());
 }
 
 void HttpClient::configure(Transfer &t)
@@ -211,8 +204,7 @@ void HttpClient::configure(Transfer &t)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "ckpt-atlas/0.1");
-    if (!m_caBundle.empty())
-        curl_easy_setopt(e, CURLOPT_CAINFO, m_caBundle.c_str());
+    if (!m_caBundle.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, m_caBundle.c_str());
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::onHeader);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::onBody);
@@ -230,7 +222,8 @@ void HttpClient::configure(Transfer &t)
     curl_slist_free_all(t.headerList);
     t.headerList = nullptr;
     // The token goes to the endpoint's own origin only: never across a redirect to storage.
-    if (!m_options.token.empty() && !m_options.tokenOrigin.empty() && originOf(t.url) == m_options.tokenOrigin) {
+    if (!m_options.token.empty() && !m_options.tokenOrigin.empty() &&
+        originOf(t.url) == m_options.tokenOrigin) {
         const std::string auth = "Authorization: Bearer " + m_options.token;
         t.headerList = curl_slist_append(t.headerList, auth.c_str());
     }
@@ -245,9 +238,9 @@ void HttpClient::configure(Transfer &t)
     t.lastActivity = t.started;
 }
 
-std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &requests,
-                                              const std::atomic<bool> *cancel,
-                                              const std::function<void(std::uint64_t, std::uint64_t)> &onProgress)
+std::vector<HttpResponse>
+HttpClient::perform(const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
+                    const std::function<void(std::uint64_t, std::uint64_t)> &onProgress)
 {
     using Clock = std::chrono::steady_clock;
     if (!m_started) {
@@ -291,7 +284,10 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
         r.status = status;
         long version = 0;
         curl_easy_getinfo(t.easy, CURLINFO_HTTP_VERSION, &version);
-        r.httpVersion = version == CURL_HTTP_VERSION_2_0 ? 2 : version == CURL_HTTP_VERSION_3 ? 3 : version ? 1 : 0;
+        r.httpVersion = version == CURL_HTTP_VERSION_2_0 ? 2
+                        : version == CURL_HTTP_VERSION_3 ? 3
+                        : version                        ? 1
+                                                         : 0;
         r.bytes = t.response.body.size();
         r.sha256 = sha256Hex(t.response.body);
         r.startSeconds = std::chrono::duration<double>(t.started - m_epoch).count();
@@ -302,11 +298,11 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
 
     try {
         while (done < transfers.size()) {
-            if (cancel && cancel->load())
-                throw AtlasError(ErrorKind::Source, "cancelled");
+            if (cancel && cancel->load()) throw AtlasError(ErrorKind::Source, "cancelled");
             const auto now = Clock::now();
             for (auto it = waiting.begin(); it != waiting.end();) {
-                if ((*it)->notBefore <= now && active < static_cast<std::size_t>(std::max(1, m_options.maxInFlight))) {
+                if ((*it)->notBefore <= now &&
+                    active < static_cast<std::size_t>(std::max(1, m_options.maxInFlight))) {
                     configure(**it);
                     curl_multi_add_handle(m_multi, (*it)->easy);
                     ++active;
@@ -320,16 +316,16 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
             if (onProgress) {
                 std::uint64_t fresh = 0;
                 for (auto &t : transfers) {
-                    fresh += t.response.body.size() > t.reportedBytes ? t.response.body.size() - t.reportedBytes : 0;
+                    fresh += t.response.body.size() > t.reportedBytes
+                                 ? t.response.body.size() - t.reportedBytes
+                                 : 0;
                     t.reportedBytes = std::max<std::uint64_t>(t.reportedBytes, t.response.body.size());
                 }
-                if (fresh)
-                    onProgress(fresh, 0);
+                if (fresh) onProgress(fresh, 0);
             }
             int left = 0;
             while (CURLMsg *msg = curl_multi_info_read(m_multi, &left)) {
-                if (msg->msg != CURLMSG_DONE)
-                    continue;
+                if (msg->msg != CURLMSG_DONE) continue;
                 Transfer *t = nullptr;
                 curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char **>(&t));
                 const CURLcode code = msg->data.result;
@@ -338,8 +334,7 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
                 long status = 0;
                 curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
                 ++t->response.attempts;
-                if (onProgress)
-                    onProgress(0, 1);
+                if (onProgress) onProgress(0, 1);
                 if (cancel && cancel->load()) {
                     record(*t, status, "cancelled");
                     throw AtlasError(ErrorKind::Source, "cancelled");
@@ -350,8 +345,9 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
                                                                std::to_string(m_options.stallSeconds) + " s"
                                                          : std::string(curl_easy_strerror(code));
                     record(*t, status, error);
-                    const bool tls = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR ||
-                                     code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CERTPROBLEM;
+                    const bool tls = code == CURLE_PEER_FAILED_VERIFICATION ||
+                                     code == CURLE_SSL_CONNECT_ERROR || code == CURLE_SSL_CACERT_BADFILE ||
+                                     code == CURLE_SSL_CERTPROBLEM;
                     if (!tls && t->response.attempts < m_options.maxTransportAttempts) {
                         const double wait = m_options.firstBackoffSeconds * (1 << (t->response.attempts - 1));
                         t->notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -383,8 +379,7 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
                 }
                 if (isRetryableStatus(status) && t->response.attempts < m_options.maxAttempts) {
                     double wait = m_options.firstBackoffSeconds * (1 << (t->response.attempts - 1));
-                    if (auto ra = parseRetryAfter(t->response.header("retry-after")))
-                        wait = *ra;
+                    if (auto ra = parseRetryAfter(t->response.header("retry-after"))) wait = *ra;
                     if (wait <= m_options.maxRetryWaitSeconds) {
                         record(*t, status, "retry after " + std::to_string(status));
                         t->notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -398,15 +393,16 @@ std::vector<HttpResponse> HttpClient::perform(const std::vector<HttpRequest> &re
                 t->response.finalUrl = t->url;
                 ++done;
             }
-            if (done >= transfers.size())
-                break;
+            if (done >= transfers.size()) break;
             // Sleep until a socket is ready, the next retry is due, or a cancel check is due.
             int timeoutMs = 50;
             if (active == 0 && !waiting.empty()) {
                 auto next = std::min_element(waiting.begin(), waiting.end(), [](Transfer *a, Transfer *b) {
                     return a->notBefore < b->notBefore;
                 });
-                const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>((*next)->notBefore - Clock::now()).count();
+                const auto ms =
+                    std::chrono::duration_cast<std::chrono::milliseconds>((*next)->notBefore - Clock::now())
+                        .count();
                 timeoutMs = static_cast<int>(std::clamp<long long>(ms, 0, 50));
             }
             curl_multi_poll(m_multi, nullptr, 0, timeoutMs, nullptr);

@@ -51,9 +51,9 @@ public:
         std::string token;                     // Bearer token, sent to tokenOrigin only
         std::string tokenOrigin;               // "https://host:port"
         long connectTimeoutSeconds = 15;
-        long stallSeconds = 30;                // a body with no progress this long fails
-        int maxAttempts = 5;                   // for 408 / 429 / 5xx answers
-        int maxTransportAttempts = 3;          // for failed connections and stalled bodies
+        long stallSeconds = 30;       // a body with no progress this long fails
+        int maxAttempts = 5;          // for 408 / 429 / 5xx answers
+        int maxTransportAttempts = 3; // for failed connections and stalled bodies
         double maxRetryWaitSeconds = 60;
         double firstBackoffSeconds = 0.25;
     };
@@ -65,8 +65,9 @@ public:
 
     // Performs every request concurrently; answers in request order. Throws AtlasError(Source,
     // "cancelled") when the flag is raised. onBytes reports body bytes as they arrive.
-    std::vector<HttpResponse> perform(const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
-                                      const std::function<void(std::uint64_t bytes, std::uint64_t requests)> &onProgress = {});
+    std::vector<HttpResponse>
+    perform(const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
+            const std::function<void(std::uint64_t bytes, std::uint64_t requests)> &onProgress = {});
 
     ReceiptLog &receipts() { return *m_receipts; }
 

@@ -59,8 +59,7 @@ nlohmann::ordered_json ReceiptLog::toJson() const
         j["sha256"] = r.sha256;
         j["start_seconds"] = r.startSeconds;
         j["seconds"] = r.seconds;
-        if (!r.note.empty())
-            j["note"] = r.note;
+        if (!r.note.empty()) j["note"] = r.note;
         list.push_back(j);
     }
     return list;
@@ -75,8 +74,7 @@ std::string redactUrl(std::string_view url)
         const auto hostStart = scheme + 3;
         const auto pathStart = out.find('/', hostStart);
         const auto at = out.rfind('@', pathStart == std::string::npos ? out.size() : pathStart);
-        if (at != std::string::npos && at >= hostStart)
-            out.erase(hostStart, at + 1 - hostStart);
+        if (at != std::string::npos && at >= hostStart) out.erase(hostStart, at + 1 - hostStart);
     }
     return out;
 }

@@ -20,7 +20,7 @@ struct Receipt
     long status = 0;
     int httpVersion = 0; // 1 or 2 (0: no answer)
     std::uint64_t bytes = 0;
-    std::string sha256; // of the body bytes received, hex
+    std::string sha256;      // of the body bytes received, hex
     double startSeconds = 0; // since the first request of the session
     double seconds = 0;
     std::string note; // "redirect", "retry after 503", "cancelled", transport error ...
@@ -41,7 +41,8 @@ private:
     std::vector<Receipt> m_receipts;
 };
 
-// "https://host/path?X-Amz-Signature=..." -> "https://host/path?…"; "https://user:pw@host/" -> "https://host/"
+// "https://host/path?X-Amz-Signature=..." -> "https://host/path?…"; "https://user:pw@host/" ->
+// "https://host/"
 std::string redactUrl(std::string_view url);
 std::string sha256Hex(std::string_view bytes);
 

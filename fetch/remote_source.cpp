@@ -16,8 +16,7 @@ std::string readFirstLine(const std::string &path)
 {
     std::ifstream in(path);
     std::string line;
-    if (in)
-        std::getline(in, line);
+    if (in) std::getline(in, line);
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\n'))
         line.pop_back();
     return line;
@@ -36,11 +35,9 @@ std::string escapePath(const std::string &file)
 std::optional<std::string> findHubToken()
 {
     for (const char *var : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
-        if (const char *v = std::getenv(var); v && *v)
-            return std::string(v);
+        if (const char *v = std::getenv(var); v && *v) return std::string(v);
     if (const char *p = std::getenv("HF_TOKEN_PATH"); p && *p) {
-        if (auto t = readFirstLine(p); !t.empty())
-            return t;
+        if (auto t = readFirstLine(p); !t.empty()) return t;
     }
     std::string home;
     if (const char *h = std::getenv("HF_HOME"); h && *h)
@@ -50,8 +47,7 @@ std::optional<std::string> findHubToken()
     else if (const char *u = std::getenv("HOME"); u && *u)
         home = std::string(u) + "/.cache/huggingface";
     if (!home.empty())
-        if (auto t = readFirstLine(home + "/token"); !t.empty())
-            return t;
+        if (auto t = readFirstLine(home + "/token"); !t.empty()) return t;
     return std::nullopt;
 }
 
@@ -62,28 +58,35 @@ std::uint64_t checkRangeAnswer(const std::string &file, const HttpRequest &reque
     if (r.status == 200) {
         // The server ignored Range. Fine only when the whole (small) file arrived complete.
         const std::string cl = r.header("content-length");
-        const bool complete = !r.cutOff && offset == 0 && !cl.empty() && std::strtoull(cl.c_str(), nullptr, 10) == r.body.size();
-        if (complete)
-            return r.body.size();
-        throw AtlasError(ErrorKind::Source, file + ": the server ignores Range requests (it answered 200 with the "
-                                                   "whole file); stopped after " + std::to_string(r.body.size()) +
-                                                   " bytes instead of downloading it");
+        const bool complete = !r.cutOff && offset == 0 && !cl.empty() &&
+                              std::strtoull(cl.c_str(), nullptr, 10) == r.body.size();
+        if (complete) return r.body.size();
+        throw AtlasError(ErrorKind::Source,
+                         file +
+                             ": the server ignores Range requests (it answered 200 with the "
+                             "whole file); stopped after " +
+                             std::to_string(r.body.size()) + " bytes instead of downloading it");
     }
     if (r.status != 206)
-        throw AtlasError(ErrorKind::Source, file + ": unexpected HTTP " + std::to_string(r.status) + " to a range request");
+        throw AtlasError(ErrorKind::Source,
+                         file + ": unexpected HTTP " + std::to_string(r.status) + " to a range request");
     const std::string cr = r.header("content-range");
     unsigned long long a = 0, b = 0, total = 0;
     char slash[2] = {};
-    if (std::sscanf(cr.c_str(), "bytes %llu-%llu%1[/]%llu", &a, &b, slash, &total) != 4 || b < a || b >= total)
-        throw AtlasError(ErrorKind::Source, file + ": the server's Content-Range '" + cr + "' is not of the form bytes A-B/TOTAL");
+    if (std::sscanf(cr.c_str(), "bytes %llu-%llu%1[/]%llu", &a, &b, slash, &total) != 4 || b < a ||
+        b >= total)
+        throw AtlasError(ErrorKind::Source, file + ": the server's Content-Range '" + cr +
+                                                "' is not of the form bytes A-B/TOTAL");
     const std::uint64_t expectedEnd = std::min<std::uint64_t>(offset + length, total);
     if (a != offset || b + 1 != expectedEnd)
         throw AtlasError(ErrorKind::Source, file + ": asked for bytes " + std::to_string(offset) + "-" +
-                                                std::to_string(offset + length - 1) + " but the server's Content-Range says " + cr);
+                                                std::to_string(offset + length - 1) +
+                                                " but the server's Content-Range says " + cr);
     if (r.body.size() != b - a + 1)
-        throw AtlasError(ErrorKind::Source, file + ": received " + std::to_string(r.body.size()) + " bytes but Content-Range " +
-                                                cr + " promises " + std::to_string(b - a + 1) +
-                                                (r.cutOff ? " (the server sent more than asked)" : " (the body was cut short)"));
+        throw AtlasError(ErrorKind::Source,
+                         file + ": received " + std::to_string(r.body.size()) + " bytes but Content-Range " +
+                             cr + " promises " + std::to_string(b - a + 1) +
+                             (r.cutOff ? " (the server sent more than asked)" : " (the body was cut short)"));
     return total;
 }
 
@@ -102,8 +105,7 @@ std::vector<HttpResponse> RemoteSource::perform(const std::vector<HttpRequest> &
 std::string RemoteSource::urlFor(const std::string &file)
 {
     std::lock_guard lock(m_lock);
-    if (auto it = m_redirects.find(file); it != m_redirects.end())
-        return it->second;
+    if (auto it = m_redirects.find(file); it != m_redirects.end()) return it->second;
     return fileUrl(file);
 }
 
@@ -116,8 +118,7 @@ void RemoteSource::remember(const std::string &file, const HttpResponse &respons
 
 std::string RemoteSource::describeFailure(const std::string &file, const HttpResponse &r)
 {
-    if (!r.transportError.empty())
-        return file + ": " + r.transportError + " (" + redactUrl(r.finalUrl) + ")";
+    if (!r.transportError.empty()) return file + ": " + r.transportError + " (" + redactUrl(r.finalUrl) + ")";
     std::string what = "HTTP " + std::to_string(r.status);
     if (r.status == 401 || r.status == 403)
         what += ": access denied";
@@ -132,12 +133,12 @@ std::string RemoteSource::describeFailure(const std::string &file, const HttpRes
 
 std::optional<std::string> RemoteSource::smallFileFrom(const std::string &file, HttpResponse &r)
 {
-    if (r.transportError.empty() && r.status == 404)
-        return std::nullopt;
+    if (r.transportError.empty() && r.status == 404) return std::nullopt;
     if (!r.transportError.empty() || r.status != 200)
         throw AtlasError(ErrorKind::Source, describeFailure(file, r));
     if (r.cutOff)
-        throw AtlasError(ErrorKind::Source, file + ": larger than 256 MiB, too large for a config or index file");
+        throw AtlasError(ErrorKind::Source,
+                         file + ": larger than 256 MiB, too large for a config or index file");
     remember(file, r);
     return std::move(r.body);
 }
@@ -156,13 +157,13 @@ HttpRequest RemoteSource::rangeRequest(const RangeRequest &r)
     return h;
 }
 
-BatchAnswer RemoteSource::readBatch(const std::vector<std::string> &files, const std::vector<RangeRequest> &speculative)
+BatchAnswer RemoteSource::readBatch(const std::vector<std::string> &files,
+                                    const std::vector<RangeRequest> &speculative)
 {
     std::vector<HttpRequest> http;
     std::vector<std::size_t> fileSlot(files.size(), SIZE_MAX);
     for (std::size_t i = 0; i < files.size(); ++i) {
-        if (knownAbsent(files[i]))
-            continue;
+        if (knownAbsent(files[i])) continue;
         fileSlot[i] = http.size();
         HttpRequest req;
         req.url = urlFor(files[i]);
@@ -174,7 +175,8 @@ BatchAnswer RemoteSource::readBatch(const std::vector<std::string> &files, const
     auto responses = http.empty() ? std::vector<HttpResponse>() : perform(http);
     BatchAnswer out;
     for (std::size_t i = 0; i < files.size(); ++i)
-        out.files.push_back(fileSlot[i] == SIZE_MAX ? std::nullopt : smallFileFrom(files[i], responses[fileSlot[i]]));
+        out.files.push_back(fileSlot[i] == SIZE_MAX ? std::nullopt
+                                                    : smallFileFrom(files[i], responses[fileSlot[i]]));
     for (std::size_t k = 0; k < speculative.size(); ++k) {
         HttpResponse &r = responses[firstRange + k];
         if (r.transportError.empty() && r.status == 404) {
@@ -215,8 +217,7 @@ HttpDirectorySource::HttpDirectorySource(std::string baseUrl, HttpClient::Option
                                          std::shared_ptr<ReceiptLog> receipts)
     : RemoteSource(std::move(options), std::move(receipts)), m_base(std::move(baseUrl))
 {
-    if (m_base.empty() || m_base.back() != '/')
-        m_base += '/';
+    if (m_base.empty() || m_base.back() != '/') m_base += '/';
 }
 
 SourceInfo HttpDirectorySource::info() const
@@ -229,10 +230,10 @@ std::string HttpDirectorySource::fileUrl(const std::string &file)
     return m_base + escapePath(file);
 }
 
-HubSource::HubSource(std::string endpoint, std::string repo, std::string revision, HttpClient::Options options,
-                     std::shared_ptr<ReceiptLog> receipts)
-    : RemoteSource(std::move(options), std::move(receipts)), m_endpoint(std::move(endpoint)), m_repo(std::move(repo)),
-      m_revision(revision.empty() ? "main" : std::move(revision))
+HubSource::HubSource(std::string endpoint, std::string repo, std::string revision,
+                     HttpClient::Options options, std::shared_ptr<ReceiptLog> receipts)
+    : RemoteSource(std::move(options), std::move(receipts)), m_endpoint(std::move(endpoint)),
+      m_repo(std::move(repo)), m_revision(revision.empty() ? "main" : std::move(revision))
 {
     while (!m_endpoint.empty() && m_endpoint.back() == '/')
         m_endpoint.pop_back();
@@ -245,8 +246,7 @@ SourceInfo HubSource::info() const
 
 void HubSource::resolve()
 {
-    if (!m_commit.empty())
-        return;
+    if (!m_commit.empty()) return;
     HttpRequest req;
     req.url = m_endpoint + "/api/models/" + m_repo + "/revision/" + escapePath(m_revision);
     req.maxBody = 64ull << 20;
@@ -255,10 +255,12 @@ void HubSource::resolve()
         throw AtlasError(ErrorKind::Source, describeFailure("hf://" + m_repo + "@" + m_revision, r));
     nlohmann::json doc = nlohmann::json::parse(r.body, nullptr, false);
     if (!doc.is_object() || !doc.contains("sha") || !doc["sha"].is_string())
-        throw AtlasError(ErrorKind::Source, "hf://" + m_repo + ": the Hub's revision answer has no commit sha");
+        throw AtlasError(ErrorKind::Source,
+                         "hf://" + m_repo + ": the Hub's revision answer has no commit sha");
     const std::string sha = doc["sha"].get<std::string>();
     if (sha.size() != 40 || sha.find_first_not_of("0123456789abcdef") != std::string::npos)
-        throw AtlasError(ErrorKind::Source, "hf://" + m_repo + ": the Hub answered an invalid commit '" + sha + "'");
+        throw AtlasError(ErrorKind::Source,
+                         "hf://" + m_repo + ": the Hub answered an invalid commit '" + sha + "'");
     m_commit = sha;
     if (auto s = doc.find("siblings"); s != doc.end() && s->is_array())
         for (const auto &f : *s)
@@ -284,22 +286,24 @@ std::string HubSource::describeFailure(const std::string &file, const HttpRespon
     const bool token = findHubToken().has_value();
     std::string what;
     if (code == "GatedRepo")
-        what = token ? "the repository " + m_repo + " is gated and the token given does not grant access to it"
-                     : "the repository " + m_repo + " is gated: a token with access is needed (set HF_TOKEN)";
+        what = token
+                   ? "the repository " + m_repo + " is gated and the token given does not grant access to it"
+                   : "the repository " + m_repo + " is gated: a token with access is needed (set HF_TOKEN)";
     else if (code == "RepoNotFound")
         what = "the repository " + m_repo + " does not exist" +
-               (token ? std::string(" or the token cannot see it") : std::string(" (if it is private, set HF_TOKEN)"));
+               (token ? std::string(" or the token cannot see it")
+                      : std::string(" (if it is private, set HF_TOKEN)"));
     else if (code == "RevisionNotFound")
         what = "the revision '" + m_revision + "' does not exist in " + m_repo;
     else if (code == "EntryNotFound")
         what = "the file is not in " + m_repo + " at commit " + m_commit;
     else if ((r.status == 401 || r.status == 403) && r.transportError.empty())
-        what = token ? "access denied (HTTP " + std::to_string(r.status) + "): the token does not grant access"
-                     : "access denied (HTTP " + std::to_string(r.status) + "): a token is needed (set HF_TOKEN)";
+        what =
+            token ? "access denied (HTTP " + std::to_string(r.status) + "): the token does not grant access"
+                  : "access denied (HTTP " + std::to_string(r.status) + "): a token is needed (set HF_TOKEN)";
     else
         return RemoteSource::describeFailure(file, r);
-    if (!hubMessage.empty())
-        what += " [the Hub says: " + hubMessage + "]";
+    if (!hubMessage.empty()) what += " [the Hub says: " + hubMessage + "]";
     return file + ": " + what;
 }
 

@@ -20,7 +20,8 @@ public:
     RemoteSource(HttpClient::Options options, std::shared_ptr<ReceiptLog> receipts);
     std::optional<std::string> readSmallFile(const std::string &file) override;
     std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) override;
-    BatchAnswer readBatch(const std::vector<std::string> &files, const std::vector<RangeRequest> &speculative) override;
+    BatchAnswer readBatch(const std::vector<std::string> &files,
+                          const std::vector<RangeRequest> &speculative) override;
 
     ReceiptLog &receipts() { return m_client.receipts(); }
 
@@ -48,7 +49,8 @@ private:
 class HttpDirectorySource final : public RemoteSource
 {
 public:
-    HttpDirectorySource(std::string baseUrl, HttpClient::Options options, std::shared_ptr<ReceiptLog> receipts = {});
+    HttpDirectorySource(std::string baseUrl, HttpClient::Options options,
+                        std::shared_ptr<ReceiptLog> receipts = {});
     SourceInfo info() const override;
 
 protected:
@@ -87,7 +89,8 @@ private:
 
 // Checks a ranged answer: 206 with a Content-Range that matches the request and a body of that
 // length (or a 200 that carries the whole, small file). Returns the file's size; throws naming the file.
-std::uint64_t checkRangeAnswer(const std::string &file, const HttpRequest &request, const HttpResponse &response);
+std::uint64_t checkRangeAnswer(const std::string &file, const HttpRequest &request,
+                               const HttpResponse &response);
 
 // The token, in the order the Hub's own clients look for it; nullopt when there is none.
 std::optional<std::string> findHubToken();

@@ -15,8 +15,7 @@ bool validRepoPart(const std::string &s)
     if (s.empty() || s.size() > 96 || s == "." || s == ".." || s.find("..") != std::string::npos)
         return false;
     for (unsigned char c : s)
-        if (!(std::isalnum(c) || c == '-' || c == '_' || c == '.'))
-            return false;
+        if (!(std::isalnum(c) || c == '-' || c == '_' || c == '.')) return false;
     return true;
 }
 
@@ -47,14 +46,16 @@ SourceSpec parseSourceSpec(const std::string &text, const std::string &revision)
         spec.revision = repo.substr(at + 1);
         repo = repo.substr(0, at);
         if (!revision.empty() && revision != spec.revision)
-            throw AtlasError(ErrorKind::Usage, "two revisions given: '" + spec.revision + "' and --revision '" + revision + "'");
+            throw AtlasError(ErrorKind::Usage, "two revisions given: '" + spec.revision +
+                                                   "' and --revision '" + revision + "'");
     }
-    if (spec.revision.empty())
-        spec.revision = revision.empty() ? "main" : revision;
+    if (spec.revision.empty()) spec.revision = revision.empty() ? "main" : revision;
     const auto slash = repo.find('/');
-    if (slash == std::string::npos || !validRepoPart(repo.substr(0, slash)) || !validRepoPart(repo.substr(slash + 1)))
+    if (slash == std::string::npos || !validRepoPart(repo.substr(0, slash)) ||
+        !validRepoPart(repo.substr(slash + 1)))
         throw AtlasError(ErrorKind::Usage, "'" + text + "' is not a Hub repository of the form ORG/NAME");
-    if (spec.revision.find_first_of(" \t\n?#") != std::string::npos || spec.revision.find("..") != std::string::npos)
+    if (spec.revision.find_first_of(" \t\n?#") != std::string::npos ||
+        spec.revision.find("..") != std::string::npos)
         throw AtlasError(ErrorKind::Usage, "'" + spec.revision + "' is not a valid revision");
     spec.repo = repo;
     const char *endpoint = std::getenv("HF_ENDPOINT");
@@ -69,10 +70,11 @@ HttpClient::Options httpOptionsFor(const SourceSpec &spec, const NetworkOptions 
     HttpClient::Options http;
     http.connections = options.connections;
     http.stallSeconds = options.stallSeconds;
-    if (!options.caBundle.empty())
-        http.extraCaFiles.push_back(options.caBundle);
+    if (!options.caBundle.empty()) http.extraCaFiles.push_back(options.caBundle);
     for (const char *var : {"CURL_CA_BUNDLE", "SSL_CERT_FILE"})
-        if (const char *v = std::getenv(var); v && *v && std::find(http.extraCaFiles.begin(), http.extraCaFiles.end(), v) == http.extraCaFiles.end())
+        if (const char *v = std::getenv(var);
+            v && *v &&
+            std::find(http.extraCaFiles.begin(), http.extraCaFiles.end(), v) == http.extraCaFiles.end())
             http.extraCaFiles.push_back(v);
     if (spec.kind == SourceSpec::Kind::Hub) {
         if (auto token = findHubToken()) {
@@ -83,12 +85,11 @@ HttpClient::Options httpOptionsFor(const SourceSpec &spec, const NetworkOptions 
     return http;
 }
 
-OpenedSource openSource(const SourceSpec &spec, const NetworkOptions &options, const std::atomic<bool> *cancel,
-                        std::shared_ptr<ReceiptLog> receipts)
+OpenedSource openSource(const SourceSpec &spec, const NetworkOptions &options,
+                        const std::atomic<bool> *cancel, std::shared_ptr<ReceiptLog> receipts)
 {
     OpenedSource out;
-    if (!receipts)
-        receipts = std::make_shared<ReceiptLog>();
+    if (!receipts) receipts = std::make_shared<ReceiptLog>();
     switch (spec.kind) {
     case SourceSpec::Kind::Local: {
         std::error_code ec;
@@ -99,16 +100,18 @@ OpenedSource openSource(const SourceSpec &spec, const NetworkOptions &options, c
     }
     case SourceSpec::Kind::Http:
         out.receipts = receipts;
-        out.source = std::make_unique<HttpDirectorySource>(spec.url, httpOptionsFor(spec, options), out.receipts);
+        out.source =
+            std::make_unique<HttpDirectorySource>(spec.url, httpOptionsFor(spec, options), out.receipts);
         break;
     case SourceSpec::Kind::Hub: {
         out.receipts = receipts;
-        auto hub = std::make_unique<HubSource>(spec.endpoint, spec.repo, spec.revision, httpOptionsFor(spec, options),
-                                               out.receipts);
+        auto hub = std::make_unique<HubSource>(spec.endpoint, spec.repo, spec.revision,
+                                               httpOptionsFor(spec, options), out.receipts);
         hub->setCancelFlag(cancel);
         hub->resolve();
         if (options.useCache)
-            out.cache = std::make_unique<HeaderCache>(HeaderCache::defaultDirectory(spec.endpoint, spec.repo, hub->commit()));
+            out.cache = std::make_unique<HeaderCache>(
+                HeaderCache::defaultDirectory(spec.endpoint, spec.repo, hub->commit()));
         out.source = std::move(hub);
         break;
     }

@@ -29,8 +29,8 @@ SourceSpec parseSourceSpec(const std::string &text, const std::string &revision 
 struct NetworkOptions
 {
     int connections = 16;
-    std::string caBundle;   // --ca-bundle; CURL_CA_BUNDLE / SSL_CERT_FILE are added too
-    bool useCache = true;   // --no-cache turns it off
+    std::string caBundle; // --ca-bundle; CURL_CA_BUNDLE / SSL_CERT_FILE are added too
+    bool useCache = true; // --no-cache turns it off
     long stallSeconds = 30;
 };
 
@@ -46,7 +46,7 @@ struct OpenedSource
 
 // Opens the source; a Hub source resolves its revision here (one request). Requests are
 // recorded in `receipts` (a new log when none is given).
-OpenedSource openSource(const SourceSpec &spec, const NetworkOptions &options, const std::atomic<bool> *cancel = nullptr,
-                        std::shared_ptr<ReceiptLog> receipts = {});
+OpenedSource openSource(const SourceSpec &spec, const NetworkOptions &options,
+                        const std::atomic<bool> *cancel = nullptr, std::shared_ptr<ReceiptLog> receipts = {});
 
 } // namespace atlas

@@ -70,15 +70,12 @@ TensorPlace placeOf(std::string_view name)
 {
     // Accept "model.layers.N." and any prefix ending in ".layers.N." (wrapped language models).
     std::size_t pos = startsWith(name, "layers.") ? 0 : name.find(".layers.");
-    if (pos == std::string_view::npos)
-        return {-1, name};
+    if (pos == std::string_view::npos) return {-1, name};
     const std::size_t start = pos == 0 && startsWith(name, "layers.") ? 7 : pos + 8;
     std::size_t dot = name.find('.', start);
-    if (dot == std::string_view::npos || dot == start)
-        return {-1, name};
+    if (dot == std::string_view::npos || dot == start) return {-1, name};
     const int layer = parseInt(name.substr(start, dot - start));
-    if (layer < 0)
-        return {-1, name};
+    if (layer < 0) return {-1, name};
     return {layer, name.substr(dot + 1)};
 }
 
@@ -94,21 +91,15 @@ Category categorize(std::string_view name, int layer, bool mtpLayer)
         if (startsWith(name, "model.embed_tokens.") || startsWith(name, "lm_head.") ||
             endsWith(name, ".embed_tokens.weight"))
             return Category::Embedding;
-        if (startsWith(name, "model.norm."))
-            return Category::Norms;
+        if (startsWith(name, "model.norm.")) return Category::Norms;
         return Category::Other;
     }
-    if (mtpLayer)
-        return Category::Mtp;
+    if (mtpLayer) return Category::Mtp;
     const std::string_view rest = placeOf(name).rest;
-    if (startsWith(rest, "mlp.experts."))
-        return Category::RoutedExperts;
-    if (startsWith(rest, "mlp.shared_experts."))
-        return Category::SharedExperts;
-    if (startsWith(rest, "self_attn.indexer."))
-        return Category::Indexer;
-    if (startsWith(rest, "self_attn."))
-        return Category::Attention;
+    if (startsWith(rest, "mlp.experts.")) return Category::RoutedExperts;
+    if (startsWith(rest, "mlp.shared_experts.")) return Category::SharedExperts;
+    if (startsWith(rest, "self_attn.indexer.")) return Category::Indexer;
+    if (startsWith(rest, "self_attn.")) return Category::Attention;
     if (inModule(rest, "mlp.gate.weight") || inModule(rest, "mlp.gate.e_score_correction_bias"))
         return Category::Router;
     if (inModule(rest, "mlp.gate_proj") || inModule(rest, "mlp.up_proj") || inModule(rest, "mlp.down_proj"))
@@ -143,24 +134,22 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
     if (cfg.indexerTypes && static_cast<int>(cfg.indexerTypes->size()) == L) {
         map.source = "indexer_types";
         for (int i = 0; i < L; ++i)
-            roles[static_cast<std::size_t>(i)] =
-                (*cfg.indexerTypes)[static_cast<std::size_t>(i)] == "full" ? IndexerRole::Full : IndexerRole::Shared;
+            roles[static_cast<std::size_t>(i)] = (*cfg.indexerTypes)[static_cast<std::size_t>(i)] == "full"
+                                                     ? IndexerRole::Full
+                                                     : IndexerRole::Shared;
     } else if (cfg.indexTopkFreq && *cfg.indexTopkFreq > 0) {
         map.source = "formula";
         for (int i = 0; i < L; ++i) {
             const bool full = formula(i, 0);
             roles[static_cast<std::size_t>(i)] = full ? IndexerRole::Full : IndexerRole::Shared;
-            if (full != formula(i, 1))
-                map.atomDiffers.push_back(i);
-            if (formula(i, 1))
-                map.atomFull.push_back(i);
+            if (full != formula(i, 1)) map.atomDiffers.push_back(i);
+            if (formula(i, 1)) map.atomFull.push_back(i);
         }
     } else if (cfg.indexTopk || anyOnDisk) {
         map.source = "every_layer";
         std::fill(roles.begin(), roles.end(), IndexerRole::Full);
     }
-    if (map.atomDiffers.empty())
-        map.atomFull.clear();
+    if (map.atomDiffers.empty()) map.atomFull.clear();
 
     int lastFull = -1;
     for (int i = 0; i < L; ++i) {
@@ -170,8 +159,9 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
             map.full.push_back(i);
             lastFull = i;
             if (!layer.indexerWeights)
-                map.mismatches.push_back("layer " + std::to_string(i) +
-                                         ": the map says full, but no self_attn.indexer.* tensors are on disk");
+                map.mismatches.push_back(
+                    "layer " + std::to_string(i) +
+                    ": the map says full, but no self_attn.indexer.* tensors are on disk");
         } else if (layer.indexer == IndexerRole::Shared) {
             map.shared.push_back(i);
             layer.reusesLayer = lastFull;
@@ -179,8 +169,9 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
                 map.mismatches.push_back("layer " + std::to_string(i) +
                                          ": shared, but no earlier full layer exists to reuse");
             if (layer.indexerWeights)
-                map.mismatches.push_back("layer " + std::to_string(i) +
-                                         ": the map says shared, but self_attn.indexer.* tensors are on disk");
+                map.mismatches.push_back(
+                    "layer " + std::to_string(i) +
+                    ": the map says shared, but self_attn.indexer.* tensors are on disk");
         } else if (layer.indexerWeights) {
             map.mismatches.push_back("layer " + std::to_string(i) +
                                      ": indexer tensors on disk, but the config declares no indexer");
@@ -226,8 +217,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
             const std::string_view rest = place.rest;
 
             if (layer) {
-                if (startsWith(rest, "self_attn.indexer."))
-                    layer->indexerWeights = true;
+                if (startsWith(rest, "self_attn.indexer.")) layer->indexerWeights = true;
                 if (!mtp && (startsWith(rest, "mlp.experts.") || inModule(rest, "mlp.gate.weight")))
                     layer->kind = LayerKind::Moe;
                 if (startsWith(rest, "mlp.experts.")) {
@@ -240,18 +230,15 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
                 b.quantScales.add(t);
                 quantScales[ci].add(t);
                 scaleDtypes[ci][std::string(dtypeName(t.dtype))] += t.numel;
-                if (layer)
-                    layer->scales.add(t);
+                if (layer) layer->scales.add(t);
                 continue;
             }
             b.total += t.numel;
             b.byCategory[ci] += t.numel;
             b.byDtype[std::string(dtypeName(t.dtype))] += t.numel;
             quant[ci][std::string(dtypeName(t.dtype))].add(t);
-            if (layer)
-                layer->params.add(t);
-            if (cat == Category::Other)
-                b.otherTensors.push_back(t.name);
+            if (layer) layer->params.add(t);
+            if (cat == Category::Other) b.otherTensors.push_back(t.name);
 
             // Dimensions the cache math can fall back on when config.json is silent.
             if (!mtp && t.shape.size() == 1 && endsWith(rest, "self_attn.kv_a_layernorm.weight"))
@@ -272,18 +259,17 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
     }
 
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
-        if (quant[c].empty() && quantScales[c].tensors == 0)
-            continue;
+        if (quant[c].empty() && quantScales[c].tensors == 0) continue;
         a.quantLayout.push_back({static_cast<Category>(c), quant[c], quantScales[c], scaleDtypes[c]});
     }
 
     // Active per token: the main model except routed experts, plus their top-k share.
-    const std::optional<std::int64_t> experts_ = cfg.nRoutedExperts ? cfg.nRoutedExperts : a.diskRoutedExperts;
+    const std::optional<std::int64_t> experts_ =
+        cfg.nRoutedExperts ? cfg.nRoutedExperts : a.diskRoutedExperts;
     const std::uint64_t routed = b.byCategory[static_cast<std::size_t>(Category::RoutedExperts)];
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
         const auto cat = static_cast<Category>(c);
-        if (cat != Category::RoutedExperts && cat != Category::Mtp)
-            b.activeByCategory[c] = b.byCategory[c];
+        if (cat != Category::RoutedExperts && cat != Category::Mtp) b.activeByCategory[c] = b.byCategory[c];
     }
     if (routed == 0) {
         b.activatedPerToken = b.total - b.byCategory[static_cast<std::size_t>(Category::Mtp)];
@@ -291,14 +277,15 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
     } else if (cfg.numExpertsPerTok && experts_ && *experts_ > 0) {
         const auto k = static_cast<unsigned __int128>(*cfg.numExpertsPerTok);
         const auto e = static_cast<unsigned __int128>(*experts_);
-        const auto share = static_cast<std::uint64_t>((static_cast<unsigned __int128>(routed) * k + e / 2) / e);
+        const auto share =
+            static_cast<std::uint64_t>((static_cast<unsigned __int128>(routed) * k + e / 2) / e);
         b.activeByCategory[static_cast<std::size_t>(Category::RoutedExperts)] = share;
         std::uint64_t active = 0;
         for (auto v : b.activeByCategory)
             active += v;
         b.activatedPerToken = active;
-        b.activationNote = "main model (MTP excluded), routed experts x " + std::to_string(*cfg.numExpertsPerTok) +
-                           "/" + std::to_string(*experts_);
+        b.activationNote = "main model (MTP excluded), routed experts x " +
+                           std::to_string(*cfg.numExpertsPerTok) + "/" + std::to_string(*experts_);
         if ((static_cast<unsigned __int128>(routed) * k) % e != 0)
             b.activationNote += " (rounded to the nearest parameter)";
     } else {

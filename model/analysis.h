@@ -13,7 +13,16 @@ namespace atlas {
 
 // Parameter categories of domain.md section 5, in report order.
 enum class Category {
-    RoutedExperts, SharedExperts, Attention, Indexer, Router, DenseMlp, Embedding, Norms, Mtp, Other,
+    RoutedExperts,
+    SharedExperts,
+    Attention,
+    Indexer,
+    Router,
+    DenseMlp,
+    Embedding,
+    Norms,
+    Mtp,
+    Other,
 };
 inline constexpr std::size_t kCategoryCount = 10;
 std::string_view categoryName(Category c);

@@ -10,8 +10,7 @@ namespace atlas {
 inline std::uint16_t bf16Bits(float value)
 {
     const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-    if ((bits & 0x7FFFFFFFu) > 0x7F800000u)
-        return 0x7FC0;
+    if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0;
     const std::uint32_t roundingBias = 0x7FFFu + ((bits >> 16) & 1u);
     return static_cast<std::uint16_t>((bits + roundingBias) >> 16);
 }

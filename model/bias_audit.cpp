@@ -21,8 +21,7 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
         const ShardHeader &shard = ckpt.shards[s];
         for (const TensorInfo &t : shard.tensors) {
             const bool bias = t.name.ends_with("mlp.gate.e_score_correction_bias");
-            if (!bias && !wanted.count(t.name))
-                continue;
+            if (!bias && !wanted.count(t.name)) continue;
             found.insert(t.name);
             BiasFetchPlan::Item item;
             item.layer = placeOf(t.name).layer;
@@ -53,8 +52,7 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
     for (std::size_t i : order) {
         const auto &item = plan.items[i];
         plan.bytes += item.length;
-        if (item.length == 0)
-            continue;
+        if (item.length == 0) continue;
         if (!plan.ranges.empty() && plan.ranges.back().shard == item.shard &&
             plan.ranges.back().offset + plan.ranges.back().length == item.fileOffset) {
             plan.ranges.back().length += item.length;
@@ -74,7 +72,8 @@ std::vector<float> decodeValues(const BiasTensor &t)
     case Dtype::F32:
         out.resize(t.raw.size() / 4);
         for (std::size_t i = 0; i < out.size(); ++i) {
-            const std::uint32_t bits = static_cast<std::uint32_t>(p[4 * i]) | static_cast<std::uint32_t>(p[4 * i + 1]) << 8 |
+            const std::uint32_t bits = static_cast<std::uint32_t>(p[4 * i]) |
+                                       static_cast<std::uint32_t>(p[4 * i + 1]) << 8 |
                                        static_cast<std::uint32_t>(p[4 * i + 2]) << 16 |
                                        static_cast<std::uint32_t>(p[4 * i + 3]) << 24;
             out[i] = std::bit_cast<float>(bits);
@@ -89,8 +88,9 @@ std::vector<float> decodeValues(const BiasTensor &t)
         }
         break;
     default:
-        throw AtlasError(ErrorKind::Invalid, t.tensor + ": a " + std::string(dtypeName(t.dtype)) +
-                                                 " tensor cannot be audited as a bias (F32, BF16 or F16 only)");
+        throw AtlasError(ErrorKind::Invalid,
+                         t.tensor + ": a " + std::string(dtypeName(t.dtype)) +
+                             " tensor cannot be audited as a bias (F32, BF16 or F16 only)");
     }
     return out;
 }
@@ -98,8 +98,7 @@ std::vector<float> decodeValues(const BiasTensor &t)
 std::optional<RouterConfig> routerConfigFor(const ModelConfig &cfg, std::size_t experts, std::string *why)
 {
     if (!cfg.numExpertsPerTok) {
-        if (why)
-            *why = "num_experts_per_tok is missing from config.json";
+        if (why) *why = "num_experts_per_tok is missing from config.json";
         return std::nullopt;
     }
     if (cfg.nRoutedExperts && static_cast<std::size_t>(*cfg.nRoutedExperts) != experts) {
@@ -149,12 +148,10 @@ BiasStats analyzeBias(const BiasTensor &t, const std::optional<RouterConfig> &ro
         }
         // +0 and -0 are one value, as are all NaNs.
         std::uint32_t bits = std::bit_cast<std::uint32_t>(v == 0.0f ? 0.0f : v);
-        if (std::isnan(v))
-            bits = 0x7FC00000u;
+        if (std::isnan(v)) bits = 0x7FC00000u;
         fp32.insert(bits);
         std::uint16_t level = bf16Bits(v);
-        if (level == 0x8000)
-            level = 0;
+        if (level == 0x8000) level = 0;
         byLevel[level].insert(bits);
         ++counts[level];
     }
@@ -177,8 +174,7 @@ BiasStats analyzeBias(const BiasTensor &t, const std::optional<RouterConfig> &ro
         s.levels.push_back(l);
     }
     std::sort(s.levels.begin(), s.levels.end(), [](const Bf16Level &a, const Bf16Level &b) {
-        if (std::isnan(a.value) != std::isnan(b.value))
-            return !std::isnan(a.value);
+        if (std::isnan(a.value) != std::isnan(b.value)) return !std::isnan(a.value);
         return a.value < b.value;
     });
     if (router && static_cast<std::size_t>(router->experts) == s.values.size())
@@ -192,7 +188,8 @@ BiasStats analyzeBias(const BiasTensor &t, const std::optional<RouterConfig> &ro
 
 namespace atlas {
 
-BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors, std::uint64_t bytesRead)
+BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors,
+                      std::uint64_t bytesRead)
 {
     BiasAudit audit;
     audit.bytesRead = bytesRead;

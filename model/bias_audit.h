@@ -55,8 +55,8 @@ struct BiasTensor
 // FP32 values that collapse onto one BF16 level.
 struct Bf16Level
 {
-    float value = 0;              // the BF16 level
-    std::uint32_t count = 0;      // how many of the tensor's values land on it
+    float value = 0;         // the BF16 level
+    std::uint32_t count = 0; // how many of the tensor's values land on it
     std::uint32_t fp32Distinct = 0;
     float fp32Min = 0, fp32Max = 0;
 };
@@ -73,7 +73,7 @@ struct BiasStats
     std::optional<float> min, max; // over finite values
     std::uint32_t fp32Distinct = 0;
     std::uint32_t bf16Distinct = 0;
-    std::vector<Bf16Level> levels; // ascending
+    std::vector<Bf16Level> levels;        // ascending
     std::optional<int> zeroLogitReplaced; // when the router config fits this tensor
 };
 
@@ -84,6 +84,7 @@ BiasStats analyzeBias(const BiasTensor &tensor, const std::optional<RouterConfig
 
 // The router configuration from config.json, with the expert count from the bias when missing.
 // nullopt (with the reason) when top-k is unknown.
-std::optional<RouterConfig> routerConfigFor(const ModelConfig &config, std::size_t experts, std::string *why = nullptr);
+std::optional<RouterConfig> routerConfigFor(const ModelConfig &config, std::size_t experts,
+                                            std::string *why = nullptr);
 
 } // namespace atlas

@@ -12,8 +12,7 @@ namespace {
 
 nlohmann::ordered_json number(float v)
 {
-    if (!std::isfinite(v))
-        return nullptr;
+    if (!std::isfinite(v)) return nullptr;
     return static_cast<double>(v);
 }
 
@@ -64,11 +63,13 @@ nlohmann::ordered_json routingJson(const RoutingRun &run)
     out["seed"] = run.seed;
     out["logits"] = run.logits;
     out["synthetic"] = run.synthetic;
-    if (run.synthetic)
-        out["note"] = kSyntheticLogitsNote;
-    out["router"] = {{"experts", run.router.experts},       {"topk", run.router.topk},
-                     {"n_group", run.router.groups},         {"topk_group", run.router.topkGroups},
-                     {"norm_topk_prob", run.router.normTopkProb}, {"routed_scaling_factor", run.router.scaling}};
+    if (run.synthetic) out["note"] = kSyntheticLogitsNote;
+    out["router"] = {{"experts", run.router.experts},
+                     {"topk", run.router.topk},
+                     {"n_group", run.router.groups},
+                     {"topk_group", run.router.topkGroups},
+                     {"norm_topk_prob", run.router.normTopkProb},
+                     {"routed_scaling_factor", run.router.scaling}};
     J layers = J::array();
     for (const auto &l : run.layers) {
         J row;
@@ -98,15 +99,18 @@ std::string formatBiasTable(const std::vector<BiasStats> &biases, std::uint64_t 
     o << "\nRouter correction biases  " << biases.size() << " tensors, " << groupDigits(bytesRead)
       << " bytes read (exactly the tensors)\n";
     char line[256];
-    std::snprintf(line, sizeof line, "  %5s %-6s %12s %12s %10s %6s %6s %9s  %s\n", "layer", "dtype", "min", "max",
-                  "spread", "fp32", "bf16", "zero-log", "sha256");
+    std::snprintf(line, sizeof line, "  %5s %-6s %12s %12s %10s %6s %6s %9s  %s\n", "layer", "dtype", "min",
+                  "max", "spread", "fp32", "bf16", "zero-log", "sha256");
     o << line;
     for (const auto &b : biases) {
         const double mn = b.min ? *b.min : NAN, mx = b.max ? *b.max : NAN;
-        std::snprintf(line, sizeof line, "  %5d %-6s %12.6f %12.6f %10.6f %6u %6u %9s  %.16s…%s\n", b.layer, b.dtype.c_str(),
-                      mn, mx, mx - mn, b.fp32Distinct, b.bf16Distinct,
-                      b.zeroLogitReplaced ? std::to_string(*b.zeroLogitReplaced).c_str() : "-", b.sha256.c_str(),
-                      (b.nanCount || b.infCount) ? ("  NaN " + std::to_string(b.nanCount) + ", Inf " + std::to_string(b.infCount)).c_str() : "");
+        std::snprintf(
+            line, sizeof line, "  %5d %-6s %12.6f %12.6f %10.6f %6u %6u %9s  %.16s…%s\n", b.layer,
+            b.dtype.c_str(), mn, mx, mx - mn, b.fp32Distinct, b.bf16Distinct,
+            b.zeroLogitReplaced ? std::to_string(*b.zeroLogitReplaced).c_str() : "-", b.sha256.c_str(),
+            (b.nanCount || b.infCount)
+                ? ("  NaN " + std::to_string(b.nanCount) + ", Inf " + std::to_string(b.infCount)).c_str()
+                : "");
         o << line;
     }
     o << "  fp32 / bf16: distinct values before and after round-to-nearest-even to BF16;\n"
@@ -118,20 +122,21 @@ std::string formatRoutingTable(const RoutingRun &run)
 {
     std::ostringstream o;
     o << "\nRouting simulation  " << run.tokens << " tokens per layer, logits: " << run.logits << "\n";
-    if (run.synthetic)
-        o << "  " << kSyntheticLogitsNote << "\n";
+    if (run.synthetic) o << "  " << kSyntheticLogitsNote << "\n";
     char line[256];
-    std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "layer", "bias_bf16", "logits_bf16", "both_bf16");
+    std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "layer", "bias_bf16", "logits_bf16",
+                  "both_bf16");
     o << line;
-    std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "", "changed  replaced  wL1", "changed  replaced  wL1",
-                  "changed  replaced  wL1");
+    std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "", "changed  replaced  wL1",
+                  "changed  replaced  wL1", "changed  replaced  wL1");
     o << line;
     for (const auto &l : run.layers) {
         std::string cells;
         for (int v = 0; v < kVariantCount; ++v) {
             char cell[64];
-            std::snprintf(cell, sizeof cell, "%6.2f%% %8.3f %7.4f    ", 100.0 * l.variants[v].changedSetFraction,
-                          l.variants[v].meanReplaced, l.variants[v].weightL1);
+            std::snprintf(cell, sizeof cell, "%6.2f%% %8.3f %7.4f    ",
+                          100.0 * l.variants[v].changedSetFraction, l.variants[v].meanReplaced,
+                          l.variants[v].weightL1);
             cells += cell;
         }
         std::snprintf(line, sizeof line, "  %5d  %s\n", l.layer, cells.c_str());

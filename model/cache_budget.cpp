@@ -20,8 +20,7 @@ std::string_view kvDtypeName(KvDtype k)
 std::optional<KvDtype> kvDtypeFromName(std::string_view name)
 {
     for (KvDtype k : {KvDtype::BF16, KvDtype::FP8, KvDtype::FP8_DS_MLA})
-        if (kvDtypeName(k) == name)
-            return k;
+        if (kvDtypeName(k) == name) return k;
     return std::nullopt;
 }
 
@@ -57,8 +56,9 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     const auto kvLora = cfg.kvLoraRank ? cfg.kvLoraRank : a.diskKvLoraRank;
     const auto rope = cfg.qkRopeHeadDim ? cfg.qkRopeHeadDim : a.diskRopeDim;
     if (!kvLora || !rope) {
-        c.reason = "not an MLA model: kv_lora_rank / qk_rope_head_dim are neither in config.json nor readable "
-                   "from the attention tensors";
+        c.reason =
+            "not an MLA model: kv_lora_rank / qk_rope_head_dim are neither in config.json nor readable "
+            "from the attention tensors";
         return c;
     }
     c.available = true;
@@ -101,7 +101,8 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
                                                " makes the cache size overflow 64 bits");
     c.totalBytes = static_cast<std::uint64_t>(total);
     if (c.indexTopk)
-        c.sparseReadTokens = std::min<std::uint64_t>(static_cast<std::uint64_t>(*c.indexTopk), c.contextTokens);
+        c.sparseReadTokens =
+            std::min<std::uint64_t>(static_cast<std::uint64_t>(*c.indexTopk), c.contextTokens);
     else
         c.sparseReadTokens = c.contextTokens;
     return c;

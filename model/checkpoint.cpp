@@ -29,8 +29,7 @@ std::uint64_t Checkpoint::headerBytes() const
 
 bool Checkpoint::synthetic() const
 {
-    if (config.synthetic)
-        return true;
+    if (config.synthetic) return true;
     for (const auto &s : shards)
         if (auto it = s.metadata.find("ckpt_atlas"); it != s.metadata.end() && it->second == "synthetic")
             return true;

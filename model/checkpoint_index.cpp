@@ -11,10 +11,8 @@ namespace atlas {
 
 bool isSafeShardName(std::string_view name)
 {
-    if (name.empty() || name.size() > 255 || name == "." || name == "..")
-        return false;
-    if (name.find("..") != std::string_view::npos)
-        return false;
+    if (name.empty() || name.size() > 255 || name == "." || name == "..") return false;
+    if (name.find("..") != std::string_view::npos) return false;
     for (unsigned char c : name) {
         if (c < 0x20 || c == 0x7F || c == '/' || c == '\\' || c == '%' || c == ':' || c == '?' || c == '#')
             return false;
@@ -40,16 +38,13 @@ bool naturalLess(std::string_view a, std::string_view b)
                 ++si;
             while (sj + 1 < ej && b[sj] == '0')
                 ++sj;
-            if (ei - si != ej - sj)
-                return ei - si < ej - sj;
-            if (auto c = a.substr(si, ei - si).compare(b.substr(sj, ej - sj)); c != 0)
-                return c < 0;
+            if (ei - si != ej - sj) return ei - si < ej - sj;
+            if (auto c = a.substr(si, ei - si).compare(b.substr(sj, ej - sj)); c != 0) return c < 0;
             i = ei;
             j = ej;
             continue;
         }
-        if (a[i] != b[j])
-            return a[i] < b[j];
+        if (a[i] != b[j]) return a[i] < b[j];
         ++i;
         ++j;
     }
@@ -79,8 +74,7 @@ public:
     }
     bool number_unsigned(json::number_unsigned_t v)
     {
-        if (m_depth == 2 && m_inMetadata && m_key == "total_size")
-            totalSize = v;
+        if (m_depth == 2 && m_inMetadata && m_key == "total_size") totalSize = v;
         return value("a number");
     }
     bool number_float(json::number_float_t v, const std::string &)
@@ -102,8 +96,7 @@ public:
     }
     bool start_object(std::size_t)
     {
-        if (m_depth == 0 && m_started)
-            fail(HeaderProblem::BadIndex, "not a JSON object");
+        if (m_depth == 0 && m_started) fail(HeaderProblem::BadIndex, "not a JSON object");
         m_started = true;
         if (m_depth == 1) {
             m_inWeightMap = m_key == "weight_map";
@@ -122,14 +115,12 @@ public:
     }
     bool end_object()
     {
-        if (--m_depth == 1)
-            m_inWeightMap = m_inMetadata = false;
+        if (--m_depth == 1) m_inWeightMap = m_inMetadata = false;
         return true;
     }
     bool start_array(std::size_t)
     {
-        if (m_depth == 0)
-            fail(HeaderProblem::BadIndex, "not a JSON object");
+        if (m_depth == 0) fail(HeaderProblem::BadIndex, "not a JSON object");
         if (m_depth == 1 && m_key == "weight_map")
             fail(HeaderProblem::BadIndex, "weight_map is not an object");
         value("an array");
@@ -149,10 +140,10 @@ public:
 private:
     bool value(const char *what)
     {
-        if (m_depth == 0)
-            fail(HeaderProblem::BadIndex, "not a JSON object");
+        if (m_depth == 0) fail(HeaderProblem::BadIndex, "not a JSON object");
         if (m_depth == 2 && m_inWeightMap)
-            fail(HeaderProblem::BadIndex, "weight_map entry for '" + m_key + "' is " + what + ", not a file name");
+            fail(HeaderProblem::BadIndex,
+                 "weight_map entry for '" + m_key + "' is " + what + ", not a file name");
         if (m_depth == 1 && m_key == "weight_map")
             fail(HeaderProblem::BadIndex, "weight_map is not an object");
         return true;
@@ -179,10 +170,8 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
     };
     IndexHandler handler(file);
     nlohmann::json::sax_parse(text.begin(), text.end(), &handler, nlohmann::json::input_format_t::json, true);
-    if (!handler.sawWeightMap)
-        fail(HeaderProblem::BadIndex, "no weight_map object");
-    if (handler.entries.empty())
-        fail(HeaderProblem::BadIndex, "weight_map is empty");
+    if (!handler.sawWeightMap) fail(HeaderProblem::BadIndex, "no weight_map object");
+    if (handler.entries.empty()) fail(HeaderProblem::BadIndex, "weight_map is empty");
 
     CheckpointIndex index;
     index.totalSize = handler.totalSize;
@@ -193,8 +182,9 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
         auto [it, fresh] = fileSlot.try_emplace(name, static_cast<std::uint32_t>(index.shardFiles.size()));
         if (fresh) {
             if (!isSafeShardName(name))
-                fail(HeaderProblem::UnsafeFileName, "weight_map entry for '" + tensor + "' names '" + name +
-                                                        "', which is not a plain file name in the same directory");
+                fail(HeaderProblem::UnsafeFileName,
+                     "weight_map entry for '" + tensor + "' names '" + name +
+                         "', which is not a plain file name in the same directory");
             index.shardFiles.push_back(name);
         }
         slotOf.push_back(it->second);

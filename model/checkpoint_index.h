@@ -2,9 +2,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace atlas {
@@ -14,7 +14,7 @@ struct CheckpointIndex
 {
     std::vector<std::string> shardFiles;                      // distinct, in natural order
     std::unordered_map<std::string, std::uint32_t> weightMap; // tensor -> index into shardFiles
-    std::optional<std::uint64_t> totalSize;       // metadata.total_size, when given
+    std::optional<std::uint64_t> totalSize;                   // metadata.total_size, when given
 };
 
 CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view json);

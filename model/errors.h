@@ -7,28 +7,28 @@ namespace atlas {
 
 // What went wrong, in the terms of the command line's exit codes.
 enum class ErrorKind {
-    Usage = 2,    // the request itself is malformed
-    Source = 3,   // the source could not be read (missing file, network, server)
-    Invalid = 4,  // the bytes were read but are not a valid checkpoint
+    Usage = 2,   // the request itself is malformed
+    Source = 3,  // the source could not be read (missing file, network, server)
+    Invalid = 4, // the bytes were read but are not a valid checkpoint
 };
 
 // Which safetensors rule a header broke; tests assert on it, messages explain it.
 enum class HeaderProblem {
     None,
-    TooSmall,          // fewer than 8 bytes
-    LengthTooLarge,    // N above the 100,000,000 limit
-    LengthPastEnd,     // 8 + N beyond the end of the file
+    TooSmall,       // fewer than 8 bytes
+    LengthTooLarge, // N above the 100,000,000 limit
+    LengthPastEnd,  // 8 + N beyond the end of the file
     NotUtf8,
-    BadStart,          // does not start with '{'
+    BadStart, // does not start with '{'
     NotJson,
-    BadEntry,          // an entry is not {dtype, shape, data_offsets}
+    BadEntry, // an entry is not {dtype, shape, data_offsets}
     UnknownDtype,
     ShapeOverflow,
-    SizeMismatch,      // end - begin differs from numel x dtype size
+    SizeMismatch, // end - begin differs from numel x dtype size
     Gap,
     Overlap,
-    TrailingBytes,     // data after the last tensor
-    Truncated,         // a tensor ends past the end of the file
+    TrailingBytes, // data after the last tensor
+    Truncated,     // a tensor ends past the end of the file
     MetadataNotStrings,
     DuplicateName,
     SubByteMisaligned, // numel x bits not a multiple of 8

@@ -25,6 +25,7 @@ struct BiasAudit
 };
 
 // Statistics for every tensor read, and the router configuration that fits the correction biases.
-BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors, std::uint64_t bytesRead);
+BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors,
+                      std::uint64_t bytesRead);
 
 } // namespace atlas

@@ -9,8 +9,7 @@ namespace {
 void readInt(const nlohmann::json &doc, const char *key, std::optional<std::int64_t> &out, ModelConfig &cfg)
 {
     auto it = doc.find(key);
-    if (it == doc.end() || it->is_null())
-        return;
+    if (it == doc.end() || it->is_null()) return;
     if (it->is_number_integer()) {
         out = it->get<std::int64_t>();
         if (*out < 0) {
@@ -32,21 +31,18 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     } catch (const nlohmann::json::exception &e) {
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not valid JSON: " + e.what());
     }
-    if (!doc.is_object())
-        throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not a JSON object");
+    if (!doc.is_object()) throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not a JSON object");
 
     ModelConfig cfg;
     if (auto it = doc.find("model_type"); it != doc.end() && it->is_string())
         cfg.modelType = it->get<std::string>();
     if (auto it = doc.find("architectures"); it != doc.end() && it->is_array())
         for (const auto &a : *it)
-            if (a.is_string())
-                cfg.architectures.push_back(a.get<std::string>());
+            if (a.is_string()) cfg.architectures.push_back(a.get<std::string>());
     readInt(doc, "num_hidden_layers", cfg.numHiddenLayers, cfg);
     readInt(doc, "hidden_size", cfg.hiddenSize, cfg);
     readInt(doc, "n_routed_experts", cfg.nRoutedExperts, cfg);
-    if (!cfg.nRoutedExperts)
-        readInt(doc, "num_experts", cfg.nRoutedExperts, cfg);
+    if (!cfg.nRoutedExperts) readInt(doc, "num_experts", cfg.nRoutedExperts, cfg);
     readInt(doc, "num_experts_per_tok", cfg.numExpertsPerTok, cfg);
     readInt(doc, "n_shared_experts", cfg.nSharedExperts, cfg);
     readInt(doc, "first_k_dense_replace", cfg.firstKDenseReplace, cfg);

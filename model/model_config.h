@@ -35,7 +35,7 @@ struct ModelConfig
     std::optional<std::int64_t> indexTopkFreq;
     std::optional<std::int64_t> indexSkipTopkOffset;
     std::optional<std::vector<std::string>> indexerTypes;
-    bool synthetic = false; // written by ckpt-atlas's own checkpoint writer
+    bool synthetic = false;            // written by ckpt-atlas's own checkpoint writer
     std::vector<std::string> warnings; // keys present with the wrong type
 };
 

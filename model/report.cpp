@@ -12,8 +12,7 @@ std::string groupDigits(std::uint64_t v)
     std::string digits = std::to_string(v);
     std::string out;
     for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0)
-            out += ',';
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
         out += digits[i];
     }
     return out;
@@ -121,8 +120,7 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         row["indexer"] = indexerRoleName(l.indexer);
         row["indexer_weights"] = l.indexerWeights;
         row["parameters"] = l.params.elements;
-        if (l.indexer == IndexerRole::Shared && l.reusesLayer >= 0)
-            row["reuses_layer"] = l.reusesLayer;
+        if (l.indexer == IndexerRole::Shared && l.reusesLayer >= 0) row["reuses_layer"] = l.reusesLayer;
         layers.push_back(row);
     }
     r["layers"] = layers;
@@ -167,20 +165,20 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     if (ckpt.synthetic())
         o << "SYNTHETIC checkpoint written by ckpt-atlas (header-faithful layout, no real weights)\n";
     o << "Source      " << ckpt.source.kind << "  " << ckpt.source.location << "\n";
-    if (!ckpt.source.commit.empty())
-        o << "Commit      " << ckpt.source.commit << "\n";
+    if (!ckpt.source.commit.empty()) o << "Commit      " << ckpt.source.commit << "\n";
     o << "Model       " << (ckpt.config.modelType.empty() ? "(unknown type)" : ckpt.config.modelType);
     for (const auto &arch : ckpt.config.architectures)
         o << "  " << arch;
     o << "\n";
-    o << "Files       " << ckpt.shards.size() << " shards, " << groupDigits(ckpt.tensorCount()) << " tensors, "
-      << groupDigits(ckpt.tensorBytes()) << " bytes of tensor data (" << binaryBytes(ckpt.tensorBytes())
-      << "), headers " << groupDigits(ckpt.headerBytes()) << " bytes\n";
+    o << "Files       " << ckpt.shards.size() << " shards, " << groupDigits(ckpt.tensorCount())
+      << " tensors, " << groupDigits(ckpt.tensorBytes()) << " bytes of tensor data ("
+      << binaryBytes(ckpt.tensorBytes()) << "), headers " << groupDigits(ckpt.headerBytes()) << " bytes\n";
 
     std::size_t dense = 0, moe = 0, mtp = 0;
     for (const auto &l : a.layers)
         (l.kind == LayerKind::Dense ? dense : l.kind == LayerKind::Moe ? moe : mtp)++;
-    o << "Layers      " << a.mainLayers << " main (" << dense << " dense, " << moe << " MoE) + " << mtp << " MTP\n\n";
+    o << "Layers      " << a.mainLayers << " main (" << dense << " dense, " << moe << " MoE) + " << mtp
+      << " MTP\n\n";
 
     o << "Parameters  " << groupDigits(b.total) << " (" << shortCount(b.total) << ")\n";
     o << "Active      ";
@@ -194,22 +192,22 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     std::snprintf(line, sizeof line, "  %-16s %22s %8s %22s\n", "category", "parameters", "share", "active");
     o << line;
     for (std::size_t i = 0; i < kCategoryCount; ++i) {
-        if (b.byCategory[i] == 0)
-            continue;
-        std::snprintf(line, sizeof line, "  %-16s %22s %7.2f%% %22s\n",
-                      std::string(categoryName(static_cast<Category>(i))).c_str(), groupDigits(b.byCategory[i]).c_str(),
-                      100.0 * static_cast<double>(b.byCategory[i]) / static_cast<double>(b.total ? b.total : 1),
-                      groupDigits(b.activeByCategory[i]).c_str());
+        if (b.byCategory[i] == 0) continue;
+        std::snprintf(
+            line, sizeof line, "  %-16s %22s %7.2f%% %22s\n",
+            std::string(categoryName(static_cast<Category>(i))).c_str(), groupDigits(b.byCategory[i]).c_str(),
+            100.0 * static_cast<double>(b.byCategory[i]) / static_cast<double>(b.total ? b.total : 1),
+            groupDigits(b.activeByCategory[i]).c_str());
         o << line;
     }
     o << "  quantization scales (not parameters): " << groupDigits(b.quantScales.tensors) << " tensors, "
-      << groupDigits(b.quantScales.elements) << " elements, " << groupDigits(b.quantScales.bytes) << " bytes\n";
+      << groupDigits(b.quantScales.elements) << " elements, " << groupDigits(b.quantScales.bytes)
+      << " bytes\n";
     if (!b.otherTensors.empty()) {
         o << "  'other' holds " << b.otherTensors.size() << " tensors:";
         for (std::size_t i = 0; i < b.otherTensors.size() && i < 8; ++i)
             o << " " << b.otherTensors[i];
-        if (b.otherTensors.size() > 8)
-            o << " ...";
+        if (b.otherTensors.size() > 8) o << " ...";
         o << "\n";
     }
     o << "\nQuantization layout\n";
@@ -217,13 +215,13 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
         o << "  " << categoryName(row.category) << ":";
         for (const auto &[d, t] : row.dtypes)
             o << " " << d << " " << shortCount(t.elements);
-        if (row.scales.tensors)
-            o << "  + " << row.scales.tensors << " scale tensors";
+        if (row.scales.tensors) o << "  + " << row.scales.tensors << " scale tensors";
         o << "\n";
     }
 
     const IndexShareMap &m = a.indexShare;
-    o << "\nIndexShare  source: " << m.source << ", " << m.full.size() << " full, " << m.shared.size() << " shared\n";
+    o << "\nIndexShare  source: " << m.source << ", " << m.full.size() << " full, " << m.shared.size()
+      << " shared\n";
     if (!m.full.empty()) {
         o << "  full layers:";
         for (int i : m.full)
@@ -244,13 +242,14 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
         o << "       " << c.reason << "\n";
     } else {
         o << "       " << kvDtypeName(c.kvDtype) << " KV, " << c.indexEntryBytes << "-byte index entries\n";
-        o << "  MLA latent  " << c.kvLayers << " layers x " << c.kvBytesPerLayer << " B = "
-          << groupDigits(c.kvBytesPerToken) << " B/token\n";
-        o << "  index keys  " << c.indexLayers << " layers x " << c.indexEntryBytes << " B = "
-          << groupDigits(c.indexBytesPerToken) << " B/token (every layer indexed: "
-          << groupDigits(c.indexBytesPerTokenEveryLayer) << ")\n";
-        o << "  total       " << groupDigits(c.bytesPerToken) << " B/token; at " << groupDigits(c.contextTokens)
-          << " tokens: " << groupDigits(c.totalBytes) << " B (" << binaryBytes(c.totalBytes) << ")\n";
+        o << "  MLA latent  " << c.kvLayers << " layers x " << c.kvBytesPerLayer
+          << " B = " << groupDigits(c.kvBytesPerToken) << " B/token\n";
+        o << "  index keys  " << c.indexLayers << " layers x " << c.indexEntryBytes
+          << " B = " << groupDigits(c.indexBytesPerToken)
+          << " B/token (every layer indexed: " << groupDigits(c.indexBytesPerTokenEveryLayer) << ")\n";
+        o << "  total       " << groupDigits(c.bytesPerToken) << " B/token; at "
+          << groupDigits(c.contextTokens) << " tokens: " << groupDigits(c.totalBytes) << " B ("
+          << binaryBytes(c.totalBytes) << ")\n";
         if (c.indexTopk)
             o << "  sparse read " << groupDigits(c.sparseReadTokens) << " of " << groupDigits(c.contextTokens)
               << " entries per query\n";
@@ -280,8 +279,7 @@ std::vector<std::string> checkExpectations(const nlohmann::ordered_json &report,
         std::size_t start = 0;
         while (start <= path.size()) {
             std::size_t dot = path.find('.', start);
-            if (dot == std::string::npos)
-                dot = path.size();
+            if (dot == std::string::npos) dot = path.size();
             const std::string part = path.substr(start, dot - start);
             if (node->is_object() && node->contains(part)) {
                 node = &(*node)[part];
@@ -313,13 +311,13 @@ std::vector<std::string> checkExpectations(const nlohmann::ordered_json &report,
             char *endp = nullptr;
             const double w = std::strtod(want.c_str(), &endp);
             const double g = node->get<double>();
-            ok = endp && *endp == '\0' && !want.empty() && std::fabs(w - g) <= 1e-9 * std::max(1.0, std::fabs(g));
+            ok = endp && *endp == '\0' && !want.empty() &&
+                 std::fabs(w - g) <= 1e-9 * std::max(1.0, std::fabs(g));
         } else {
             got = node->dump();
             ok = got == want;
         }
-        if (!ok)
-            failures.push_back("expect " + path + "=" + want + ": the report says " + got);
+        if (!ok) failures.push_back("expect " + path + "=" + want + ": the report says " + got);
     }
     return failures;
 }

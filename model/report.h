@@ -12,7 +12,8 @@ namespace atlas {
 
 inline constexpr const char *kReportSchema = "ckpt-atlas.report/1";
 
-// The JSON report of domain.md section 9 (sections for biases, routing and network are added by their owners).
+// The JSON report of domain.md section 9 (sections for biases, routing and network are added by their
+// owners).
 nlohmann::ordered_json buildReport(const Checkpoint &checkpoint, const CheckpointAnalysis &analysis,
                                    const CacheBudget &cache);
 

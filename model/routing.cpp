@@ -69,8 +69,10 @@ void Router::route(const float *scores, const float *bias, Routing &out)
             m_groupScores[static_cast<std::size_t>(g)] = {per >= 2 ? a + b : a, g};
         }
         // The best topk_group groups; ties go to the lower group index.
-        std::partial_sort(m_groupScores.begin(), m_groupScores.begin() + m_config.topkGroups, m_groupScores.end(),
-                          [](const auto &x, const auto &y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+        std::partial_sort(m_groupScores.begin(), m_groupScores.begin() + m_config.topkGroups,
+                          m_groupScores.end(), [](const auto &x, const auto &y) {
+                              return x.first != y.first ? x.first > y.first : x.second < y.second;
+                          });
         std::fill(m_groupKept.begin(), m_groupKept.end(), 0);
         for (int k = 0; k < m_config.topkGroups; ++k)
             m_groupKept[static_cast<std::size_t>(m_groupScores[static_cast<std::size_t>(k)].second)] = 1;
@@ -91,11 +93,9 @@ void Router::route(const float *scores, const float *bias, Routing &out)
     int filled = 0;
     const int per = E / G;
     for (int e = 0; e < E; ++e) {
-        if (G > 1 && !m_groupKept[static_cast<std::size_t>(e / per)])
-            continue;
+        if (G > 1 && !m_groupKept[static_cast<std::size_t>(e / per)]) continue;
         const float v = c[e];
-        if (filled == K && !(v > val[K - 1]))
-            continue;
+        if (filled == K && !(v > val[K - 1])) continue;
         int pos = filled < K ? filled++ : K - 1;
         while (pos > 0 && v > val[pos - 1]) {
             val[pos] = val[pos - 1];
@@ -106,7 +106,8 @@ void Router::route(const float *scores, const float *bias, Routing &out)
         idx[pos] = e;
     }
     if (filled < K) // fewer kept experts than K (topk_group too small): the rest stay empty
-        out.experts.resize(static_cast<std::size_t>(filled)), out.weights.resize(static_cast<std::size_t>(filled));
+        out.experts.resize(static_cast<std::size_t>(filled)),
+            out.weights.resize(static_cast<std::size_t>(filled));
 
     float sum = 0;
     for (std::size_t k = 0; k < out.experts.size(); ++k) {
@@ -114,8 +115,7 @@ void Router::route(const float *scores, const float *bias, Routing &out)
         sum += out.weights[k];
     }
     for (auto &w : out.weights) {
-        if (m_config.normTopkProb && sum > 0)
-            w /= sum;
+        if (m_config.normTopkProb && sum > 0) w /= sum;
         w *= m_config.scaling;
     }
 }
@@ -134,7 +134,8 @@ std::uint64_t splitmix(std::uint64_t &state)
 
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out)
 {
-    std::uint64_t state = seed * 0xD1B54A32D192ED03ULL + static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1;
+    std::uint64_t state =
+        seed * 0xD1B54A32D192ED03ULL + static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1;
     // Sum of eight U[0, 65535]: mean 8 * 32767.5, variance 8 * (65536^2 - 1) / 12.
     const double mean = 8 * 32767.5;
     const double sd = std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
@@ -148,8 +149,8 @@ void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int ex
     }
 }
 
-LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias, const float *logits,
-                           std::uint32_t tokens)
+LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias,
+                           const float *logits, std::uint32_t tokens)
 {
     const int E = config.experts;
     if (static_cast<int>(bias.size()) != E)
@@ -184,7 +185,8 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
         for (int v = 0; v < kVariantCount; ++v) {
             const bool roundedLogits = v != static_cast<int>(Variant::BiasBf16);
             const bool roundedBias = v != static_cast<int>(Variant::LogitsBf16);
-            router.route(roundedLogits ? s16.data() : s32.data(), roundedBias ? biasBf16.data() : bias.data(), var);
+            router.route(roundedLogits ? s16.data() : s32.data(), roundedBias ? biasBf16.data() : bias.data(),
+                         var);
             VariantStats &st = result.variants[v];
             int common = 0;
             for (int e : var.experts) {
@@ -203,7 +205,9 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
             for (std::size_t k = 0; k < ref.experts.size(); ++k) {
                 const int e = ref.experts[k];
                 const auto it = std::find(var.experts.begin(), var.experts.end(), e);
-                const float w = it == var.experts.end() ? 0.0f : var.weights[static_cast<std::size_t>(it - var.experts.begin())];
+                const float w = it == var.experts.end()
+                                    ? 0.0f
+                                    : var.weights[static_cast<std::size_t>(it - var.experts.begin())];
                 d += std::fabs(static_cast<double>(ref.weights[k]) - w);
             }
             for (std::size_t k = 0; k < var.experts.size(); ++k)
@@ -241,8 +245,7 @@ int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias
 
 const std::vector<float> *CapturedLogits::forLayer(int layer) const
 {
-    if (auto it = perLayer.find(layer); it != perLayer.end())
-        return &it->second;
+    if (auto it = perLayer.find(layer); it != perLayer.end()) return &it->second;
     return shared.empty() ? nullptr : &shared;
 }
 
@@ -258,14 +261,15 @@ CapturedLogits parseLogitsFile(const std::string &file, std::string_view bytes)
             layer = -1;
         else if (t.name.starts_with("layers."))
             layer = std::atoi(t.name.c_str() + 7);
-        if (layer == -2)
-            continue;
+        if (layer == -2) continue;
         if (t.shape.size() != 2 || t.shape[0] == 0 || t.shape[1] == 0)
-            throw AtlasError(ErrorKind::Invalid, file + ": tensor '" + t.name + "' must be [tokens, experts]");
+            throw AtlasError(ErrorKind::Invalid,
+                             file + ": tensor '" + t.name + "' must be [tokens, experts]");
         const auto tokens = static_cast<std::uint32_t>(t.shape[0]);
         const auto experts = static_cast<int>(t.shape[1]);
         if ((out.tokens && out.tokens != tokens) || (out.experts && out.experts != experts))
-            throw AtlasError(ErrorKind::Invalid, file + ": tensor '" + t.name + "' has another shape than the others");
+            throw AtlasError(ErrorKind::Invalid,
+                             file + ": tensor '" + t.name + "' has another shape than the others");
         out.tokens = tokens;
         out.experts = experts;
         BiasTensor raw;
@@ -283,7 +287,8 @@ CapturedLogits parseLogitsFile(const std::string &file, std::string_view bytes)
     return out;
 }
 
-RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterConfig &router, const RoutingOptions &opt)
+RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterConfig &router,
+                           const RoutingOptions &opt)
 {
     RoutingRun run;
     run.seed = opt.seed;
@@ -292,23 +297,25 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
     if (opt.captured) {
         if (opt.captured->experts != router.experts)
             throw AtlasError(ErrorKind::Invalid, opt.captured->file + ": the logits have " +
-                                                     std::to_string(opt.captured->experts) + " experts, the router " +
+                                                     std::to_string(opt.captured->experts) +
+                                                     " experts, the router " +
                                                      std::to_string(router.experts));
         run.tokens = opt.captured->tokens;
         run.logits = opt.captured->file;
     } else {
         run.tokens = opt.tokens;
         char buf[96];
-        std::snprintf(buf, sizeof buf, "synthetic normal (std %.3g, seed %llu)", static_cast<double>(opt.logitStd),
-                      static_cast<unsigned long long>(opt.seed));
+        std::snprintf(buf, sizeof buf, "synthetic normal (std %.3g, seed %llu)",
+                      static_cast<double>(opt.logitStd), static_cast<unsigned long long>(opt.seed));
         run.logits = buf;
     }
 
     std::vector<const LayerBias *> todo;
     for (const auto &b : biases) {
         if (static_cast<int>(b.values.size()) != router.experts) {
-            run.skipped.push_back("layer " + std::to_string(b.layer) + ": " + std::to_string(b.values.size()) +
-                                  " bias values for " + std::to_string(router.experts) + " experts");
+            run.skipped.push_back("layer " + std::to_string(b.layer) + ": " +
+                                  std::to_string(b.values.size()) + " bias values for " +
+                                  std::to_string(router.experts) + " experts");
             continue;
         }
         if (opt.captured && !opt.captured->forLayer(b.layer)) {
@@ -325,12 +332,10 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
         std::vector<float> logits;
         for (;;) {
             const std::size_t i = next.fetch_add(1);
-            if (i >= todo.size())
-                return;
+            if (i >= todo.size()) return;
             if (opt.cancel && opt.cancel->load()) {
                 std::lock_guard lock(errorLock);
-                if (!error)
-                    error = std::make_exception_ptr(AtlasError(ErrorKind::Source, "cancelled"));
+                if (!error) error = std::make_exception_ptr(AtlasError(ErrorKind::Source, "cancelled"));
                 return;
             }
             try {
@@ -339,29 +344,30 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
                 if (opt.captured) {
                     data = opt.captured->forLayer(b.layer)->data();
                 } else {
-                    logits.resize(static_cast<std::size_t>(run.tokens) * static_cast<std::size_t>(router.experts));
-                    syntheticLogits(opt.seed, b.layer, run.tokens, router.experts, opt.logitStd, logits.data());
+                    logits.resize(static_cast<std::size_t>(run.tokens) *
+                                  static_cast<std::size_t>(router.experts));
+                    syntheticLogits(opt.seed, b.layer, run.tokens, router.experts, opt.logitStd,
+                                    logits.data());
                     data = logits.data();
                 }
                 run.layers[i] = simulateLayer(b.layer, router, b.values, data, run.tokens);
             } catch (...) {
                 std::lock_guard lock(errorLock);
-                if (!error)
-                    error = std::current_exception();
+                if (!error) error = std::current_exception();
                 return;
             }
         }
     };
-    const unsigned threads = std::max(1u, std::min<unsigned>(opt.threads ? opt.threads : std::thread::hardware_concurrency(),
-                                                             static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))));
+    const unsigned threads =
+        std::max(1u, std::min<unsigned>(opt.threads ? opt.threads : std::thread::hardware_concurrency(),
+                                        static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))));
     std::vector<std::thread> pool;
     for (unsigned t = 1; t < threads; ++t)
         pool.emplace_back(worker);
     worker();
     for (auto &t : pool)
         t.join();
-    if (error)
-        std::rethrow_exception(error);
+    if (error) std::rethrow_exception(error);
     return run;
 }
 

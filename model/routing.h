@@ -22,7 +22,7 @@ struct RouterConfig
 
 struct Routing
 {
-    std::vector<int> experts;  // chosen experts, best first (ties: lower index first)
+    std::vector<int> experts;   // chosen experts, best first (ties: lower index first)
     std::vector<float> weights; // the same order
 };
 
@@ -79,7 +79,6 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
 // Experts that leave the top-K set when every logit is 0 and the bias is rounded to BF16.
 int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias);
 
-
 // Logits captured from a real run: one [T, E] table for every layer ("logits"), or one per
 // layer ("layers.N"), read from a safetensors file.
 struct CapturedLogits
@@ -87,8 +86,8 @@ struct CapturedLogits
     std::string file;
     std::uint32_t tokens = 0;
     int experts = 0;
-    std::vector<float> shared;                   // "logits", when present
-    std::map<int, std::vector<float>> perLayer;  // "layers.N"
+    std::vector<float> shared;                  // "logits", when present
+    std::map<int, std::vector<float>> perLayer; // "layers.N"
     const std::vector<float> *forLayer(int layer) const;
 };
 
@@ -124,6 +123,7 @@ struct LayerBias
 };
 
 // Simulates every layer on a few threads. Throws std::runtime_error("cancelled") on cancel.
-RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterConfig &router, const RoutingOptions &options);
+RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterConfig &router,
+                           const RoutingOptions &options);
 
 } // namespace atlas

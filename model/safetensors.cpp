@@ -41,8 +41,7 @@ public:
     bool boolean(bool) { return scalar("a boolean"); }
     bool number_integer(json::number_integer_t v)
     {
-        if (v < 0)
-            return scalar("a negative number");
+        if (v < 0) return scalar("a negative number");
         return number(static_cast<std::uint64_t>(v));
     }
     bool number_unsigned(json::number_unsigned_t v) { return number(v); }
@@ -65,8 +64,7 @@ public:
                 m_state = State::Entry;
                 return true;
             }
-            if (isKnownField())
-                return scalar("a string");
+            if (isKnownField()) return scalar("a string");
             m_state = State::Entry; // unknown fields are ignored, as the reference does
             return true;
         default:
@@ -88,8 +86,7 @@ public:
             m_state = State::Entry;
             return true;
         case State::EntryValue:
-            if (isKnownField())
-                return scalar("an object");
+            if (isKnownField()) return scalar("an object");
             return skip();
         case State::Skip:
             ++m_skipDepth;
@@ -159,8 +156,7 @@ public:
                 m_state = State::OffsetsArray;
                 return true;
             }
-            if (isKnownField())
-                return scalar("an array");
+            if (isKnownField()) return scalar("an array");
             return skip();
         case State::Skip:
             ++m_skipDepth;
@@ -195,19 +191,30 @@ public:
     {
         std::string what = ex.what();
         // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 5: "
-        if (auto p = what.find("]"); p != std::string::npos)
-            what = what.substr(p + 2);
+        if (auto p = what.find("]"); p != std::string::npos) what = what.substr(p + 2);
         fail(HeaderProblem::NotJson, m_file,
              "header is not valid JSON (byte " + std::to_string(position) + "): " + what);
     }
 
 private:
     enum class State {
-        Start, Top, TopValue, Entry, EntryValue, ShapeArray, OffsetsArray,
-        MetadataKey, Metadata, Skip, Done,
+        Start,
+        Top,
+        TopValue,
+        Entry,
+        EntryValue,
+        ShapeArray,
+        OffsetsArray,
+        MetadataKey,
+        Metadata,
+        Skip,
+        Done,
     };
 
-    bool isKnownField() const { return m_field == "dtype" || m_field == "shape" || m_field == "data_offsets"; }
+    bool isKnownField() const
+    {
+        return m_field == "dtype" || m_field == "shape" || m_field == "data_offsets";
+    }
 
     bool number(std::uint64_t v)
     {
@@ -219,8 +226,7 @@ private:
             m_offsets.push_back(v);
             return true;
         case State::EntryValue:
-            if (isKnownField())
-                return scalar("a number");
+            if (isKnownField()) return scalar("a number");
             m_state = State::Entry;
             return true;
         case State::Skip:
@@ -238,8 +244,7 @@ private:
     }
     bool leaveSkip()
     {
-        if (--m_skipDepth == 0)
-            m_state = State::Entry;
+        if (--m_skipDepth == 0) m_state = State::Entry;
         return true;
     }
 
@@ -258,17 +263,18 @@ private:
                  "tensor " + quote(m_key) + ": field " + quote(m_field) + " is " + what);
         case State::ShapeArray:
             fail(HeaderProblem::BadEntry, m_file,
-                 "tensor " + quote(m_key) + ": shape holds " + what + " (dimensions are non-negative integers)");
+                 "tensor " + quote(m_key) + ": shape holds " + what +
+                     " (dimensions are non-negative integers)");
         case State::OffsetsArray:
-            fail(HeaderProblem::BadEntry, m_file,
-                 "tensor " + quote(m_key) + ": data_offsets holds " + what);
+            fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + ": data_offsets holds " + what);
         case State::Metadata:
             fail(HeaderProblem::MetadataNotStrings, m_file,
                  "__metadata__ value for " + quote(m_key2) + " is " + what + ", not a string");
         case State::TopValue:
             if (m_key == "__metadata__")
                 fail(HeaderProblem::MetadataNotStrings, m_file, std::string("__metadata__ is ") + what);
-            fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " is " + what + ", not an object");
+            fail(HeaderProblem::BadEntry, m_file,
+                 "tensor " + quote(m_key) + " is " + what + ", not an object");
         case State::Start:
             fail(HeaderProblem::BadStart, m_file, std::string("header is ") + what + ", not a JSON object");
         default:
@@ -358,15 +364,13 @@ bool isValidUtf8(std::string_view text)
         } else {
             return false;
         }
-        if (i + len > n)
-            return false;
+        if (i + len > n) return false;
         for (std::size_t k = 1; k < len; ++k) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
+            if ((s[i + k] & 0xC0) != 0x80) return false;
             cp = (cp << 6) | (s[i + k] & 0x3F);
         }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
             return false;
         i += len;
     }
@@ -379,17 +383,18 @@ std::uint64_t tensorByteSize(std::string_view file, const std::string &tensor, D
     std::uint64_t numel = 1;
     for (std::uint64_t d : shape) {
         if (__builtin_mul_overflow(numel, d, &numel))
-            fail(HeaderProblem::ShapeOverflow, file, "tensor " + quote(tensor) + ": the element count of its shape overflows 64 bits");
+            fail(HeaderProblem::ShapeOverflow, file,
+                 "tensor " + quote(tensor) + ": the element count of its shape overflows 64 bits");
     }
     std::uint64_t bits;
     if (__builtin_mul_overflow(numel, static_cast<std::uint64_t>(dtypeBits(dtype)), &bits))
-        fail(HeaderProblem::ShapeOverflow, file, "tensor " + quote(tensor) + ": its size in bytes overflows 64 bits");
+        fail(HeaderProblem::ShapeOverflow, file,
+             "tensor " + quote(tensor) + ": its size in bytes overflows 64 bits");
     if (bits % 8 != 0)
         fail(HeaderProblem::SubByteMisaligned, file,
              "tensor " + quote(tensor) + ": " + std::to_string(numel) + " elements of " +
                  std::string(dtypeName(dtype)) + " do not fill whole bytes");
-    if (numelOut)
-        *numelOut = numel;
+    if (numelOut) *numelOut = numel;
     return bits / 8;
 }
 
@@ -404,19 +409,18 @@ std::uint64_t parseHeaderLength(std::string_view file, std::string_view first8, 
         n = (n << 8) | static_cast<unsigned char>(first8[static_cast<std::size_t>(i)]);
     if (n > kMaxHeaderLength)
         fail(HeaderProblem::LengthTooLarge, file,
-             "header length " + std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxHeaderLength) +
-                 " bytes");
+             "header length " + std::to_string(n) + " exceeds the limit of " +
+                 std::to_string(kMaxHeaderLength) + " bytes");
     if (n > fileSize - 8)
         fail(HeaderProblem::LengthPastEnd, file,
-             "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(fileSize) +
-                 " bytes)");
+             "header length " + std::to_string(n) + " runs past the end of the file (" +
+                 std::to_string(fileSize) + " bytes)");
     return n;
 }
 
 ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize)
 {
-    if (!isValidUtf8(json))
-        fail(HeaderProblem::NotUtf8, file, "header is not valid UTF-8");
+    if (!isValidUtf8(json)) fail(HeaderProblem::NotUtf8, file, "header is not valid UTF-8");
     if (json.empty() || json.front() != '{')
         fail(HeaderProblem::BadStart, file, "header does not start with '{'");
 
@@ -440,16 +444,18 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
                      " (data offset " + std::to_string(cursor) + ")");
         if (t.begin < cursor)
             fail(HeaderProblem::Overlap, file,
-                 "tensor " + quote(t.name) + " overlaps " + (previous ? quote(previous->name) : std::string("?")) +
-                     " at data offset " + std::to_string(t.begin));
+                 "tensor " + quote(t.name) + " overlaps " +
+                     (previous ? quote(previous->name) : std::string("?")) + " at data offset " +
+                     std::to_string(t.begin));
         cursor = t.end;
         previous = &t;
     }
     const std::uint64_t dataSize = fileSize - 8 - json.size();
     if (cursor > dataSize)
         fail(HeaderProblem::Truncated, file,
-             "file is truncated: tensor " + (previous ? quote(previous->name) : std::string()) + " ends at data offset " +
-                 std::to_string(cursor) + " but the file holds " + std::to_string(dataSize) + " data bytes");
+             "file is truncated: tensor " + (previous ? quote(previous->name) : std::string()) +
+                 " ends at data offset " + std::to_string(cursor) + " but the file holds " +
+                 std::to_string(dataSize) + " data bytes");
     if (cursor < dataSize)
         fail(HeaderProblem::TrailingBytes, file,
              std::to_string(dataSize - cursor) + " bytes follow the last tensor (data ends at " +

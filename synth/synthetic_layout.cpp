@@ -11,7 +11,8 @@
 
 namespace atlas::synth {
 
-static_assert(std::endian::native == std::endian::little, "the writer stores little-endian values as they are");
+static_assert(std::endian::native == std::endian::little,
+              "the writer stores little-endian values as they are");
 
 namespace {
 
@@ -57,8 +58,7 @@ private:
 
 bool layerOwnsIndexer(const LayoutSpec &s, std::int64_t i)
 {
-    if (i >= s.layers)
-        return s.indexer != IndexerPolicy::None; // the MTP layer carries its own
+    if (i >= s.layers) return s.indexer != IndexerPolicy::None; // the MTP layer carries its own
     switch (s.indexer) {
     case IndexerPolicy::None:
         return false;
@@ -95,7 +95,8 @@ std::vector<SynthTensor> layoutTensors(const LayoutSpec &s)
 {
     TensorList t(s);
     const auto H = s.hidden;
-    t.add("model.embed_tokens.weight", Dtype::BF16, {static_cast<std::uint64_t>(s.vocab), static_cast<std::uint64_t>(H)});
+    t.add("model.embed_tokens.weight", Dtype::BF16,
+          {static_cast<std::uint64_t>(s.vocab), static_cast<std::uint64_t>(H)});
     for (std::int64_t i = 0; i < s.layers + s.mtpLayers; ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         const bool mtp = i >= s.layers;
@@ -134,9 +135,11 @@ std::vector<SynthTensor> layoutTensors(const LayoutSpec &s)
             t.linear(p + "mlp.down_proj", H, s.denseInter);
             continue;
         }
-        t.add(p + "mlp.gate.weight", Dtype::BF16, {static_cast<std::uint64_t>(s.experts), static_cast<std::uint64_t>(H)});
+        t.add(p + "mlp.gate.weight", Dtype::BF16,
+              {static_cast<std::uint64_t>(s.experts), static_cast<std::uint64_t>(H)});
         if (s.correctionBias)
-            t.add(p + "mlp.gate.e_score_correction_bias", Dtype::F32, {static_cast<std::uint64_t>(s.experts)});
+            t.add(p + "mlp.gate.e_score_correction_bias", Dtype::F32,
+                  {static_cast<std::uint64_t>(s.experts)});
         for (std::int64_t e = 0; e < s.experts; ++e) {
             const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
             t.linear(x + "gate_proj", s.moeInter, H);
@@ -151,7 +154,8 @@ std::vector<SynthTensor> layoutTensors(const LayoutSpec &s)
         }
     }
     t.norm("model.norm.weight", H);
-    t.add("lm_head.weight", Dtype::BF16, {static_cast<std::uint64_t>(s.vocab), static_cast<std::uint64_t>(H)});
+    t.add("lm_head.weight", Dtype::BF16,
+          {static_cast<std::uint64_t>(s.vocab), static_cast<std::uint64_t>(H)});
     return t.take();
 }
 
@@ -299,7 +303,8 @@ WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path 
     std::uint64_t before = 0;
     int used = 0;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
-        int s = static_cast<int>(static_cast<unsigned __int128>(before) * static_cast<unsigned>(wanted) / (total ? total : 1));
+        int s = static_cast<int>(static_cast<unsigned __int128>(before) * static_cast<unsigned>(wanted) /
+                                 (total ? total : 1));
         s = std::min(s, wanted - 1);
         shardOf[i] = s;
         used = std::max(used, s + 1);
@@ -309,12 +314,10 @@ WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path 
     std::vector<int> renumber(static_cast<std::size_t>(used), -1);
     int count = 0;
     for (int s : shardOf)
-        if (renumber[static_cast<std::size_t>(s)] < 0)
-            renumber[static_cast<std::size_t>(s)] = count++;
+        if (renumber[static_cast<std::size_t>(s)] < 0) renumber[static_cast<std::size_t>(s)] = count++;
     auto fileName = [&](int s) {
         char buf[64];
-        if (count == 1)
-            return std::string("model.safetensors");
+        if (count == 1) return std::string("model.safetensors");
         std::snprintf(buf, sizeof buf, "model-%05d-of-%05d.safetensors", s + 1, count);
         return std::string(buf);
     };
@@ -335,10 +338,12 @@ WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path 
         const std::string file = fileName(s);
         for (; i < tensors.size() && renumber[static_cast<std::size_t>(shardOf[i])] == s; ++i) {
             const auto &t = tensors[i];
-            header += ",\"" + t.name + "\":{\"dtype\":\"" + std::string(dtypeName(t.dtype)) + "\",\"shape\":[";
+            header +=
+                ",\"" + t.name + "\":{\"dtype\":\"" + std::string(dtypeName(t.dtype)) + "\",\"shape\":[";
             for (std::size_t d = 0; d < t.shape.size(); ++d)
                 header += (d ? "," : "") + std::to_string(t.shape[d]);
-            header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + t.bytes) + "]}";
+            header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
+                      std::to_string(offset + t.bytes) + "]}";
             if (t.name.ends_with("mlp.gate.e_score_correction_bias") && t.dtype == Dtype::F32) {
                 const auto layer = std::stoll(t.name.substr(13));
                 biases.push_back({offset, syntheticBias(spec, layer)});

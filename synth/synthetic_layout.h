@@ -53,7 +53,7 @@ struct LayoutSpec
     std::int64_t indexFreq = 4;   // full every indexFreq layers ...
     std::int64_t indexOffset = 3; // ... after index_skip_topk_offset
     std::int64_t maxPosition = 1048576;
-    bool fp8 = true;              // FP8 e4m3 weights with 128x128 F32 block scales
+    bool fp8 = true; // FP8 e4m3 weights with 128x128 F32 block scales
     bool correctionBias = true;
     bool mtpEmbedAndHead = false; // DeepSeek-V3 style MTP layer with its own embed_tokens / shared_head.head
     int shards = 141;
@@ -78,9 +78,9 @@ nlohmann::ordered_json layoutConfig(const LayoutSpec &spec);
 std::vector<float> syntheticBias(const LayoutSpec &spec, std::int64_t layer);
 
 // Presets.
-LayoutSpec glm5Fp8();       // GLM-5.2-FP8: 78 + 1 layers, 141 shards
-LayoutSpec deepseekV32();   // DeepSeek-V3.2-like: 61 + 1 layers, every layer indexed, 8 expert groups
-LayoutSpec smallLayout();   // a few layers, quick to write and read
+LayoutSpec glm5Fp8();     // GLM-5.2-FP8: 78 + 1 layers, 141 shards
+LayoutSpec deepseekV32(); // DeepSeek-V3.2-like: 61 + 1 layers, every layer indexed, 8 expert groups
+LayoutSpec smallLayout(); // a few layers, quick to write and read
 
 struct WriteResult
 {

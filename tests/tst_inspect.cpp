@@ -24,8 +24,7 @@ Run inspect(const QStringList &args)
     QStringList all{QStringLiteral("inspect")};
     all += args;
     p.start(QStringLiteral(CKPT_ATLAS_BIN), all);
-    if (!p.waitForFinished(300000))
-        return {};
+    if (!p.waitForFinished(300000)) return {};
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
             p.readAllStandardError()};
 }
@@ -40,7 +39,8 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_full.isValid());
-        const auto written = atlas::synth::writeCheckpoint(atlas::synth::glm5Fp8(), m_full.path().toStdString());
+        const auto written =
+            atlas::synth::writeCheckpoint(atlas::synth::glm5Fp8(), m_full.path().toStdString());
         QCOMPARE(written.shards, 141);
     }
 
@@ -63,7 +63,8 @@ private slots:
         QCOMPARE(report["parameters"]["by_category"]["mtp"].get<std::uint64_t>(), want.mtp);
         QCOMPARE(report["parameters"]["by_category"]["other"].get<std::uint64_t>(), std::uint64_t(0));
         QCOMPARE(qRound64(report["parameters"]["total"].get<double>() / 1e7), qint64(75333)); // 753.33 B
-        QCOMPARE(qRound64(report["parameters"]["activated_per_token"].get<double>() / 1e7), qint64(4125)); // 41.25 B
+        QCOMPARE(qRound64(report["parameters"]["activated_per_token"].get<double>() / 1e7),
+                 qint64(4125)); // 41.25 B
 
         QCOMPARE(report["layers"].size(), std::size_t(79));
         QCOMPARE(report["layers"][78]["kind"].get<std::string>(), std::string("mtp"));
@@ -109,8 +110,9 @@ private slots:
 
     void expectations()
     {
-        const Run ok = inspect({m_full.path(), QStringLiteral("--expect"), QStringLiteral("parameters.total=753329940480"),
-                                QStringLiteral("--expect"), QStringLiteral("layers.78.kind=mtp")});
+        const Run ok = inspect({m_full.path(), QStringLiteral("--expect"),
+                                QStringLiteral("parameters.total=753329940480"), QStringLiteral("--expect"),
+                                QStringLiteral("layers.78.kind=mtp")});
         QCOMPARE(ok.exitCode, 0);
         const Run bad = inspect({m_full.path(), QStringLiteral("--expect"), QStringLiteral("files.tensors=1"),
                                  QStringLiteral("--expect"), QStringLiteral("indexer.source=formula"),
@@ -123,10 +125,11 @@ private slots:
 
     void biasesAndSimulation()
     {
-        const Run r = inspect({m_full.path(), QStringLiteral("--json"), QStringLiteral("--simulate"),
-                               QStringLiteral("--tokens"), QStringLiteral("256"), QStringLiteral("--seed"),
-                               QStringLiteral("3"), QStringLiteral("--expect"), QStringLiteral("biases.tensors=76"),
-                               QStringLiteral("--expect"), QStringLiteral("biases.bytes_read=77824")});
+        const Run r =
+            inspect({m_full.path(), QStringLiteral("--json"), QStringLiteral("--simulate"),
+                     QStringLiteral("--tokens"), QStringLiteral("256"), QStringLiteral("--seed"),
+                     QStringLiteral("3"), QStringLiteral("--expect"), QStringLiteral("biases.tensors=76"),
+                     QStringLiteral("--expect"), QStringLiteral("biases.bytes_read=77824")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const auto report = nlohmann::json::parse(r.out.toStdString());
         const auto &biases = report["biases"]["layers"];
@@ -150,13 +153,14 @@ private slots:
         QCOMPARE(routing["router"]["topk"].get<int>(), 8);
         // Same seed, same numbers.
         const Run again = inspect({m_full.path(), QStringLiteral("--json"), QStringLiteral("--simulate"),
-                                   QStringLiteral("--tokens"), QStringLiteral("256"), QStringLiteral("--seed"),
-                                   QStringLiteral("3")});
+                                   QStringLiteral("--tokens"), QStringLiteral("256"),
+                                   QStringLiteral("--seed"), QStringLiteral("3")});
         QVERIFY(nlohmann::json::parse(again.out.toStdString())["routing"] == routing);
 
         const Run text = inspect({m_full.path(), QStringLiteral("--biases")});
         QVERIFY(text.out.contains("Router correction biases  76 tensors, 77,824 bytes read"));
-        const Run noTensor = inspect({m_full.path(), QStringLiteral("--bias-tensor"), QStringLiteral("no.such")});
+        const Run noTensor =
+            inspect({m_full.path(), QStringLiteral("--bias-tensor"), QStringLiteral("no.such")});
         QCOMPARE(noTensor.exitCode, 2);
     }
 

@@ -1,4 +1,5 @@
-// Budget, activated parameters, IndexShare and cache on written layouts, against the architecture's arithmetic.
+// Budget, activated parameters, IndexShare and cache on written layouts, against the architecture's
+// arithmetic.
 #include "byte_source.h"
 #include "cache_budget.h"
 #include "checkpoint_reader.h"
@@ -126,12 +127,11 @@ private slots:
         QCOMPARE(byDtype, b.total);
 
         for (const auto &l : o.analysis.layers) {
-            const LayerKind kind = l.index >= spec.layers ? LayerKind::Mtp
+            const LayerKind kind = l.index >= spec.layers      ? LayerKind::Mtp
                                    : l.index < spec.firstDense ? LayerKind::Dense
                                                                : LayerKind::Moe;
             QCOMPARE(l.kind, kind);
-            if (kind == LayerKind::Moe)
-                QCOMPARE(l.routedExperts, int(spec.experts));
+            if (kind == LayerKind::Moe) QCOMPARE(l.routedExperts, int(spec.experts));
         }
     }
 
@@ -182,8 +182,7 @@ private slots:
             std::vector<int> differs;
             for (int i = 0; i < spec.layers; ++i) {
                 const bool atom = std::max<std::int64_t>(i - spec.indexOffset, 0) % spec.indexFreq == 0;
-                if (atom != expected::ownsIndexer(spec, i))
-                    differs.push_back(i);
+                if (atom != expected::ownsIndexer(spec, i)) differs.push_back(i);
             }
             QVERIFY(!differs.empty());
             QCOMPARE(m.atomDiffers, differs);
@@ -205,7 +204,9 @@ private slots:
         QCOMPARE(o.checkpoint.config.nGroup.value_or(0), std::int64_t(8));
         // DeepSeek-V3's main model is the published 671 B; V3.2 adds an indexer to each of its layers.
         const auto &b = o.analysis.budget;
-        QCOMPARE(qRound64(double(b.total - b.byCategory[size_t(Category::Mtp)] - b.byCategory[size_t(Category::Indexer)]) / 1e9),
+        QCOMPARE(qRound64(double(b.total - b.byCategory[size_t(Category::Mtp)] -
+                                 b.byCategory[size_t(Category::Indexer)]) /
+                          1e9),
                  qint64(671));
     }
 
@@ -233,9 +234,12 @@ private slots:
         QTest::addColumn<QString>("kv");
         QTest::addColumn<int>("entry");
         QTest::addColumn<quint64>("context");
-        QTest::newRow("small bf16 default") << synth::smallLayout() << QStringLiteral("bf16") << 0 << quint64(0);
-        QTest::newRow("small fp8 132") << synth::smallLayout() << QStringLiteral("fp8") << 132 << quint64(5000);
-        QTest::newRow("ds fp8_ds_mla") << smallDeepseek() << QStringLiteral("fp8_ds_mla") << 144 << quint64(100);
+        QTest::newRow("small bf16 default")
+            << synth::smallLayout() << QStringLiteral("bf16") << 0 << quint64(0);
+        QTest::newRow("small fp8 132")
+            << synth::smallLayout() << QStringLiteral("fp8") << 132 << quint64(5000);
+        QTest::newRow("ds fp8_ds_mla")
+            << smallDeepseek() << QStringLiteral("fp8_ds_mla") << 144 << quint64(100);
         QTest::newRow("below index_topk") << smallDeepseek() << QStringLiteral("bf16") << 0 << quint64(17);
     }
     void cache()
@@ -248,21 +252,21 @@ private slots:
         const Opened o = writeAndOpen(spec, dir.path());
         CacheOptions opt;
         opt.kvDtype = *kvDtypeFromName(kv.toStdString());
-        if (entry)
-            opt.indexEntryBytes = entry;
-        if (context)
-            opt.contextTokens = context;
+        if (entry) opt.indexEntryBytes = entry;
+        if (context) opt.contextTokens = context;
         const CacheBudget c = computeCacheBudget(o.checkpoint, o.analysis, opt);
         QVERIFY(c.available);
 
         const std::uint64_t latent = std::uint64_t(spec.kvLoraRank + spec.ropeDim);
         std::uint64_t perLayer = kv == QLatin1String("bf16") ? 2 * latent
-                                 : kv == QLatin1String("fp8") ? latent
-                                                              : std::uint64_t(spec.kvLoraRank) +
-                                                                    4 * std::uint64_t((spec.kvLoraRank + 127) / 128) +
-                                                                    2 * std::uint64_t(spec.ropeDim);
+                                 : kv == QLatin1String("fp8")
+                                     ? latent
+                                     : std::uint64_t(spec.kvLoraRank) +
+                                           4 * std::uint64_t((spec.kvLoraRank + 127) / 128) +
+                                           2 * std::uint64_t(spec.ropeDim);
         // Default entry: head_dim + 4 per 128, rounded up to 16.
-        const std::uint64_t ref = std::uint64_t(spec.indexHeadDim) + 4 * std::uint64_t((spec.indexHeadDim + 127) / 128);
+        const std::uint64_t ref =
+            std::uint64_t(spec.indexHeadDim) + 4 * std::uint64_t((spec.indexHeadDim + 127) / 128);
         const std::uint64_t e = entry ? std::uint64_t(entry) : (ref + 15) / 16 * 16;
         const std::uint64_t fulls = std::uint64_t(expected::fullLayers(spec));
         const std::uint64_t perToken = std::uint64_t(spec.layers) * perLayer + fulls * e;
@@ -319,12 +323,15 @@ private slots:
         QTemporaryDir dir;
         const LayoutSpec spec = synth::smallLayout();
         const Opened o = writeAndOpen(spec, dir.path());
-        const auto report = buildReport(o.checkpoint, o.analysis, computeCacheBudget(o.checkpoint, o.analysis, {}));
+        const auto report =
+            buildReport(o.checkpoint, o.analysis, computeCacheBudget(o.checkpoint, o.analysis, {}));
         QCOMPARE(report["schema"].get<std::string>(), std::string("ckpt-atlas.report/1"));
         QCOMPARE(report["parameters"]["total"].get<std::uint64_t>(), expected::budget(spec).total);
         QCOMPARE(report["source"]["synthetic"].get<bool>(), true);
         const std::string total = std::to_string(expected::budget(spec).total);
-        QVERIFY(checkExpectations(report, {"parameters.total=" + total, "layers.0.kind=dense", "model.model_type=glm_moe_dsa"}).empty());
+        QVERIFY(checkExpectations(report, {"parameters.total=" + total, "layers.0.kind=dense",
+                                           "model.model_type=glm_moe_dsa"})
+                    .empty());
         const auto failures = checkExpectations(report, {"parameters.total=1", "layers.99.kind=moe", "bad"});
         QCOMPARE(failures.size(), std::size_t(3));
         QVERIFY(failures[0].find("the report says " + total) != std::string::npos);

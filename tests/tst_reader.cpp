@@ -77,7 +77,8 @@ private slots:
         const AtlasError e = openExpectingError(m_dir);
         QCOMPARE(e.kind(), ErrorKind::Invalid);
         QCOMPARE(e.problem(), HeaderProblem::Truncated);
-        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model-00001-of-00003.safetensors")), e.what());
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model-00001-of-00003.safetensors")),
+                 e.what());
     }
 
     void truncatedInsideHeader()
@@ -94,7 +95,8 @@ private slots:
         QVERIFY(QFile::remove(firstShard(m_dir)));
         const AtlasError e = openExpectingError(m_dir);
         QCOMPARE(e.kind(), ErrorKind::Source);
-        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model-00001-of-00003.safetensors")), e.what());
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model-00001-of-00003.safetensors")),
+                 e.what());
     }
 
     void indexNamesAbsentTensor()
@@ -135,7 +137,8 @@ private slots:
 
     void brokenConfig()
     {
-        std::ofstream(m_dir.filePath(QStringLiteral("config.json")).toStdString()) << "{\"num_hidden_layers\": ";
+        std::ofstream(m_dir.filePath(QStringLiteral("config.json")).toStdString())
+            << "{\"num_hidden_layers\": ";
         const AtlasError e = openExpectingError(m_dir);
         QCOMPARE(e.kind(), ErrorKind::Invalid);
         QVERIFY(QString::fromUtf8(e.what()).startsWith(QLatin1String("config.json")));

@@ -76,7 +76,8 @@ private slots:
         // Damage two repos after their listings were written.
         const std::string t = m_hub.repoFolder("atlas/truncated") + "/model-00002-of-00003.safetensors";
         std::filesystem::resize_file(t, fileSize(t) - 1000);
-        std::filesystem::remove(m_hub.repoFolder("atlas/missing-shard") + "/model-00003-of-00003.safetensors");
+        std::filesystem::remove(m_hub.repoFolder("atlas/missing-shard") +
+                                "/model-00003-of-00003.safetensors");
         QString error;
         QVERIFY2(m_hub.start(&error), qPrintable(error));
         qputenv("HF_ENDPOINT", QByteArray::fromStdString(m_hub.endpoint()));
@@ -131,7 +132,8 @@ private slots:
         QFETCH(bool, full);
         const auto spec = full ? synth::glm5Fp8() : synth::smallLayout();
         auto receipts = std::make_shared<ReceiptLog>();
-        OpenedSource o = openSource(parseSourceSpec("hf://" + repo.toStdString()), m_trusted, nullptr, receipts);
+        OpenedSource o =
+            openSource(parseSourceSpec("hf://" + repo.toStdString()), m_trusted, nullptr, receipts);
         const Checkpoint ckpt = readCheckpoint(*o.source);
         const std::size_t before = receipts->all().size();
         const BiasFetchPlan plan = planBiasFetch(ckpt);
@@ -140,8 +142,7 @@ private slots:
         const std::size_t layers = std::size_t(spec.layers - spec.firstDense + spec.mtpLayers);
         QCOMPARE(tensors.size(), layers);
         QCOMPARE(plan.bytes, std::uint64_t(layers * spec.experts * 4));
-        if (full)
-            QCOMPARE(plan.bytes, std::uint64_t(77824)); // 76 x 256 x 4
+        if (full) QCOMPARE(plan.bytes, std::uint64_t(77824)); // 76 x 256 x 4
         for (const auto &t : tensors) {
             // The bytes the writer put there, hashed here.
             const std::vector<float> written = synth::syntheticBias(spec, t.layer);
@@ -178,8 +179,10 @@ private slots:
         QCOMPARE(second.receipts->requests(), std::uint64_t(1)); // only the revision
         QVERIFY(reportOf(first.checkpoint) == reportOf(second.checkpoint));
         // A damaged cache entry is read again rather than trusted.
-        const auto dir = HeaderCache::defaultDirectory(m_hub.endpoint(), "atlas/small", first.checkpoint.source.commit);
-        std::ofstream(dir / "model-00001-of-00003.safetensors.header", std::ios::binary | std::ios::in | std::ios::out)
+        const auto dir =
+            HeaderCache::defaultDirectory(m_hub.endpoint(), "atlas/small", first.checkpoint.source.commit);
+        std::ofstream(dir / "model-00001-of-00003.safetensors.header",
+                      std::ios::binary | std::ios::in | std::ios::out)
             .write("\x01\x02\x03\x04\x05\x06\x07\x08\x09", 9);
         const Loaded third = load("atlas/small", cached);
         QVERIFY(third.receipts->requests() > 1);
@@ -224,9 +227,13 @@ private slots:
     {
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("says");
-        QTest::newRow("no such repo") << QStringLiteral("hf://atlas/nothing") << QStringLiteral("does not exist");
-        QTest::newRow("no such revision") << QStringLiteral("hf://atlas/small@v9") << QStringLiteral("revision 'v9' does not exist");
-        QTest::newRow("file gone") << QStringLiteral("hf://atlas/missing-shard") << QStringLiteral("model-00003-of-00003.safetensors: the file is not in atlas/missing-shard");
+        QTest::newRow("no such repo")
+            << QStringLiteral("hf://atlas/nothing") << QStringLiteral("does not exist");
+        QTest::newRow("no such revision")
+            << QStringLiteral("hf://atlas/small@v9") << QStringLiteral("revision 'v9' does not exist");
+        QTest::newRow("file gone")
+            << QStringLiteral("hf://atlas/missing-shard")
+            << QStringLiteral("model-00003-of-00003.safetensors: the file is not in atlas/missing-shard");
     }
     void plainSentences()
     {
@@ -249,7 +256,8 @@ private slots:
     {
         auto receipts = std::make_shared<ReceiptLog>();
         try {
-            OpenedSource o = openSource(parseSourceSpec(m_hub.noRangeUrl("atlas/glm5")), m_trusted, nullptr, receipts);
+            OpenedSource o =
+                openSource(parseSourceSpec(m_hub.noRangeUrl("atlas/glm5")), m_trusted, nullptr, receipts);
             readCheckpoint(*o.source);
             QFAIL("a server that ignores Range was accepted");
         } catch (const AtlasError &e) {
@@ -258,8 +266,7 @@ private slots:
         }
         // No shard (5 GB each) was downloaded: nothing beyond what was asked for arrived.
         for (const auto &r : receipts->all())
-            if (r.rangeLength)
-                QVERIFY(r.bytes <= *r.rangeLength);
+            if (r.rangeLength) QVERIFY(r.bytes <= *r.rangeLength);
         QVERIFY(receipts->bytes() < 64ull << 20);
     }
 
@@ -267,7 +274,8 @@ private slots:
     {
         auto receipts = std::make_shared<ReceiptLog>();
         try {
-            OpenedSource o = openSource(parseSourceSpec(m_hub.failingUrl("atlas/small")), m_trusted, nullptr, receipts);
+            OpenedSource o =
+                openSource(parseSourceSpec(m_hub.failingUrl("atlas/small")), m_trusted, nullptr, receipts);
             readCheckpoint(*o.source);
             QFAIL("a failing server was accepted");
         } catch (const AtlasError &e) {
@@ -276,8 +284,7 @@ private slots:
         }
         std::vector<Receipt> config;
         for (const auto &r : receipts->all())
-            if (r.url.ends_with("/config.json"))
-                config.push_back(r);
+            if (r.url.ends_with("/config.json")) config.push_back(r);
         QCOMPARE(config.size(), std::size_t(5)); // five attempts, Retry-After: 1 honoured between them
         for (std::size_t i = 1; i < config.size(); ++i)
             QVERIFY(config[i].startSeconds - config[i - 1].startSeconds >= 0.95);
@@ -309,10 +316,10 @@ private slots:
         const auto before = std::chrono::steady_clock::now();
         const AtlasError stalled = loadError(server.url("stall"), fast);
         QVERIFY2(QString::fromUtf8(stalled.what()).contains(QLatin1String("config.json")), stalled.what());
-        QVERIFY2(QString::fromUtf8(stalled.what()).contains(QLatin1String("no data for 2 s")), stalled.what());
+        QVERIFY2(QString::fromUtf8(stalled.what()).contains(QLatin1String("no data for 2 s")),
+                 stalled.what());
         // Three attempts of two seconds each, with backoff between them: the load ends, it does not hang.
         QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(30));
-
 
         const Loaded retried = load(server.url("retry"), fast);
         QCOMPARE(retried.checkpoint.shards.size(), std::size_t(3));

@@ -36,8 +36,7 @@ int bucketsBySpacing(const std::vector<float> &values, double spacing)
     for (float v : values) {
         const double q = static_cast<double>(v) / spacing;
         double r = std::floor(q + 0.5);
-        if (q + 0.5 == r && std::fmod(r, 2.0) != 0)
-            r -= 1; // a tie: to even
+        if (q + 0.5 == r && std::fmod(r, 2.0) != 0) r -= 1; // a tie: to even
         buckets.insert(static_cast<long long>(r));
     }
     return static_cast<int>(buckets.size());
@@ -174,18 +173,18 @@ private slots:
         QTest::addColumn<int>("keptGroups");
         QTest::addColumn<QList<int>>("chosen");
         // Every score is 0.5; choice = 0.5 + bias.
-        QTest::newRow("top-2, tie to lower index") << QList<float>{0.1f, 0.5f, 0.3f, 0.5f, 0.0f, 0.2f, 0.4f, 0.1f} << 1 << 1
-                                                   << QList<int>{1, 3};
+        QTest::newRow("top-2, tie to lower index")
+            << QList<float>{0.1f, 0.5f, 0.3f, 0.5f, 0.0f, 0.2f, 0.4f, 0.1f} << 1 << 1 << QList<int>{1, 3};
         QTest::newRow("all equal") << QList<float>{0, 0, 0, 0, 0, 0, 0, 0} << 1 << 1 << QList<int>{0, 1};
         // Four groups of two. Group sums: 1.4+0.5=1.9 | 1.0+1.0=2.0 | 1.1+0.95=2.05 | 0.6+0.6=1.2;
         // groups 2 and 1 are kept, so expert 0 (the best single one) is out.
         QTest::newRow("groups exclude the best expert")
             << QList<float>{0.9f, 0.0f, 0.5f, 0.5f, 0.6f, 0.45f, 0.1f, 0.1f} << 4 << 2 << QList<int>{4, 2};
-        QTest::newRow("same bias without groups") << QList<float>{0.9f, 0.0f, 0.5f, 0.5f, 0.6f, 0.45f, 0.1f, 0.1f} << 1 << 1
-                                                  << QList<int>{0, 4};
+        QTest::newRow("same bias without groups")
+            << QList<float>{0.9f, 0.0f, 0.5f, 0.5f, 0.6f, 0.45f, 0.1f, 0.1f} << 1 << 1 << QList<int>{0, 4};
         // Group sums tie (0.9 + 0.1 = 0.5 + 0.5): the lower group index wins.
-        QTest::newRow("group tie") << QList<float>{0.4f, -0.4f, 0.0f, 0.0f, -0.5f, -0.5f, -0.5f, -0.5f} << 4 << 1
-                                   << QList<int>{0, 1};
+        QTest::newRow("group tie") << QList<float>{0.4f, -0.4f, 0.0f, 0.0f, -0.5f, -0.5f, -0.5f, -0.5f} << 4
+                                   << 1 << QList<int>{0, 1};
     }
     void routeByHand()
     {
@@ -298,7 +297,8 @@ private slots:
             for (int field = 0; field < 4; ++field)
                 total += (x >> (16 * field)) & 0xFFFF;
         }
-        const double expected = (double(total) - 8 * 32767.5) / std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
+        const double expected =
+            (double(total) - 8 * 32767.5) / std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
         QVERIFY(std::fabs(double(a[0]) - expected) < 1e-6);
         std::vector<float> half(16);
         syntheticLogits(7, 3, 4, 4, 0.5f, half.data());
@@ -307,7 +307,8 @@ private slots:
 
     void capturedLogitsFile()
     {
-        // A safetensors file with logits [2 tokens, 2 experts], F32: token 0 favours expert 1, token 1 expert 0.
+        // A safetensors file with logits [2 tokens, 2 experts], F32: token 0 favours expert 1, token 1 expert
+        // 0.
         const std::string header = R"({"logits":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}})";
         std::string file(8, '\0');
         const std::uint64_t n = header.size();
@@ -333,7 +334,8 @@ private slots:
     {
         RoutingOptions options;
         options.tokens = 64;
-        const RoutingRun run = simulateRouting({{3, std::vector<float>(16, 7.0f)}}, config(16, 4, 4, 2), options);
+        const RoutingRun run =
+            simulateRouting({{3, std::vector<float>(16, 7.0f)}}, config(16, 4, 4, 2), options);
         const auto json = routingJson(run);
         QCOMPARE(json["tokens"].get<int>(), 64);
         QVERIFY(json["synthetic"].get<bool>());

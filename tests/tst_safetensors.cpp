@@ -30,8 +30,8 @@ ShardHeader parseFile(const std::string &bytes)
     return parseShardHeader("shard.safetensors", std::string_view(bytes).substr(8, n), bytes.size());
 }
 
-std::string entry(const std::string &name, const std::string &dtype, const std::string &shape, std::uint64_t b,
-                  std::uint64_t e)
+std::string entry(const std::string &name, const std::string &dtype, const std::string &shape,
+                  std::uint64_t b, std::uint64_t e)
 {
     return "\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape + ",\"data_offsets\":[" +
            std::to_string(b) + "," + std::to_string(e) + "]}";
@@ -51,19 +51,30 @@ private slots:
         QTest::addColumn<quint64>("numelFirst");
 
         auto row = [](const char *name, const std::string &bytes, int tensors, quint64 numel) {
-            QTest::newRow(name) << QByteArray(bytes.data(), static_cast<int>(bytes.size())) << tensors << numel;
+            QTest::newRow(name) << QByteArray(bytes.data(), static_cast<int>(bytes.size())) << tensors
+                                << numel;
         };
         row("one F32", makeFile("{" + entry("w", "F32", "[2,3]", 0, 24) + "}", 24), 1, 6);
         row("trailing spaces", makeFile("{" + entry("w", "BF16", "[4]", 0, 8) + "}    ", 8), 1, 4);
         row("out of order offsets",
-            makeFile("{" + entry("b", "F32", "[1]", 4, 8) + "," + entry("a", "F32", "[1]", 0, 4) + "}", 8), 2, 1);
-        row("scalar and empty", makeFile("{" + entry("s", "F64", "[]", 0, 8) + "," + entry("z", "F32", "[0,5]", 8, 8) + "}", 8), 2, 1);
-        row("metadata", makeFile("{\"__metadata__\":{\"format\":\"pt\"}," + entry("w", "U8", "[3]", 0, 3) + "}", 3), 1, 3);
-        row("metadata null", makeFile("{\"__metadata__\":null," + entry("w", "U8", "[3]", 0, 3) + "}", 3), 1, 3);
+            makeFile("{" + entry("b", "F32", "[1]", 4, 8) + "," + entry("a", "F32", "[1]", 0, 4) + "}", 8), 2,
+            1);
+        row("scalar and empty",
+            makeFile("{" + entry("s", "F64", "[]", 0, 8) + "," + entry("z", "F32", "[0,5]", 8, 8) + "}", 8),
+            2, 1);
+        row("metadata",
+            makeFile("{\"__metadata__\":{\"format\":\"pt\"}," + entry("w", "U8", "[3]", 0, 3) + "}", 3), 1,
+            3);
+        row("metadata null", makeFile("{\"__metadata__\":null," + entry("w", "U8", "[3]", 0, 3) + "}", 3), 1,
+            3);
         row("unknown field ignored",
-            makeFile("{\"w\":{\"dtype\":\"I8\",\"extra\":{\"a\":[1,{\"b\":2}]},\"shape\":[2],\"data_offsets\":[0,2]}}", 2), 1, 2);
+            makeFile("{\"w\":{\"dtype\":\"I8\",\"extra\":{\"a\":[1,{\"b\":2}]},\"shape\":[2],\"data_"
+                     "offsets\":[0,2]}}",
+                     2),
+            1, 2);
         row("F4 packs two per byte", makeFile("{" + entry("w", "F4", "[4]", 0, 2) + "}", 2), 1, 4);
-        row("F6 packs four in three bytes", makeFile("{" + entry("w", "F6_E2M3", "[4]", 0, 3) + "}", 3), 1, 4);
+        row("F6 packs four in three bytes", makeFile("{" + entry("w", "F6_E2M3", "[4]", 0, 3) + "}", 3), 1,
+            4);
         row("F8_E8M0", makeFile("{" + entry("w", "F8_E8M0", "[16,2]", 0, 32) + "}", 32), 1, 32);
         row("no tensors", makeFile("{}", 0), 0, 0);
         row("utf8 name", makeFile("{" + entry("gewicht\xc3\xa4", "C64", "[1]", 0, 8) + "}", 8), 1, 1);
@@ -75,8 +86,7 @@ private slots:
         QFETCH(quint64, numelFirst);
         const ShardHeader h = parseFile(bytes.toStdString());
         QCOMPARE(static_cast<int>(h.tensors.size()), tensors);
-        if (tensors > 0)
-            QCOMPARE(h.tensors.front().numel, numelFirst);
+        if (tensors > 0) QCOMPARE(h.tensors.front().numel, numelFirst);
         for (std::size_t i = 1; i < h.tensors.size(); ++i)
             QCOMPARE(h.tensors[i].begin, h.tensors[i - 1].end); // sorted by offset
     }
@@ -103,45 +113,50 @@ private slots:
         row("array", makeFile("[]", 0), HeaderProblem::BadStart, "'{'");
         row("not JSON", makeFile("{\"w\":", 0), HeaderProblem::NotJson, "not valid JSON");
         row("trailing garbage", makeFile("{}x", 0), HeaderProblem::NotJson, "not valid JSON");
-        row("gap", makeFile("{" + entry("a", "F32", "[1]", 0, 4) + "," + entry("b", "F32", "[1]", 8, 12) + "}", 12),
+        row("gap",
+            makeFile("{" + entry("a", "F32", "[1]", 0, 4) + "," + entry("b", "F32", "[1]", 8, 12) + "}", 12),
             HeaderProblem::Gap, "'b'");
-        row("gap at start", makeFile("{" + entry("a", "F32", "[1]", 4, 8) + "}", 8), HeaderProblem::Gap, "'a'");
-        row("overlap", makeFile("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}", 12),
-            HeaderProblem::Overlap, "overlaps");
-        row("size mismatch", makeFile("{" + entry("a", "F32", "[3]", 0, 8) + "}", 8), HeaderProblem::SizeMismatch,
+        row("gap at start", makeFile("{" + entry("a", "F32", "[1]", 4, 8) + "}", 8), HeaderProblem::Gap,
             "'a'");
-        row("shape overflow",
-            makeFile("{" + entry("a", "F32", "[4294967296,4294967296,16]", 0, 8) + "}", 8),
+        row("overlap",
+            makeFile("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}", 12),
+            HeaderProblem::Overlap, "overlaps");
+        row("size mismatch", makeFile("{" + entry("a", "F32", "[3]", 0, 8) + "}", 8),
+            HeaderProblem::SizeMismatch, "'a'");
+        row("shape overflow", makeFile("{" + entry("a", "F32", "[4294967296,4294967296,16]", 0, 8) + "}", 8),
             HeaderProblem::ShapeOverflow, "overflows");
         row("bytes overflow", makeFile("{" + entry("a", "F64", "[4611686018427387904]", 0, 8) + "}", 8),
             HeaderProblem::ShapeOverflow, "overflows");
-        row("trailing bytes", makeFile("{" + entry("a", "F32", "[1]", 0, 4) + "}", 8), HeaderProblem::TrailingBytes,
-            "follow the last tensor");
-        row("truncated data", makeFile("{" + entry("a", "F32", "[4]", 0, 16) + "}", 8), HeaderProblem::Truncated,
-            "truncated");
-        row("metadata number", makeFile("{\"__metadata__\":{\"a\":1}}", 0), HeaderProblem::MetadataNotStrings, "'a'");
+        row("trailing bytes", makeFile("{" + entry("a", "F32", "[1]", 0, 4) + "}", 8),
+            HeaderProblem::TrailingBytes, "follow the last tensor");
+        row("truncated data", makeFile("{" + entry("a", "F32", "[4]", 0, 16) + "}", 8),
+            HeaderProblem::Truncated, "truncated");
+        row("metadata number", makeFile("{\"__metadata__\":{\"a\":1}}", 0), HeaderProblem::MetadataNotStrings,
+            "'a'");
         row("metadata nested", makeFile("{\"__metadata__\":{\"a\":{\"b\":\"c\"}}}", 0),
             HeaderProblem::MetadataNotStrings, "'a'");
         row("metadata list", makeFile("{\"__metadata__\":[\"a\"]}", 0), HeaderProblem::MetadataNotStrings,
             "__metadata__");
-        row("unknown dtype", makeFile("{" + entry("a", "F7", "[1]", 0, 1) + "}", 1), HeaderProblem::UnknownDtype,
-            "'F7'");
-        row("lowercase dtype", makeFile("{" + entry("a", "f32", "[1]", 0, 4) + "}", 4), HeaderProblem::UnknownDtype,
-            "'f32'");
-        row("duplicate name", makeFile("{" + entry("a", "U8", "[1]", 0, 1) + "," + entry("a", "U8", "[1]", 1, 2) + "}", 2),
+        row("unknown dtype", makeFile("{" + entry("a", "F7", "[1]", 0, 1) + "}", 1),
+            HeaderProblem::UnknownDtype, "'F7'");
+        row("lowercase dtype", makeFile("{" + entry("a", "f32", "[1]", 0, 4) + "}", 4),
+            HeaderProblem::UnknownDtype, "'f32'");
+        row("duplicate name",
+            makeFile("{" + entry("a", "U8", "[1]", 0, 1) + "," + entry("a", "U8", "[1]", 1, 2) + "}", 2),
             HeaderProblem::DuplicateName, "twice");
         row("sub-byte misaligned", makeFile("{" + entry("a", "F4", "[3]", 0, 2) + "}", 2),
             HeaderProblem::SubByteMisaligned, "whole bytes");
-        row("negative dimension", makeFile("{" + entry("a", "U8", "[-1]", 0, 1) + "}", 1), HeaderProblem::BadEntry,
-            "negative");
-        row("float dimension", makeFile("{" + entry("a", "U8", "[1.5]", 0, 1) + "}", 1), HeaderProblem::BadEntry,
-            "shape");
+        row("negative dimension", makeFile("{" + entry("a", "U8", "[-1]", 0, 1) + "}", 1),
+            HeaderProblem::BadEntry, "negative");
+        row("float dimension", makeFile("{" + entry("a", "U8", "[1.5]", 0, 1) + "}", 1),
+            HeaderProblem::BadEntry, "shape");
         row("three offsets", makeFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1,2]}}", 1),
             HeaderProblem::BadEntry, "3 values");
-        row("end before begin", makeFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,1]}}", 2),
+        row("end before begin",
+            makeFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[2,1]}}", 2),
             HeaderProblem::BadEntry, "end before");
-        row("missing offsets", makeFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[1]}}", 1), HeaderProblem::BadEntry,
-            "data_offsets");
+        row("missing offsets", makeFile("{\"a\":{\"dtype\":\"U8\",\"shape\":[1]}}", 1),
+            HeaderProblem::BadEntry, "data_offsets");
         row("entry is a number", makeFile("{\"a\":5}", 0), HeaderProblem::BadEntry, "not an object");
         row("dtype is a number", makeFile("{\"a\":{\"dtype\":5,\"shape\":[1],\"data_offsets\":[0,1]}}", 1),
             HeaderProblem::BadEntry, "'dtype'");
@@ -187,9 +202,11 @@ private slots:
         QFETCH(QString, name);
         QFETCH(bool, safe);
         QCOMPARE(isSafeShardName(name.toStdString()), safe);
-        const std::string index = "{\"weight_map\":{\"w\":" + nlohmann::json(name.toStdString()).dump() + "}}";
+        const std::string index =
+            "{\"weight_map\":{\"w\":" + nlohmann::json(name.toStdString()).dump() + "}}";
         if (safe) {
-            QCOMPARE(parseCheckpointIndex("model.safetensors.index.json", index).shardFiles.size(), std::size_t(1));
+            QCOMPARE(parseCheckpointIndex("model.safetensors.index.json", index).shardFiles.size(),
+                     std::size_t(1));
             return;
         }
         try {
@@ -204,7 +221,8 @@ private slots:
     void indexShape()
     {
         const auto idx = parseCheckpointIndex(
-            "i.json", R"({"metadata":{"total_size":40},"weight_map":{"a":"m-10.st","b":"m-9.st","c":"m-10.st"}})");
+            "i.json",
+            R"({"metadata":{"total_size":40},"weight_map":{"a":"m-10.st","b":"m-9.st","c":"m-10.st"}})");
         QCOMPARE(idx.shardFiles.size(), std::size_t(2));
         QCOMPARE(idx.shardFiles[0], std::string("m-9.st")); // natural order
         QCOMPARE(idx.totalSize.value_or(0), std::uint64_t(40));

@@ -24,14 +24,14 @@
 
 #include <QAbstractItemModelTester>
 #include <QImage>
-#include <QProcess>
 #include <QLineEdit>
+#include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
-#include <QSpinBox>
-#include <QTabWidget>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QSvgRenderer>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -93,12 +93,16 @@ private slots:
                 experts = model.index(r, 0, layer1);
         QVERIFY(experts.isValid());
         QCOMPARE(model.rowCount(experts), int(spec.experts));
-        QCOMPARE(model.data(experts).toString(), QStringLiteral("mlp.experts (%1 experts)").arg(spec.experts));
+        QCOMPARE(model.data(experts).toString(),
+                 QStringLiteral("mlp.experts (%1 experts)").arg(spec.experts));
         // Natural order: expert 2 before expert 10.
         QCOMPARE(model.data(model.index(2, 0, experts)).toString(), QStringLiteral("expert 2"));
         QCOMPARE(model.data(model.index(10, 0, experts)).toString(), QStringLiteral("expert 10"));
         // The experts row sums its experts' parameters.
-        QCOMPARE(model.data(model.index(experts.row(), LayerTreeModel::Parameters, layer1), LayerTreeModel::SortRole).toULongLong(),
+        QCOMPARE(model
+                     .data(model.index(experts.row(), LayerTreeModel::Parameters, layer1),
+                           LayerTreeModel::SortRole)
+                     .toULongLong(),
                  qulonglong(expected::routedPerLayer(spec)));
         model.setCheckpoint(nullptr);
         QCOMPARE(model.rowCount(), 0);
@@ -109,7 +113,8 @@ private slots:
         // The proxy under the tester on the small layout (the tester walks every row on every change)...
         {
             LayersView view;
-            QAbstractItemModelTester tester(view.proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+            QAbstractItemModelTester tester(view.proxy(),
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
             const auto spec = synth::smallLayout();
             view.setCheckpoint(loadLocal(m_small.path()));
             view.setFilterText(QStringLiteral("e_score_correction_bias"));
@@ -142,17 +147,21 @@ private slots:
         const auto want = expected::budget(spec);
 
         auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
-        QCOMPARE(overview->cardValue(QStringLiteral("Parameters")), QString::fromStdString(shortCount(want.total)));
-        QCOMPARE(overview->cardValue(QStringLiteral("Active per token")), QString::fromStdString(shortCount(want.active)));
+        QCOMPARE(overview->cardValue(QStringLiteral("Parameters")),
+                 QString::fromStdString(shortCount(want.total)));
+        QCOMPARE(overview->cardValue(QStringLiteral("Active per token")),
+                 QString::fromStdString(shortCount(want.active)));
         QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")), QStringLiteral("92,880 B/token"));
         QVERIFY(overview->syntheticBannerShown());
         QCOMPARE(overview->quantTable()->rowCount(), 9);
 
         auto *budget = qobject_cast<BudgetView *>(window.view(QStringLiteral("budget")));
-        QCOMPARE(budget->chart()->seriesNames(), (QStringList{QStringLiteral("Total"), QStringLiteral("Active per token")}));
+        QCOMPARE(budget->chart()->seriesNames(),
+                 (QStringList{QStringLiteral("Total"), QStringLiteral("Active per token")}));
         QCOMPARE(budget->chart()->pointCount(QStringLiteral("Total")), 9);
-        QCOMPARE(budget->chart()->pointCount(QStringLiteral("Active per token")), 8); // MTP has no active part
+        QCOMPARE(budget->chart()->pointCount(QStringLiteral("Active per token")),
+                 8); // MTP has no active part
         QCOMPARE(budget->table()->item(0, 1)->text(), QString::fromStdString(groupDigits(want.routed)));
 
         auto *index = qobject_cast<IndexShareView *>(window.view(QStringLiteral("indexshare")));
@@ -179,7 +188,8 @@ private slots:
         std::set<std::uint16_t> levels;
         for (float v : values)
             levels.insert(bf16Bits(v));
-        QCOMPARE(bias->histogram()->pointCount(QStringLiteral("BF16 levels (%1)").arg(levels.size())), int(levels.size()));
+        QCOMPARE(bias->histogram()->pointCount(QStringLiteral("BF16 levels (%1)").arg(levels.size())),
+                 int(levels.size()));
 
         auto *routing = qobject_cast<RoutingView *>(window.view(QStringLiteral("routing")));
         routing->setTokens(128);
@@ -298,7 +308,8 @@ private slots:
         fields[0]->setText(QStringLiteral("https://hub.example.test"));
         prefs.findChild<QSpinBox *>()->setValue(4);
         prefs.accept();
-        QCOMPARE(QSettings().value(QStringLiteral("network/endpoint")).toString(), QStringLiteral("https://hub.example.test"));
+        QCOMPARE(QSettings().value(QStringLiteral("network/endpoint")).toString(),
+                 QStringLiteral("https://hub.example.test"));
         QCOMPARE(QSettings().value(QStringLiteral("network/connections")).toInt(), 4);
         if (const QByteArray shots = qgetenv("ATLAS_SHOTS"); !shots.isEmpty()) {
             open.show();
@@ -314,8 +325,9 @@ private slots:
     {
         QTemporaryDir out;
         QProcess p;
-        p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("figures"), m_small.path(), QStringLiteral("--out"),
-                                                  out.path(), QStringLiteral("--tokens"), QStringLiteral("64")});
+        p.start(QStringLiteral(CKPT_ATLAS_BIN),
+                {QStringLiteral("figures"), m_small.path(), QStringLiteral("--out"), out.path(),
+                 QStringLiteral("--tokens"), QStringLiteral("64")});
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);

@@ -16,15 +16,16 @@
 namespace atlas {
 
 BiasView::BiasView(QWidget *parent)
-    : AtlasView(parent), m_status(new QLabel(this)), m_layer(new QComboBox(this)), m_layerSummary(new QLabel(this)),
-      m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)), m_table(new QTableWidget(0, 8, this))
+    : AtlasView(parent), m_status(new QLabel(this)), m_layer(new QComboBox(this)),
+      m_layerSummary(new QLabel(this)), m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)),
+      m_table(new QTableWidget(0, 8, this))
 {
     m_status->setWordWrap(true);
     m_layerSummary->setWordWrap(true);
     m_histogram->setTitle(tr("FP32 values and the BF16 levels they collapse onto"));
     m_levels->setTitle(tr("Distinct values per layer: FP32 as stored vs after BF16 rounding"));
-    m_table->setHorizontalHeaderLabels({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"), tr("FP32 distinct"),
-                                        tr("BF16 distinct"), tr("Zero-logit replaced")});
+    m_table->setHorizontalHeaderLabels({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"),
+                                        tr("FP32 distinct"), tr("BF16 distinct"), tr("Zero-logit replaced")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -80,8 +81,7 @@ void BiasView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint>)
 void BiasView::selectLayer(int layer)
 {
     for (int i = 0; i < m_layer->count(); ++i)
-        if (m_layer->itemData(i).toInt() == layer)
-            m_layer->setCurrentIndex(i);
+        if (m_layer->itemData(i).toInt() == layer) m_layer->setCurrentIndex(i);
 }
 
 void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
@@ -89,7 +89,8 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
     m_audit = std::move(audit);
     const auto &stats = m_audit->stats;
     if (stats.empty()) {
-        m_status->setText(tr("This checkpoint has no router correction biases (no mlp.gate.e_score_correction_bias)."));
+        m_status->setText(
+            tr("This checkpoint has no router correction biases (no mlp.gate.e_score_correction_bias)."));
         return;
     }
     std::uint32_t fpMin = UINT32_MAX, fpMax = 0, bfMin = UINT32_MAX, bfMax = 0;
@@ -99,14 +100,15 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
         bfMin = std::min(bfMin, s.bf16Distinct);
         bfMax = std::max(bfMax, s.bf16Distinct);
     }
-    m_status->setText(tr("%1 tensors, %2 bytes read (exactly the tensors, no more). Distinct values: %3–%4 in FP32, "
-                         "%5–%6 after BF16 round-to-nearest-even.")
-                          .arg(stats.size())
-                          .arg(groupDigitsQ(m_audit->bytesRead))
-                          .arg(fpMin)
-                          .arg(fpMax)
-                          .arg(bfMin)
-                          .arg(bfMax));
+    m_status->setText(
+        tr("%1 tensors, %2 bytes read (exactly the tensors, no more). Distinct values: %3–%4 in FP32, "
+           "%5–%6 after BF16 round-to-nearest-even.")
+            .arg(stats.size())
+            .arg(groupDigitsQ(m_audit->bytesRead))
+            .arg(fpMin)
+            .arg(fpMax)
+            .arg(bfMin)
+            .arg(bfMax));
     QStringList labels;
     BarSeries fp32{tr("FP32 distinct"), {}, ChartWidget::seriesColor(0)};
     BarSeries bf16{tr("BF16 distinct"), {}, ChartWidget::seriesColor(1)};
@@ -123,8 +125,7 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
             const int r = int(i);
             auto cell = [&](int c, const QString &text) {
                 auto *item = new QTableWidgetItem(text);
-                if (c >= 2)
-                    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+                if (c >= 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
                 m_table->setItem(r, c, item);
             };
             cell(0, QString::number(s.layer));
@@ -146,21 +147,22 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
 void BiasView::showLayer()
 {
     const int i = m_layer->currentIndex();
-    if (!m_audit || i < 0 || i >= int(m_audit->stats.size()))
-        return;
+    if (!m_audit || i < 0 || i >= int(m_audit->stats.size())) return;
     const BiasStats &s = m_audit->stats[std::size_t(i)];
     QString note;
     if (s.nanCount || s.infCount)
-        note = tr(" <span style='color:#C94B4B'>%1 NaN and %2 infinite values are left out of the plot.</span>")
-                   .arg(s.nanCount)
-                   .arg(s.infCount);
-    m_layerSummary->setText(tr("%1 values, %2 distinct in FP32 → <b>%3 BF16 levels</b>; zero-logit probe: %4 of the "
-                               "top-k replaced.%5")
-                                .arg(s.values.size())
-                                .arg(s.fp32Distinct)
-                                .arg(s.bf16Distinct)
-                                .arg(s.zeroLogitReplaced ? QString::number(*s.zeroLogitReplaced) : tr("n/a"))
-                                .arg(note));
+        note =
+            tr(" <span style='color:#C94B4B'>%1 NaN and %2 infinite values are left out of the plot.</span>")
+                .arg(s.nanCount)
+                .arg(s.infCount);
+    m_layerSummary->setText(
+        tr("%1 values, %2 distinct in FP32 → <b>%3 BF16 levels</b>; zero-logit probe: %4 of the "
+           "top-k replaced.%5")
+            .arg(s.values.size())
+            .arg(s.fp32Distinct)
+            .arg(s.bf16Distinct)
+            .arg(s.zeroLogitReplaced ? QString::number(*s.zeroLogitReplaced) : tr("n/a"))
+            .arg(note));
     if (!s.min || !s.max) {
         m_histogram->clear();
         return;
@@ -177,8 +179,7 @@ void BiasView::showLayer()
     LineSeries hist{tr("FP32 values per bin"), {}, {}, ChartWidget::seriesColor(0), false, true};
     QVector<double> counts(bins + 1, 0.0);
     for (float v : s.values)
-        if (std::isfinite(v))
-            counts[std::clamp(int((double(v) - lo) / width), 0, bins)] += 1;
+        if (std::isfinite(v)) counts[std::clamp(int((double(v) - lo) / width), 0, bins)] += 1;
     for (int b = 0; b <= bins; ++b) {
         hist.x << lo + (b + 0.5) * width;
         hist.y << counts[b];
@@ -186,8 +187,7 @@ void BiasView::showLayer()
     m_histogram->showLines({hist}, tr("bias value"), tr("values"), false, false);
     QVector<double> levels;
     for (const auto &l : s.levels)
-        if (std::isfinite(l.value))
-            levels << double(l.value);
+        if (std::isfinite(l.value)) levels << double(l.value);
     m_histogram->addMarkers(levels, tr("BF16 levels (%1)").arg(levels.size()), ChartWidget::seriesColor(3));
 }
 

@@ -15,8 +15,8 @@ BudgetView::BudgetView(QWidget *parent)
       m_caption(makeCaption(QString(), this))
 {
     m_chart->setTitle(tr("Parameters by category (log scale)"));
-    m_table->setHorizontalHeaderLabels({tr("Category"), tr("Parameters"), tr("Share of total"), tr("Active per token"),
-                                        tr("Share of active")});
+    m_table->setHorizontalHeaderLabels({tr("Category"), tr("Parameters"), tr("Share of total"),
+                                        tr("Active per token"), tr("Share of active")});
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -49,8 +49,7 @@ void BudgetView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     m_table->setRowCount(0);
     const double activeSum = b.activatedPerToken ? double(*b.activatedPerToken) : 0.0;
     for (std::size_t i = 0; i < kCategoryCount; ++i) {
-        if (b.byCategory[i] == 0)
-            continue;
+        if (b.byCategory[i] == 0) continue;
         const QString name = qs(std::string(categoryName(static_cast<Category>(i))));
         labels << name;
         total.values << double(b.byCategory[i]);
@@ -59,8 +58,7 @@ void BudgetView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         m_table->insertRow(r);
         auto cell = [&](int column, const QString &text) {
             auto *item = new QTableWidgetItem(text);
-            if (column > 0)
-                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            if (column > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             m_table->setItem(r, column, item);
         };
         cell(0, name);
@@ -70,15 +68,15 @@ void BudgetView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         cell(4, activeSum > 0 ? percentQ(double(b.activeByCategory[i]) / activeSum) : QStringLiteral("—"));
     }
     QList<BarSeries> series{total};
-    if (b.activatedPerToken)
-        series << active;
+    if (b.activatedPerToken) series << active;
     m_chart->showBars(labels, series, tr("parameters"), true);
-    m_caption->setText(tr("%1 parameters in all, %2 active per token (%3). Quantization scales are not parameters: "
-                          "%4 tensors, %5 elements, %6.")
-                           .arg(groupDigitsQ(b.total),
-                                b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) : tr("unknown"),
-                                qs(b.activationNote), groupDigitsQ(b.quantScales.tensors),
-                                groupDigitsQ(b.quantScales.elements), binaryBytesQ(b.quantScales.bytes)));
+    m_caption->setText(
+        tr("%1 parameters in all, %2 active per token (%3). Quantization scales are not parameters: "
+           "%4 tensors, %5 elements, %6.")
+            .arg(groupDigitsQ(b.total),
+                 b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) : tr("unknown"),
+                 qs(b.activationNote), groupDigitsQ(b.quantScales.tensors),
+                 groupDigitsQ(b.quantScales.elements), binaryBytesQ(b.quantScales.bytes)));
 }
 
 } // namespace atlas

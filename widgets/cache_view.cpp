@@ -49,8 +49,7 @@ CacheView::CacheView(QWidget *parent)
     v->addWidget(m_chart, 1);
 
     connect(m_context, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
-        if (!m_data)
-            return;
+        if (!m_data) return;
         const double maxLog = std::log2(double(m_context->maximum()));
         QSignalBlocker block(m_slider);
         m_slider->setValue(int(std::lround(std::log2(double(value)) / maxLog * 1000)));
@@ -104,12 +103,10 @@ QString CacheView::breakdownText() const
 
 void CacheView::recompute()
 {
-    if (!m_data)
-        return;
+    if (!m_data) return;
     CacheOptions opt;
     opt.kvDtype = static_cast<KvDtype>(m_kv->currentData().toInt());
-    if (const int e = m_entry->currentData().toInt())
-        opt.indexEntryBytes = e;
+    if (const int e = m_entry->currentData().toInt()) opt.indexEntryBytes = e;
     opt.contextTokens = std::uint64_t(m_context->value());
     m_budget = computeCacheBudget(m_data->checkpoint, m_data->analysis, opt);
     const CacheBudget &c = m_budget;
@@ -119,26 +116,30 @@ void CacheView::recompute()
         return;
     }
     const double gib = 1024.0 * 1024.0 * 1024.0;
-    QString text = tr("<b>Per token:</b> MLA latent %1 layers × %2 B = <b>%3 B</b>; index keys %4 layers × %5 B = "
-                      "<b>%6 B</b>; total <b>%7 B</b>.<br>")
-                       .arg(c.kvLayers)
-                       .arg(c.kvBytesPerLayer)
-                       .arg(groupDigitsQ(c.kvBytesPerToken))
-                       .arg(c.indexLayers)
-                       .arg(c.indexEntryBytes)
-                       .arg(groupDigitsQ(c.indexBytesPerToken), groupDigitsQ(c.bytesPerToken));
+    QString text =
+        tr("<b>Per token:</b> MLA latent %1 layers × %2 B = <b>%3 B</b>; index keys %4 layers × %5 B = "
+           "<b>%6 B</b>; total <b>%7 B</b>.<br>")
+            .arg(c.kvLayers)
+            .arg(c.kvBytesPerLayer)
+            .arg(groupDigitsQ(c.kvBytesPerToken))
+            .arg(c.indexLayers)
+            .arg(c.indexEntryBytes)
+            .arg(groupDigitsQ(c.indexBytesPerToken), groupDigitsQ(c.bytesPerToken));
     text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
                 .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
     if (c.indexBytesPerTokenEveryLayer > 0)
-        text += tr(" Had every layer its own indexer, the index keys would cost %1 B/token: %2 in all at this context.")
-                    .arg(groupDigitsQ(c.indexBytesPerTokenEveryLayer),
-                         binaryBytesQ((c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * c.contextTokens));
+        text +=
+            tr(" Had every layer its own indexer, the index keys would cost %1 B/token: %2 in all at this "
+               "context.")
+                .arg(groupDigitsQ(c.indexBytesPerTokenEveryLayer),
+                     binaryBytesQ((c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * c.contextTokens));
     if (c.indexTopk)
         text += tr("<br><b>Sparse read:</b> each query reads %1 of %2 cached entries (%3)%4.")
                     .arg(groupDigitsQ(c.sparseReadTokens), groupDigitsQ(c.contextTokens),
                          percentQ(double(c.sparseReadTokens) / double(c.contextTokens), 2),
                          c.contextTokens <= std::uint64_t(*c.indexTopk)
-                             ? tr(": at or below index_topk = %1 the selection is everything, exactly dense attention")
+                             ? tr(": at or below index_topk = %1 the selection is everything, exactly dense "
+                                  "attention")
                                    .arg(*c.indexTopk)
                              : QString());
     m_breakdown->setText(text);
@@ -158,8 +159,7 @@ void CacheView::recompute()
         every.y << double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * x / gib;
     }
     series << total << kv;
-    if (c.indexBytesPerTokenEveryLayer > 0)
-        series << every;
+    if (c.indexBytesPerTokenEveryLayer > 0) series << every;
     m_chart->showLines(series, tr("context (tokens, log scale)"), tr("GiB per sequence"), true, false);
     m_chart->addMarkers({double(c.contextTokens)}, tr("selected context"), ChartWidget::seriesColor(1));
 }

@@ -53,8 +53,9 @@ ChartWidget::~ChartWidget() = default;
 QColor ChartWidget::seriesColor(int index)
 {
     // Readable on light and dark backgrounds, and apart for colour-blind readers.
-    static const QColor colors[] = {QColor(0x3B, 0x82, 0xC4), QColor(0xE0, 0x8A, 0x2E), QColor(0x3F, 0xA3, 0x6B),
-                                    QColor(0xC9, 0x4B, 0x4B), QColor(0x8E, 0x6C, 0xC2), QColor(0x8C, 0x8C, 0x8C)};
+    static const QColor colors[] = {QColor(0x3B, 0x82, 0xC4), QColor(0xE0, 0x8A, 0x2E),
+                                    QColor(0x3F, 0xA3, 0x6B), QColor(0xC9, 0x4B, 0x4B),
+                                    QColor(0x8E, 0x6C, 0xC2), QColor(0x8C, 0x8C, 0x8C)};
     return colors[index % 6];
 }
 
@@ -65,7 +66,8 @@ void ChartWidget::setTitle(const QString &title)
         m_titleElement->setText(title);
     } else {
         m_plot->plotLayout()->insertRow(0);
-        m_titleElement = new QCPTextElement(m_plot, title, QFont(font().family(), font().pointSize() + 1, QFont::DemiBold));
+        m_titleElement = new QCPTextElement(m_plot, title,
+                                            QFont(font().family(), font().pointSize() + 1, QFont::DemiBold));
         m_plot->plotLayout()->addElement(0, 0, m_titleElement);
     }
     applyPalette();
@@ -79,8 +81,8 @@ void ChartWidget::clear()
     m_plot->replot();
 }
 
-void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &series, const QString &valueLabel,
-                           bool logValues)
+void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &series,
+                           const QString &valueLabel, bool logValues)
 {
     m_plot->clearPlottables();
     m_plot->clearItems();
@@ -125,18 +127,17 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
         bars->setBrush(s.color);
         QVector<double> keys, values;
         for (int i = 0; i < s.values.size(); ++i) {
-            if (logValues && s.values[i] <= 0)
-                continue;
+            if (logValues && s.values[i] <= 0) continue;
             keys << i;
             values << s.values[i];
         }
         bars->setData(keys, values, true);
-        if (logValues)
-            bars->setBaseValue(std::pow(10.0, std::floor(std::log10(std::max(lo, 1e-12)))));
+        if (logValues) bars->setBaseValue(std::pow(10.0, std::floor(std::log10(std::max(lo, 1e-12)))));
     }
     if (hi > 0) {
         if (logValues)
-            m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi)) + 0.3));
+            m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo))),
+                                    std::pow(10.0, std::ceil(std::log10(hi)) + 0.3));
         else
             m_plot->yAxis->setRange(0, hi * 1.12);
     }
@@ -145,8 +146,8 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     m_plot->replot();
 }
 
-void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel, bool logX,
-                            bool logY)
+void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel,
+                            bool logX, bool logY)
 {
     m_plot->clearPlottables();
     m_plot->clearItems();
@@ -169,8 +170,7 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
             auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
             bars->setName(s.name);
             double width = 1;
-            if (s.x.size() > 1)
-                width = (s.x.back() - s.x.front()) / (s.x.size() - 1) * 0.9;
+            if (s.x.size() > 1) width = (s.x.back() - s.x.front()) / (s.x.size() - 1) * 0.9;
             bars->setWidth(width);
             bars->setPen(Qt::NoPen);
             bars->setBrush(s.color);
@@ -185,7 +185,8 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
     m_plot->rescaleAxes();
     if (!logY) {
         QCPRange r = m_plot->yAxis->range();
-        m_plot->yAxis->setRange(std::min(0.0, r.lower), r.upper + (r.upper - std::min(0.0, r.lower)) * 0.1 + 1e-12);
+        m_plot->yAxis->setRange(std::min(0.0, r.lower),
+                                r.upper + (r.upper - std::min(0.0, r.lower)) * 0.1 + 1e-12);
     } else {
         QCPRange r = m_plot->yAxis->range();
         m_plot->yAxis->setRange(r.lower / 1.5, r.upper * 2.5);
@@ -231,14 +232,10 @@ int ChartWidget::pointCount(const QString &series) const
 {
     for (int i = 0; i < m_plot->plottableCount(); ++i) {
         QCPAbstractPlottable *p = m_plot->plottable(i);
-        if (p->name() != series)
-            continue;
-        if (m_markers.contains(series))
-            return m_markers.value(series);
-        if (auto *g = qobject_cast<QCPGraph *>(p))
-            return g->dataCount();
-        if (auto *b = qobject_cast<QCPBars *>(p))
-            return b->dataCount();
+        if (p->name() != series) continue;
+        if (m_markers.contains(series)) return m_markers.value(series);
+        if (auto *g = qobject_cast<QCPGraph *>(p)) return g->dataCount();
+        if (auto *b = qobject_cast<QCPBars *>(p)) return b->dataCount();
     }
     return -1;
 }
@@ -250,8 +247,7 @@ bool ChartWidget::isEmpty() const
 
 void ChartWidget::changeEvent(QEvent *event)
 {
-    if (event->type() == QEvent::PaletteChange)
-        applyPalette();
+    if (event->type() == QEvent::PaletteChange) applyPalette();
     QWidget::changeEvent(event);
 }
 
@@ -266,8 +262,7 @@ void ChartWidget::applyPalette()
     m_plot->legend->setTextColor(pal.color(QPalette::WindowText));
     m_plot->legend->setBorderPen(QPen(pal.color(QPalette::Mid)));
     m_plot->legend->setBorderPen(Qt::NoPen);
-    if (m_titleElement)
-        m_titleElement->setTextColor(pal.color(QPalette::WindowText));
+    if (m_titleElement) m_titleElement->setTextColor(pal.color(QPalette::WindowText));
     m_plot->replot();
 }
 

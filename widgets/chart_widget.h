@@ -41,9 +41,11 @@ public:
 
     void setTitle(const QString &title);
     // Grouped bars, one group per label.
-    void showBars(const QStringList &labels, const QList<BarSeries> &series, const QString &valueLabel, bool logValues);
+    void showBars(const QStringList &labels, const QList<BarSeries> &series, const QString &valueLabel,
+                  bool logValues);
     // Lines (or histogram bars) over a numeric x axis.
-    void showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel, bool logX, bool logY);
+    void showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel, bool logX,
+                   bool logY);
     // Vertical marker lines (BF16 levels over an FP32 histogram), drawn over what is shown.
     void addMarkers(const QVector<double> &x, const QString &name, const QColor &color);
     void clear();

@@ -24,8 +24,7 @@ IndexStrip::IndexStrip(QWidget *parent) : QWidget(parent)
 
 QColor IndexStrip::roleColor(IndexerRole role, bool mtp)
 {
-    if (mtp)
-        return QColor(0x8E, 0x6C, 0xC2);
+    if (mtp) return QColor(0x8E, 0x6C, 0xC2);
     switch (role) {
     case IndexerRole::Full:
         return QColor(0x3B, 0x82, 0xC4);
@@ -58,8 +57,7 @@ void IndexStrip::paintEvent(QPaintEvent *)
 {
     QPainter p(this);
     p.setRenderHint(QPainter::Antialiasing);
-    if (m_layers.empty())
-        return;
+    if (m_layers.empty()) return;
     const int n = int(m_layers.size());
     // Cells fill the width available.
     const double step = std::max(4.0, double(width() - 2 * kLeft) / n);
@@ -84,7 +82,8 @@ void IndexStrip::paintEvent(QPaintEvent *)
         // Layer numbers every 5 layers, and the MTP layer.
         if (i % 5 == 0 || l.kind == LayerKind::Mtp) {
             p.setPen(text);
-            p.drawText(QRectF(x - 10, top + h + 4, cell + 20, 16), Qt::AlignHCenter | Qt::AlignTop, QString::number(l.index));
+            p.drawText(QRectF(x - 10, top + h + 4, cell + 20, 16), Qt::AlignHCenter | Qt::AlignTop,
+                       QString::number(l.index));
         }
         // An arc from each shared layer back to the full layer it reuses.
         if (l.indexer == IndexerRole::Shared && l.reusesLayer >= 0) {
@@ -100,10 +99,11 @@ void IndexStrip::paintEvent(QPaintEvent *)
         }
     }
     // Legend.
-    const QList<QPair<QString, QColor>> legend{{tr("full: owns an indexer"), roleColor(IndexerRole::Full, false)},
-                                               {tr("shared: reuses the last full layer's selection"), roleColor(IndexerRole::Shared, false)},
-                                               {tr("MTP: its own indexer"), roleColor(IndexerRole::Full, true)},
-                                               {tr("no indexer"), roleColor(IndexerRole::None, false)}};
+    const QList<QPair<QString, QColor>> legend{
+        {tr("full: owns an indexer"), roleColor(IndexerRole::Full, false)},
+        {tr("shared: reuses the last full layer's selection"), roleColor(IndexerRole::Shared, false)},
+        {tr("MTP: its own indexer"), roleColor(IndexerRole::Full, true)},
+        {tr("no indexer"), roleColor(IndexerRole::None, false)}};
     double lx = kLeft;
     p.setFont(font());
     for (const auto &[label, color] : legend) {
@@ -160,7 +160,8 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     if (m.source == "indexer_types")
         source = tr("config.json's <i>indexer_types</i> (authoritative)");
     else if (m.source == "formula")
-        source = tr("the formula from <i>index_topk_freq</i> / <i>index_skip_topk_offset</i> (no indexer_types)");
+        source =
+            tr("the formula from <i>index_topk_freq</i> / <i>index_skip_topk_offset</i> (no indexer_types)");
     else if (m.source == "every_layer")
         source = tr("no IndexShare keys: every layer owns its indexer, as in DeepSeek-V3.2");
     else
@@ -174,17 +175,22 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     if (c.available && c.indexBytesPerTokenEveryLayer > 0)
         text += tr(" Index keys cost %1 B/token; with every layer indexed they would cost %2 B/token (%3×).")
                     .arg(groupDigitsQ(c.indexBytesPerToken), groupDigitsQ(c.indexBytesPerTokenEveryLayer))
-                    .arg(c.indexBytesPerToken ? double(c.indexBytesPerTokenEveryLayer) / double(c.indexBytesPerToken) : 0.0, 0, 'f', 1);
+                    .arg(c.indexBytesPerToken
+                             ? double(c.indexBytesPerTokenEveryLayer) / double(c.indexBytesPerToken)
+                             : 0.0,
+                         0, 'f', 1);
     m_summary->setText(text);
     QStringList notes;
     if (!m.atomDiffers.empty()) {
         QStringList layers;
         for (int i : m.atomDiffers)
             layers << QString::number(i);
-        notes << tr("ATOM's fallback rule (offset shifted by one) would differ at layers %1.").arg(layers.join(QStringLiteral(", ")));
+        notes << tr("ATOM's fallback rule (offset shifted by one) would differ at layers %1.")
+                     .arg(layers.join(QStringLiteral(", ")));
     }
     for (const auto &mm : m.mismatches)
-        notes << QStringLiteral("<span style='color:#C94B4B'>") + tr("Disagreement: ") + qs(mm).toHtmlEscaped() + QStringLiteral("</span>");
+        notes << QStringLiteral("<span style='color:#C94B4B'>") + tr("Disagreement: ") +
+                     qs(mm).toHtmlEscaped() + QStringLiteral("</span>");
     m_mismatches->setText(notes.isEmpty() ? tr("The map agrees with the tensors on disk for every layer.")
                                           : notes.join(QStringLiteral("<br>")));
     m_table->setRowCount(int(a.layers.size()));
@@ -194,11 +200,14 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         m_table->setItem(r, 0, new QTableWidgetItem(QString::number(l.index)));
         m_table->setItem(r, 1, new QTableWidgetItem(qs(std::string(layerKindName(l.kind)))));
         auto *role = new QTableWidgetItem(qs(std::string(indexerRoleName(l.indexer))));
-        role->setForeground(l.indexer == IndexerRole::Shared ? QColor(0x4A, 0x7D, 0xAE)
-                                                             : IndexStrip::roleColor(l.indexer, l.kind == LayerKind::Mtp).darker(115));
+        role->setForeground(l.indexer == IndexerRole::Shared
+                                ? QColor(0x4A, 0x7D, 0xAE)
+                                : IndexStrip::roleColor(l.indexer, l.kind == LayerKind::Mtp).darker(115));
         m_table->setItem(r, 2, role);
-        m_table->setItem(r, 3, new QTableWidgetItem(l.indexer == IndexerRole::Shared && l.reusesLayer >= 0
-                                                        ? QString::number(l.reusesLayer) : QString()));
+        m_table->setItem(r, 3,
+                         new QTableWidgetItem(l.indexer == IndexerRole::Shared && l.reusesLayer >= 0
+                                                  ? QString::number(l.reusesLayer)
+                                                  : QString()));
         m_table->setItem(r, 4, new QTableWidgetItem(l.indexerWeights ? tr("yes") : tr("no")));
         auto *params = new QTableWidgetItem(groupDigitsQ(l.params.elements));
         params->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);

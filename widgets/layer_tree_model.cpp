@@ -62,13 +62,15 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         return dot == std::string_view::npos ? std::string_view() : rest.substr(0, dot);
     };
     for (auto &[layer, entries] : byLayer) {
-        std::sort(entries.begin(), entries.end(), [](const Entry &x, const Entry &y) { return naturalLess(x.rest, y.rest); });
+        std::sort(entries.begin(), entries.end(),
+                  [](const Entry &x, const Entry &y) { return naturalLess(x.rest, y.rest); });
         int layerNode;
         if (layer < 0) {
             layerNode = addNode(0, tr("Embedding, final norm and head"), Kind::Group);
         } else {
             const LayerInfo &info = a.layers[static_cast<std::size_t>(layer)];
-            QString name = info.kind == LayerKind::Mtp ? tr("MTP layer %1").arg(layer) : tr("Layer %1").arg(layer);
+            QString name =
+                info.kind == LayerKind::Mtp ? tr("MTP layer %1").arg(layer) : tr("Layer %1").arg(layer);
             layerNode = addNode(0, name, Kind::Layer);
             QString note = qs(std::string(layerKindName(info.kind)));
             if (info.indexer != IndexerRole::None)
@@ -84,24 +86,29 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             int parent = layerNode;
             std::string_view rest = e.rest;
             if (layer >= 0 && rest.substr(0, 12) == "mlp.experts.") {
-                if (expertsNode < 0)
-                    expertsNode = addNode(layerNode, QString(), Kind::Experts);
+                if (expertsNode < 0) expertsNode = addNode(layerNode, QString(), Kind::Experts);
                 const std::string_view afterPrefix = rest.substr(12);
                 const std::string_view expert = afterPrefix.substr(0, afterPrefix.find('.'));
                 auto [it, fresh] = experts.try_emplace(expert, 0);
                 if (fresh)
-                    it->second = addNode(expertsNode, tr("expert %1").arg(QString::fromUtf8(expert.data(), int(expert.size()))),
-                                         Kind::Expert);
+                    it->second =
+                        addNode(expertsNode,
+                                tr("expert %1").arg(QString::fromUtf8(expert.data(), int(expert.size()))),
+                                Kind::Expert);
                 parent = it->second;
                 rest = afterPrefix.substr(expert.size() + 1);
             }
             const std::string_view module = layer < 0 ? std::string_view() : moduleOf(rest);
             if (!module.empty()) {
                 // Modules of an expert key on the full path so that two experts do not share one.
-                const std::string_view key = parent == layerNode ? module : std::string_view(e.rest).substr(0, e.rest.size() - rest.size() + module.size());
+                const std::string_view key =
+                    parent == layerNode
+                        ? module
+                        : std::string_view(e.rest).substr(0, e.rest.size() - rest.size() + module.size());
                 auto [it, fresh] = modules.try_emplace(key, 0);
                 if (fresh)
-                    it->second = addNode(parent, QString::fromUtf8(module.data(), int(module.size())), Kind::Module);
+                    it->second =
+                        addNode(parent, QString::fromUtf8(module.data(), int(module.size())), Kind::Module);
                 parent = it->second;
                 rest = rest.substr(module.size() + 1);
             }
@@ -110,7 +117,8 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             ++m_tensors;
         }
         if (expertsNode >= 0)
-            m_nodes[static_cast<std::size_t>(expertsNode)].name = tr("mlp.experts (%1 experts)").arg(experts.size());
+            m_nodes[static_cast<std::size_t>(expertsNode)].name =
+                tr("mlp.experts (%1 experts)").arg(experts.size());
     }
 
     // Aggregate bottom-up: children always come after their parent.
@@ -121,8 +129,7 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             n.parameters = isQuantScale(n.tensor->name, n.tensor->dtype) ? 0 : n.tensor->numel;
             n.dtypes = qs(std::string(dtypeName(n.tensor->dtype)));
         }
-        if (n.parent < 0)
-            continue;
+        if (n.parent < 0) continue;
         Node &p = m_nodes[static_cast<std::size_t>(n.parent)];
         p.bytes += n.bytes;
         p.parameters += n.parameters;
@@ -138,25 +145,21 @@ QModelIndex LayerTreeModel::index(int row, int column, const QModelIndex &parent
 {
     const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
     const auto &children = m_nodes[static_cast<std::size_t>(p)].children;
-    if (row < 0 || row >= static_cast<int>(children.size()) || column < 0 || column >= ColumnCount)
-        return {};
+    if (row < 0 || row >= static_cast<int>(children.size()) || column < 0 || column >= ColumnCount) return {};
     return createIndex(row, column, quintptr(children[static_cast<std::size_t>(row)]));
 }
 
 QModelIndex LayerTreeModel::parent(const QModelIndex &child) const
 {
-    if (!child.isValid())
-        return {};
+    if (!child.isValid()) return {};
     const Node &n = m_nodes[child.internalId()];
-    if (n.parent <= 0)
-        return {};
+    if (n.parent <= 0) return {};
     return createIndex(m_nodes[static_cast<std::size_t>(n.parent)].row, 0, quintptr(n.parent));
 }
 
 int LayerTreeModel::rowCount(const QModelIndex &parent) const
 {
-    if (parent.isValid() && parent.column() != 0)
-        return 0;
+    if (parent.isValid() && parent.column() != 0) return 0;
     const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
     return static_cast<int>(m_nodes[static_cast<std::size_t>(p)].children.size());
 }
@@ -168,13 +171,10 @@ int LayerTreeModel::columnCount(const QModelIndex &) const
 
 QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
 {
-    if (!index.isValid())
-        return {};
+    if (!index.isValid()) return {};
     const Node &n = m_nodes[index.internalId()];
-    if (role == KindRole)
-        return static_cast<int>(n.kind);
-    if (role == FilterRole)
-        return n.tensor ? qs(n.tensor->name) : n.name;
+    if (role == KindRole) return static_cast<int>(n.kind);
+    if (role == FilterRole) return n.tensor ? qs(n.tensor->name) : n.name;
     if (role == SortRole) {
         switch (index.column()) {
         case Parameters:
@@ -195,18 +195,15 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
         f.setWeight(QFont::DemiBold);
         return f;
     }
-    if (role == Qt::ToolTipRole && n.tensor)
-        return qs(n.tensor->name);
-    if (role != Qt::DisplayRole)
-        return {};
+    if (role == Qt::ToolTipRole && n.tensor) return qs(n.tensor->name);
+    if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
     case Name:
         return n.note.isEmpty() ? n.name : n.name + QStringLiteral("   ·   ") + n.note;
     case Dtype:
         return n.dtypes;
     case Shape: {
-        if (!n.tensor)
-            return {};
+        if (!n.tensor) return {};
         QStringList dims;
         for (auto d : n.tensor->shape)
             dims << QString::number(d);
@@ -225,8 +222,7 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
 
 QVariant LayerTreeModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
-        return {};
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
     case Name:
         return tr("Name");

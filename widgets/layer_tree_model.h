@@ -16,7 +16,11 @@ class LayerTreeModel final : public QAbstractItemModel
     Q_OBJECT
 public:
     enum Column { Name, Dtype, Shape, Parameters, Bytes, Shard, ColumnCount };
-    enum Role { SortRole = Qt::UserRole, KindRole, FilterRole /* a tensor's full name, else the row's name */ };
+    enum Role {
+        SortRole = Qt::UserRole,
+        KindRole,
+        FilterRole /* a tensor's full name, else the row's name */
+    };
     enum class Kind { Group, Layer, Module, Experts, Expert, Tensor };
 
     explicit LayerTreeModel(QObject *parent = nullptr);

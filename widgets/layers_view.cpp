@@ -83,8 +83,7 @@ void LayersView::setFilterText(const QString &text)
 void LayersView::applyFilter()
 {
     m_proxy->setFilterFixedString(m_filter->text());
-    if (!m_filter->text().isEmpty() && m_proxy->rowCount() < 40)
-        m_tree->expandToDepth(1);
+    if (!m_filter->text().isEmpty() && m_proxy->rowCount() < 40) m_tree->expandToDepth(1);
 }
 
 } // namespace atlas

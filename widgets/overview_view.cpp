@@ -51,11 +51,13 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
 
     m_banner = new QLabel(page);
     m_banner->setWordWrap(true);
-    m_banner->setText(tr("<b>Synthetic checkpoint.</b> Written by Checkpoint Atlas from a real architecture's "
-                         "layout: every header is faithful, the weights are empty and the router biases are "
-                         "made up. No figure here describes a released model's values."));
-    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #FFF4D6; color: #5C4400; border: 1px solid #E8C66A;"
-                                           " border-radius: 6px; padding: 8px 12px; }"));
+    m_banner->setText(
+        tr("<b>Synthetic checkpoint.</b> Written by Checkpoint Atlas from a real architecture's "
+           "layout: every header is faithful, the weights are empty and the router biases are "
+           "made up. No figure here describes a released model's values."));
+    m_banner->setStyleSheet(
+        QStringLiteral("QLabel { background: #FFF4D6; color: #5C4400; border: 1px solid #E8C66A;"
+                       " border-radius: 6px; padding: 8px 12px; }"));
     m_banner->hide();
     v->addWidget(m_banner);
 
@@ -67,16 +69,17 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
 
     m_cards = new QGridLayout();
     m_cards->setSpacing(10);
-    const QStringList names{tr("Parameters"), tr("Active per token"), tr("Tensors"),       tr("Shards"),
-                            tr("Tensor data"), tr("Layers"),          tr("Indexers"),      tr("KV + index cache")};
+    const QStringList names{tr("Parameters"), tr("Active per token"), tr("Tensors"),
+                            tr("Shards"),     tr("Tensor data"),      tr("Layers"),
+                            tr("Indexers"),   tr("KV + index cache")};
     for (int i = 0; i < names.size(); ++i)
         addCard(names[i], i / 4, i % 4);
     v->addLayout(m_cards);
 
     v->addWidget(makeHeading(tr("Quantization layout"), page));
     m_quant = new QTableWidget(0, 5, page);
-    m_quant->setHorizontalHeaderLabels({tr("Category"), tr("Weights by dtype"), tr("Parameters"),
-                                        tr("Scale tensors"), tr("Scale bytes")});
+    m_quant->setHorizontalHeaderLabels(
+        {tr("Category"), tr("Weights by dtype"), tr("Parameters"), tr("Scale tensors"), tr("Scale bytes")});
     m_quant->verticalHeader()->hide();
     m_quant->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_quant->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
@@ -102,8 +105,7 @@ QLabel *OverviewView::addCard(const QString &name, int row, int column)
 QString OverviewView::cardValue(const QString &name) const
 {
     for (const auto &[n, label] : m_cardValues)
-        if (n == name)
-            return label->text();
+        if (n == name) return label->text();
     return {};
 }
 
@@ -132,13 +134,12 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 
     QStringList rows;
     auto row = [&](const QString &k, const QString &v) {
-        rows << QStringLiteral("<tr><td style='padding-right:18px'><b>%1</b></td><td>%2</td></tr>").arg(k, v.toHtmlEscaped());
+        rows << QStringLiteral("<tr><td style='padding-right:18px'><b>%1</b></td><td>%2</td></tr>")
+                    .arg(k, v.toHtmlEscaped());
     };
     row(tr("Source"), qs(c.source.location) + QStringLiteral("  (") + qs(c.source.kind) + QLatin1Char(')'));
-    if (!c.source.revision.empty())
-        row(tr("Revision"), qs(c.source.revision));
-    if (!c.source.commit.empty())
-        row(tr("Commit"), qs(c.source.commit));
+    if (!c.source.revision.empty()) row(tr("Revision"), qs(c.source.revision));
+    if (!c.source.commit.empty()) row(tr("Commit"), qs(c.source.commit));
     row(tr("Model type"), c.config.modelType.empty() ? tr("(not in config.json)") : qs(c.config.modelType));
     QStringList arch;
     for (const auto &x : c.config.architectures)
@@ -156,14 +157,17 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     };
     set(0, shortCountQ(b.total), groupDigitsQ(b.total));
     set(1, b.activatedPerToken ? shortCountQ(*b.activatedPerToken) : tr("unknown"),
-        b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) + QStringLiteral(" — ") + qs(b.activationNote)
-                            : qs(b.activationNote));
-    set(2, groupDigitsQ(c.tensorCount()), tr("%1 quantization scale tensors among them").arg(groupDigitsQ(b.quantScales.tensors)));
+        b.activatedPerToken
+            ? groupDigitsQ(*b.activatedPerToken) + QStringLiteral(" — ") + qs(b.activationNote)
+            : qs(b.activationNote));
+    set(2, groupDigitsQ(c.tensorCount()),
+        tr("%1 quantization scale tensors among them").arg(groupDigitsQ(b.quantScales.tensors)));
     set(3, QString::number(c.shards.size()), tr("headers: %1 bytes").arg(groupDigitsQ(c.headerBytes())));
     set(4, binaryBytesQ(c.tensorBytes()), groupDigitsQ(c.tensorBytes()) + tr(" bytes"));
     set(5, tr("%1 + %2 MTP").arg(a.mainLayers).arg(mtp), tr("%1 dense, %2 MoE").arg(dense).arg(moe));
     const auto &m = a.indexShare;
-    set(6, m.source == "none" ? tr("none") : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
+    set(6,
+        m.source == "none" ? tr("none") : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
         tr("map from %1").arg(qs(m.source)));
     const CacheBudget cache = computeCacheBudget(c, a, {});
     set(7, cache.available ? groupDigitsQ(cache.bytesPerToken) + tr(" B/token") : tr("n/a"),
@@ -185,9 +189,11 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         auto *cat = new QTableWidgetItem(qs(std::string(categoryName(q.category))));
         auto *params = new QTableWidgetItem(groupDigitsQ(elements));
         params->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        auto *scales = new QTableWidgetItem(q.scales.tensors ? groupDigitsQ(q.scales.tensors) : QStringLiteral("—"));
+        auto *scales =
+            new QTableWidgetItem(q.scales.tensors ? groupDigitsQ(q.scales.tensors) : QStringLiteral("—"));
         scales->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-        auto *scaleBytes = new QTableWidgetItem(q.scales.tensors ? binaryBytesQ(q.scales.bytes) : QStringLiteral("—"));
+        auto *scaleBytes =
+            new QTableWidgetItem(q.scales.tensors ? binaryBytesQ(q.scales.bytes) : QStringLiteral("—"));
         scaleBytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         m_quant->setItem(r, 0, cat);
         m_quant->setItem(r, 1, new QTableWidgetItem(parts.join(QStringLiteral(" · "))));
@@ -202,8 +208,8 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         warnings << qs(w).toHtmlEscaped();
     for (const auto &w : m.mismatches)
         warnings << tr("IndexShare: ") + qs(w).toHtmlEscaped();
-    m_warnings->setText(warnings.isEmpty() ? QString()
-                                           : tr("<b>Warnings</b><br>") + warnings.join(QStringLiteral("<br>")));
+    m_warnings->setText(
+        warnings.isEmpty() ? QString() : tr("<b>Warnings</b><br>") + warnings.join(QStringLiteral("<br>")));
 }
 
 } // namespace atlas

@@ -1,8 +1,8 @@
 #include "routing_view.h"
 
 #include "bias_report.h"
-#include "errors.h"
 #include "chart_widget.h"
+#include "errors.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -20,8 +20,9 @@
 namespace atlas {
 
 RoutingView::RoutingView(QWidget *parent)
-    : AtlasView(parent), m_tokens(new QSpinBox(this)), m_seed(new QSpinBox(this)), m_std(new QDoubleSpinBox(this)),
-      m_logitsFile(new QLineEdit(this)), m_run_(new QPushButton(tr("Simulate"), this)), m_status(new QLabel(this)),
+    : AtlasView(parent), m_tokens(new QSpinBox(this)), m_seed(new QSpinBox(this)),
+      m_std(new QDoubleSpinBox(this)), m_logitsFile(new QLineEdit(this)),
+      m_run_(new QPushButton(tr("Simulate"), this)), m_status(new QLabel(this)),
       m_note(makeCaption(QString::fromLatin1(kSyntheticLogitsNote), this)), m_changed(new ChartWidget(this)),
       m_layer(new QComboBox(this)), m_variant(new QComboBox(this)), m_load(new ChartWidget(this))
 {
@@ -32,7 +33,8 @@ RoutingView::RoutingView(QWidget *parent)
     m_std->setRange(0.01, 100);
     m_std->setValue(1.0);
     m_std->setSingleStep(0.1);
-    m_logitsFile->setPlaceholderText(tr("synthetic logits (or choose a safetensors file with 'logits' [T, E])"));
+    m_logitsFile->setPlaceholderText(
+        tr("synthetic logits (or choose a safetensors file with 'logits' [T, E])"));
     auto *browse = new QPushButton(tr("Browse…"), this);
     m_run_->setDefault(true);
     m_run_->setEnabled(false);
@@ -82,8 +84,7 @@ RoutingView::RoutingView(QWidget *parent)
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString file = QFileDialog::getOpenFileName(this, tr("Captured logits"), QString(),
                                                           tr("safetensors (*.safetensors);;All files (*)"));
-        if (!file.isEmpty())
-            m_logitsFile->setText(file);
+        if (!file.isEmpty()) m_logitsFile->setText(file);
     });
     connect(m_layer, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::showLoad);
     connect(m_variant, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::showLoad);
@@ -98,8 +99,7 @@ RoutingView::~RoutingView()
 void RoutingView::stopWorker()
 {
     m_cancel = true;
-    if (m_worker.joinable())
-        m_worker.join();
+    if (m_worker.joinable()) m_worker.join();
     m_cancel = false;
 }
 
@@ -150,13 +150,11 @@ void RoutingView::setBiases(std::shared_ptr<const BiasAudit> audit)
 
 void RoutingView::runSimulation()
 {
-    if (!m_audit || !m_audit->router)
-        return;
+    if (!m_audit || !m_audit->router) return;
     stopWorker();
     std::vector<LayerBias> biases;
     for (const auto &s : m_audit->stats)
-        if (s.tensor.ends_with("mlp.gate.e_score_correction_bias"))
-            biases.push_back({s.layer, s.values});
+        if (s.tensor.ends_with("mlp.gate.e_score_correction_bias")) biases.push_back({s.layer, s.values});
     RoutingOptions options;
     options.tokens = std::uint32_t(m_tokens->value());
     options.seed = std::uint64_t(m_seed->value());
@@ -175,9 +173,11 @@ void RoutingView::runSimulation()
             if (!logitsPath.isEmpty()) {
                 QFile f(logitsPath);
                 if (!f.open(QIODevice::ReadOnly))
-                    throw AtlasError(ErrorKind::Source, logitsPath.toStdString() + ": cannot open the logits file");
+                    throw AtlasError(ErrorKind::Source,
+                                     logitsPath.toStdString() + ": cannot open the logits file");
                 const QByteArray bytes = f.readAll();
-                captured = parseLogitsFile(logitsPath.toStdString(), std::string_view(bytes.constData(), std::size_t(bytes.size())));
+                captured = parseLogitsFile(logitsPath.toStdString(),
+                                           std::string_view(bytes.constData(), std::size_t(bytes.size())));
                 options.captured = &*captured;
             }
             run = std::make_shared<RoutingRun>(simulateRouting(biases, router, options));
@@ -185,17 +185,21 @@ void RoutingView::runSimulation()
             error = QString::fromUtf8(e.what());
         }
         m_done = true;
-        QMetaObject::invokeMethod(this, [this, run, error] {
-            m_run_->setEnabled(true);
-            if (!run) {
-                m_status->setText(error == QLatin1String("cancelled") ? tr("Simulation cancelled.")
-                                                                      : tr("Simulation failed: %1").arg(error));
-            } else {
-                m_run = run;
-                showRun();
-            }
-            emit simulationFinished();
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this,
+            [this, run, error] {
+                m_run_->setEnabled(true);
+                if (!run) {
+                    m_status->setText(error == QLatin1String("cancelled")
+                                          ? tr("Simulation cancelled.")
+                                          : tr("Simulation failed: %1").arg(error));
+                } else {
+                    m_run = run;
+                    showRun();
+                }
+                emit simulationFinished();
+            },
+            Qt::QueuedConnection);
     });
 }
 
@@ -203,17 +207,24 @@ void RoutingView::showRun()
 {
     const RoutingRun &run = *m_run;
     m_note->setVisible(run.synthetic);
-    m_status->setText(tr("%1 tokens per layer, logits: %2. Changed set = the top-%3 experts differ from the FP32 "
-                         "reference.")
-                          .arg(run.tokens)
-                          .arg(qs(run.logits))
-                          .arg(run.router.topk) +
-                      (run.skipped.empty() ? QString() : tr(" Skipped: %1").arg(qs(run.skipped.front()))));
+    m_status->setText(
+        tr("%1 tokens per layer, logits: %2. Changed set = the top-%3 experts differ from the FP32 "
+           "reference.")
+            .arg(run.tokens)
+            .arg(qs(run.logits))
+            .arg(run.router.topk) +
+        (run.skipped.empty() ? QString() : tr(" Skipped: %1").arg(qs(run.skipped.front()))));
     QList<LineSeries> series;
     for (int v = 0; v < kVariantCount; ++v) {
-        // bias_bf16 and both_bf16 often coincide: the first is drawn wide underneath, the second dashed over it.
-        LineSeries s{QString::fromLatin1(variantName(static_cast<Variant>(v))), {}, {}, ChartWidget::seriesColor(v + 1),
-                     v != int(Variant::BiasBf16), false, v == int(Variant::BiasBf16) ? 5.0 : 2.0};
+        // bias_bf16 and both_bf16 often coincide: the first is drawn wide underneath, the second dashed over
+        // it.
+        LineSeries s{QString::fromLatin1(variantName(static_cast<Variant>(v))),
+                     {},
+                     {},
+                     ChartWidget::seriesColor(v + 1),
+                     v != int(Variant::BiasBf16),
+                     false,
+                     v == int(Variant::BiasBf16) ? 5.0 : 2.0};
         for (const auto &l : run.layers) {
             s.x << l.layer;
             s.y << l.variants[v].changedSetFraction * 100.0;
@@ -231,12 +242,12 @@ void RoutingView::showRun()
 
 void RoutingView::showLoad()
 {
-    if (!m_run || m_layer->currentIndex() < 0)
-        return;
+    if (!m_run || m_layer->currentIndex() < 0) return;
     const LayerRouting &l = m_run->layers[std::size_t(m_layer->currentIndex())];
     const int v = m_variant->currentData().toInt();
     LineSeries ref{tr("FP32 reference"), {}, {}, ChartWidget::seriesColor(0), false, true};
-    LineSeries var{QString::fromLatin1(variantName(static_cast<Variant>(v))), {}, {}, ChartWidget::seriesColor(3)};
+    LineSeries var{
+        QString::fromLatin1(variantName(static_cast<Variant>(v))), {}, {}, ChartWidget::seriesColor(3)};
     for (std::size_t e = 0; e < l.referenceLoad.size(); ++e) {
         ref.x << double(e);
         ref.y << l.referenceLoad[e];

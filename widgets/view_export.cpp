@@ -15,8 +15,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error)
     const QString suffix = QFileInfo(path).suffix().toLower();
     const QSize size = widget->size();
     auto fail = [&](const QString &why) {
-        if (error)
-            *error = why;
+        if (error) *error = why;
         return false;
     };
     if (suffix == QLatin1String("png")) {
@@ -26,8 +25,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error)
         QPainter p(&image);
         widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
         p.end();
-        if (!image.save(path, "PNG"))
-            return fail(QStringLiteral("%1: cannot write the PNG file").arg(path));
+        if (!image.save(path, "PNG")) return fail(QStringLiteral("%1: cannot write the PNG file").arg(path));
         return true;
     }
     if (suffix == QLatin1String("svg")) {
@@ -38,11 +36,11 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error)
         svg.setTitle(widget->windowTitle());
         svg.setDescription(QStringLiteral("Checkpoint Atlas"));
         QPainter p;
-        if (!p.begin(&svg))
-            return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
+        if (!p.begin(&svg)) return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
         widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
         p.end();
-        return QFileInfo::exists(path) ? true : fail(QStringLiteral("%1: the SVG file was not written").arg(path));
+        return QFileInfo::exists(path) ? true
+                                       : fail(QStringLiteral("%1: the SVG file was not written").arg(path));
     }
     if (suffix == QLatin1String("pdf")) {
         QPdfWriter pdf(path);
@@ -51,8 +49,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error)
         pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
         pdf.setCreator(QStringLiteral("Checkpoint Atlas"));
         QPainter p;
-        if (!p.begin(&pdf))
-            return fail(QStringLiteral("%1: cannot write the PDF file").arg(path));
+        if (!p.begin(&pdf)) return fail(QStringLiteral("%1: cannot write the PDF file").arg(path));
         const double scale = double(pdf.width()) / double(size.width());
         p.scale(scale, scale);
         widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);

@@ -24,12 +24,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         // Whatever is accepted must tile the data region exactly.
         std::uint64_t cursor = 0;
         for (const auto &t : header.tensors) {
-            if (t.begin != cursor)
-                __builtin_trap();
+            if (t.begin != cursor) __builtin_trap();
             cursor = t.end;
         }
-        if (cursor != size - 8 - n)
-            __builtin_trap();
+        if (cursor != size - 8 - n) __builtin_trap();
     } catch (const atlas::AtlasError &) {
     }
     return 0;

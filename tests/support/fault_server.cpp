@@ -36,16 +36,12 @@ bool FaultServer::start()
 
 void FaultServer::stop()
 {
-    if (m_stop.exchange(true))
-        return;
-    if (m_thread.joinable())
-        m_thread.join();
+    if (m_stop.exchange(true)) return;
+    if (m_thread.joinable()) m_thread.join();
     std::lock_guard lock(m_lock);
     for (auto &w : m_workers)
-        if (w.joinable())
-            w.join();
-    if (m_listen >= 0)
-        ::close(m_listen);
+        if (w.joinable()) w.join();
+    if (m_listen >= 0) ::close(m_listen);
 }
 
 std::string FaultServer::url(const std::string &behaviour) const
@@ -57,11 +53,9 @@ void FaultServer::acceptLoop()
 {
     while (!m_stop) {
         pollfd p{m_listen, POLLIN, 0};
-        if (::poll(&p, 1, 100) <= 0)
-            continue;
+        if (::poll(&p, 1, 100) <= 0) continue;
         const int fd = ::accept(m_listen, nullptr, nullptr);
-        if (fd < 0)
-            continue;
+        if (fd < 0) continue;
         std::lock_guard lock(m_lock);
         m_workers.emplace_back([this, fd] { serve(fd); });
     }
@@ -73,8 +67,7 @@ void FaultServer::serve(int fd)
         std::size_t off = 0;
         while (off < s.size()) {
             const ssize_t n = ::send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-            if (n <= 0)
-                return false;
+            if (n <= 0) return false;
             off += static_cast<std::size_t>(n);
         }
         return true;
@@ -85,10 +78,8 @@ void FaultServer::serve(int fd)
         std::size_t end;
         while ((end = buffer.find("\r\n\r\n")) == std::string::npos) {
             pollfd p{fd, POLLIN, 0};
-            if (m_stop || ::poll(&p, 1, 100) < 0)
-                break;
-            if (!(p.revents & POLLIN))
-                continue;
+            if (m_stop || ::poll(&p, 1, 100) < 0) break;
+            if (!(p.revents & POLLIN)) continue;
             char chunk[4096];
             const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
             if (n <= 0) {
@@ -97,8 +88,7 @@ void FaultServer::serve(int fd)
             }
             buffer.append(chunk, static_cast<std::size_t>(n));
         }
-        if (end == std::string::npos)
-            break;
+        if (end == std::string::npos) break;
         const std::string head = buffer.substr(0, end);
         buffer.erase(0, end + 4);
         ++m_requests;
@@ -144,10 +134,11 @@ void FaultServer::serve(int fd)
             ++shownLast;
         }
         std::string status = ranged ? "206 Partial Content" : "200 OK";
-        std::string headers = "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+        std::string headers =
+            "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
         if (ranged)
-            headers += "Content-Range: bytes " + std::to_string(shownFirst) + "-" + std::to_string(shownLast) + "/" +
-                       std::to_string(size) + "\r\n";
+            headers += "Content-Range: bytes " + std::to_string(shownFirst) + "-" +
+                       std::to_string(shownLast) + "/" + std::to_string(size) + "\r\n";
         headers += "\r\n";
         if (behaviour == "short") {
             sendAll(headers + body.substr(0, body.size() / 2));
@@ -159,8 +150,7 @@ void FaultServer::serve(int fd)
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
             break;
         }
-        if (!sendAll(headers + body))
-            break;
+        if (!sendAll(headers + body)) break;
     }
     ::close(fd);
 }

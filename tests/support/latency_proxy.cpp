@@ -91,12 +91,9 @@ bool LatencyProxy::start()
 
 void LatencyProxy::stop()
 {
-    if (m_stop.exchange(true))
-        return;
-    if (m_thread.joinable())
-        m_thread.join();
-    if (m_listen >= 0)
-        ::close(m_listen);
+    if (m_stop.exchange(true)) return;
+    if (m_thread.joinable()) m_thread.join();
+    if (m_listen >= 0) ::close(m_listen);
 }
 
 void LatencyProxy::loop()
@@ -124,8 +121,7 @@ void LatencyProxy::loop()
         if (fds[0].revents & POLLIN) {
             for (;;) {
                 const int c = ::accept(m_listen, nullptr, nullptr);
-                if (c < 0)
-                    break;
+                if (c < 0) break;
                 const int u = connectUpstream(m_upstreamPort);
                 if (u < 0) {
                     ::close(c);
@@ -146,12 +142,12 @@ void LatencyProxy::loop()
             for (int i = 0; i < 2 && k < fds.size(); ++i, ++k) {
                 Side &self = *sides[i];
                 Side &other = *sides[1 - i];
-                if (fds[k].fd != self.fd)
-                    continue;
+                if (fds[k].fd != self.fd) continue;
                 if (self.readOpen && (fds[k].revents & (POLLIN | POLLHUP | POLLERR))) {
                     const ssize_t n = ::recv(self.fd, buffer.data(), buffer.size(), 0);
                     if (n > 0)
-                        other.outbox.push_back({Clock::now() + delay, std::string(buffer.data(), static_cast<std::size_t>(n))});
+                        other.outbox.push_back(
+                            {Clock::now() + delay, std::string(buffer.data(), static_cast<std::size_t>(n))});
                     else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
                         self.readOpen = false;
                         other.outbox.push_back({Clock::now() + delay, {}});
@@ -164,7 +160,8 @@ void LatencyProxy::loop()
                         self.outbox.pop_front();
                         continue;
                     }
-                    const ssize_t n = ::send(self.fd, c.bytes.data() + c.sent, c.bytes.size() - c.sent, MSG_NOSIGNAL);
+                    const ssize_t n =
+                        ::send(self.fd, c.bytes.data() + c.sent, c.bytes.size() - c.sent, MSG_NOSIGNAL);
                     if (n <= 0) {
                         if (errno != EAGAIN && errno != EWOULDBLOCK) {
                             self.outbox.clear();
@@ -174,8 +171,7 @@ void LatencyProxy::loop()
                         break;
                     }
                     c.sent += static_cast<std::size_t>(n);
-                    if (c.sent == c.bytes.size())
-                        self.outbox.pop_front();
+                    if (c.sent == c.bytes.size()) self.outbox.pop_front();
                 }
             }
         }

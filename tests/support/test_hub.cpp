@@ -142,16 +142,20 @@ bool TestHub::start(QString *error)
     }
     const QString openssl = QStringLiteral("openssl");
     auto L = [](const char *s) { return QString::fromLatin1(s); };
-    if (!run(openssl, {L("req"), L("-x509"), L("-newkey"), L("ec"), L("-pkeyopt"), L("ec_paramgen_curve:prime256v1"),
-                       L("-nodes"), L("-keyout"), L("ca.key"), L("-out"), L("ca.pem"), L("-days"), L("3"), L("-subj"),
-                       L("/CN=Checkpoint Atlas Test CA"), L("-addext"), L("basicConstraints=critical,CA:TRUE"),
-                       L("-addext"), L("keyUsage=critical,keyCertSign,cRLSign")},
+    if (!run(openssl,
+             {L("req"), L("-x509"), L("-newkey"), L("ec"), L("-pkeyopt"), L("ec_paramgen_curve:prime256v1"),
+              L("-nodes"), L("-keyout"), L("ca.key"), L("-out"), L("ca.pem"), L("-days"), L("3"), L("-subj"),
+              L("/CN=Checkpoint Atlas Test CA"), L("-addext"), L("basicConstraints=critical,CA:TRUE"),
+              L("-addext"), L("keyUsage=critical,keyCertSign,cRLSign")},
              tls, error) ||
-        !run(openssl, {L("req"), L("-newkey"), L("ec"), L("-pkeyopt"), L("ec_paramgen_curve:prime256v1"), L("-nodes"),
-                       L("-keyout"), L("server.key"), L("-out"), L("server.csr"), L("-subj"), L("/CN=127.0.0.1")},
+        !run(openssl,
+             {L("req"), L("-newkey"), L("ec"), L("-pkeyopt"), L("ec_paramgen_curve:prime256v1"), L("-nodes"),
+              L("-keyout"), L("server.key"), L("-out"), L("server.csr"), L("-subj"), L("/CN=127.0.0.1")},
              tls, error) ||
-        !run(openssl, {L("x509"), L("-req"), L("-in"), L("server.csr"), L("-CA"), L("ca.pem"), L("-CAkey"), L("ca.key"),
-                       L("-CAcreateserial"), L("-out"), L("server.pem"), L("-days"), L("3"), L("-extfile"), L("server.ext")},
+        !run(openssl,
+             {L("x509"), L("-req"), L("-in"), L("server.csr"), L("-CA"), L("ca.pem"), L("-CAkey"),
+              L("ca.key"), L("-CAcreateserial"), L("-out"), L("server.pem"), L("-days"), L("3"),
+              L("-extfile"), L("server.ext")},
              tls, error))
         return false;
 
@@ -165,7 +169,8 @@ bool TestHub::start(QString *error)
     for (const auto &[repo, info] : m_repos) {
         const std::string auth =
             info.gated ? "        if ($hub_auth_ok = 0) { add_header X-Error-Code GatedRepo always; "
-                         "add_header X-Error-Message \"Access to this repository is restricted.\" always; return 401; }\n"
+                         "add_header X-Error-Message \"Access to this repository is restricted.\" always; "
+                         "return 401; }\n"
                        : "";
         for (const std::string &rev : {std::string("main"), info.commit}) {
             hubLocations += "    location = /api/models/" + repo + "/revision/" + rev + " {\n" + auth +
@@ -175,23 +180,27 @@ bool TestHub::start(QString *error)
         hubLocations += "    location ^~ /api/models/" + repo + "/revision/ {\n" + auth +
                         "        add_header X-Error-Code RevisionNotFound always; return 404;\n    }\n";
         // Resolve answers for the commit and for "main" (what clients that skip the API ask for).
-        hubLocations += "    location ~ ^/" + repo + "/(?:resolve|raw)/(" + info.commit + "|main)/(?<file>.+)$ {\n" + auth +
-                        "        if (!-f " + r + "/storage/" + repo + "/" + info.commit +
+        hubLocations += "    location ~ ^/" + repo + "/(?:resolve|raw)/(" + info.commit +
+                        "|main)/(?<file>.+)$ {\n" + auth + "        if (!-f " + r + "/storage/" + repo + "/" +
+                        info.commit +
                         "/$file) { add_header X-Error-Code EntryNotFound always; return 404; }\n"
-                        "        return 302 " + storage + "/" + repo + "/" + info.commit + "/$file;\n    }\n";
+                        "        return 302 " +
+                        storage + "/" + repo + "/" + info.commit + "/$file;\n    }\n";
     }
     const std::string user = ::geteuid() == 0 ? "user root;\n" : "";
     std::ofstream conf(r + "/nginx.conf");
     conf << user << "worker_processes 1;\npid " << r << "/nginx.pid;\nerror_log " << r
          << "/logs/error.log warn;\nevents { worker_connections 512; }\nhttp {\n"
-         << "    log_format atlas '$server_port $status \"$request\" auth=\"$http_authorization\" range=\"$http_range\" "
+         << "    log_format atlas '$server_port $status \"$request\" auth=\"$http_authorization\" "
+            "range=\"$http_range\" "
             "sent=$body_bytes_sent';\n"
          << "    client_body_temp_path " << r << "/tmp/body;\n    proxy_temp_path " << r << "/tmp/proxy;\n"
          << "    fastcgi_temp_path " << r << "/tmp/fcgi;\n    uwsgi_temp_path " << r << "/tmp/uwsgi;\n"
          << "    scgi_temp_path " << r << "/tmp/scgi;\n"
          << "    default_type application/octet-stream;\n    sendfile on;\n    keepalive_requests 100000;\n"
          << "    http2_max_requests 100000;\n"
-         << "    ssl_certificate " << r << "/tls/server.pem;\n    ssl_certificate_key " << r << "/tls/server.key;\n"
+         << "    ssl_certificate " << r << "/tls/server.pem;\n    ssl_certificate_key " << r
+         << "/tls/server.key;\n"
          << "    map $http_authorization $hub_auth_ok { \"Bearer " << token() << "\" 1; default 0; }\n"
          << "    server {\n        listen 127.0.0.1:" << m_hubPort << " ssl http2;\n"
          << "        access_log " << r << "/logs/hub.log atlas;\n"
@@ -211,13 +220,11 @@ bool TestHub::start(QString *error)
     conf.close();
 
     QString nginx = QStringLiteral("/usr/sbin/nginx");
-    if (!QFile::exists(nginx))
-        nginx = QStringLiteral("nginx");
+    if (!QFile::exists(nginx)) nginx = QStringLiteral("nginx");
     m_nginx.setProcessChannelMode(QProcess::MergedChannels);
     m_nginx.start(nginx, {L("-p"), base, L("-c"), base + L("/nginx.conf"), L("-g"), L("daemon off;")});
     if (!m_nginx.waitForStarted(10000)) {
-        if (error)
-            *error = QStringLiteral("nginx did not start: ") + m_nginx.errorString();
+        if (error) *error = QStringLiteral("nginx did not start: ") + m_nginx.errorString();
         return false;
     }
     // Ready when the storage port accepts connections.
@@ -229,10 +236,8 @@ bool TestHub::start(QString *error)
         a.sin_port = htons(static_cast<std::uint16_t>(m_failingPort));
         const bool up = ::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
         ::close(fd);
-        if (up)
-            return true;
-        if (m_nginx.state() == QProcess::NotRunning)
-            break;
+        if (up) return true;
+        if (m_nginx.state() == QProcess::NotRunning) break;
         QThread::msleep(50);
     }
     if (error)

@@ -31,10 +31,10 @@ public:
     bool start(QString *error);
     void stop();
 
-    std::string endpoint() const { return url(m_hubPort); }     // the Hub host
-    std::string storageUrl(const std::string &repo) const;       // the storage host, a repo's folder
-    std::string noRangeUrl(const std::string &repo) const;       // serves the same files, ignores Range
-    std::string failingUrl(const std::string &repo) const;       // answers 503 with Retry-After: 1
+    std::string endpoint() const { return url(m_hubPort); } // the Hub host
+    std::string storageUrl(const std::string &repo) const;  // the storage host, a repo's folder
+    std::string noRangeUrl(const std::string &repo) const;  // serves the same files, ignores Range
+    std::string failingUrl(const std::string &repo) const;  // answers 503 with Retry-After: 1
     std::string caFile() const;
     std::string token() const { return "hf_atlasTestToken0123456789"; }
     // Everything the storage host was asked, with the Authorization header each request carried.

@@ -2,6 +2,7 @@
 
 #include "checkpoint_index.h"
 #include "errors.h"
+#include "parallel_for.h"
 
 #include <algorithm>
 #include <array>
@@ -38,36 +39,6 @@ struct PendingShard
     bool cached = false;
     bool haveFirst = false; // the first read already came (the probe)
 };
-
-// Runs fn(i) for i in [0, n) on a few threads; rethrows the first failure.
-template <typename Fn> void parallelFor(std::size_t n, unsigned threads, Fn fn)
-{
-    threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n)));
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr error;
-    std::mutex errorLock;
-    auto worker = [&] {
-        for (;;) {
-            const std::size_t i = next.fetch_add(1);
-            if (i >= n) return;
-            try {
-                fn(i);
-            } catch (...) {
-                std::lock_guard lock(errorLock);
-                if (!error) error = std::current_exception();
-                next.store(n);
-                return;
-            }
-        }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(worker);
-    worker();
-    for (auto &t : pool)
-        t.join();
-    if (error) std::rethrow_exception(error);
-}
 
 // Reads the first bytes of the given shards in one batch, then the rest of any longer header.
 void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,

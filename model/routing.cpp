@@ -3,6 +3,7 @@
 #include "bf16.h"
 #include "bias_audit.h"
 #include "errors.h"
+#include "parallel_for.h"
 #include "safetensors.h"
 
 #include <algorithm>
@@ -325,49 +326,21 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
         todo.push_back(&b);
     }
     run.layers.resize(todo.size());
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr error;
-    std::mutex errorLock;
-    auto worker = [&] {
-        std::vector<float> logits;
-        for (;;) {
-            const std::size_t i = next.fetch_add(1);
-            if (i >= todo.size()) return;
-            if (opt.cancel && opt.cancel->load()) {
-                std::lock_guard lock(errorLock);
-                if (!error) error = std::make_exception_ptr(AtlasError(ErrorKind::Source, "cancelled"));
-                return;
-            }
-            try {
-                const LayerBias &b = *todo[i];
-                const float *data;
-                if (opt.captured) {
-                    data = opt.captured->forLayer(b.layer)->data();
-                } else {
-                    logits.resize(static_cast<std::size_t>(run.tokens) *
-                                  static_cast<std::size_t>(router.experts));
-                    syntheticLogits(opt.seed, b.layer, run.tokens, router.experts, opt.logitStd,
-                                    logits.data());
-                    data = logits.data();
-                }
-                run.layers[i] = simulateLayer(b.layer, router, b.values, data, run.tokens);
-            } catch (...) {
-                std::lock_guard lock(errorLock);
-                if (!error) error = std::current_exception();
-                return;
-            }
+    parallelFor(todo.size(), opt.threads, [&](std::size_t i) {
+        if (opt.cancel && opt.cancel->load())
+            throw AtlasError(ErrorKind::Source, "cancelled");
+        const LayerBias &b = *todo[i];
+        const float *data;
+        thread_local std::vector<float> logits;
+        if (opt.captured) {
+            data = opt.captured->forLayer(b.layer)->data();
+        } else {
+            logits.resize(static_cast<std::size_t>(run.tokens) * static_cast<std::size_t>(router.experts));
+            syntheticLogits(opt.seed, b.layer, run.tokens, router.experts, opt.logitStd, logits.data());
+            data = logits.data();
         }
-    };
-    const unsigned threads =
-        std::max(1u, std::min<unsigned>(opt.threads ? opt.threads : std::thread::hardware_concurrency(),
-                                        static_cast<unsigned>(std::max<std::size_t>(1, todo.size()))));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(worker);
-    worker();
-    for (auto &t : pool)
-        t.join();
-    if (error) std::rethrow_exception(error);
+        run.layers[i] = simulateLayer(b.layer, router, b.values, data, run.tokens);
+    });
     return run;
 }
 

@@ -220,6 +220,11 @@ private slots:
                     QCOMPARE(image.width(), v->width() * 2); // high-DPI
                 } else if (QLatin1String(suffix) == QLatin1String(".svg")) {
                     QVERIFY(QSvgRenderer(path).isValid());
+                    // Charts are drawn as vectors: their titles are text in the drawing, not pixels.
+                    f.seek(0);
+                    const QString svg = QString::fromUtf8(f.readAll());
+                    for (ChartWidget *chart : v->findChildren<ChartWidget *>())
+                        QVERIFY2(svg.contains(QLatin1Char('>') + chart->title() + QLatin1Char('<')), qPrintable(path));
                 } else {
                     QVERIFY(head.startsWith("%PDF"));
                     QVERIFY(f.size() > 2000);

@@ -12,6 +12,8 @@ namespace atlas {
 
 namespace {
 
+bool g_vectorOutput = false;
+
 void styleAxis(QCPAxis *axis, const QPalette &pal)
 {
     const QColor text = pal.color(QPalette::WindowText);
@@ -45,7 +47,26 @@ ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomP
     m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
     m_plot->legend->setVisible(true);
     m_plot->setMinimumHeight(220);
+    m_plot->installEventFilter(this);
     applyPalette();
+}
+
+void ChartWidget::setVectorOutput(bool on)
+{
+    g_vectorOutput = on;
+}
+
+bool ChartWidget::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_plot && event->type() == QEvent::Paint && g_vectorOutput) {
+        // The painter is redirected to the export device: draw the plot's items, not its pixmaps.
+        QCPPainter painter(m_plot);
+        painter.setMode(QCPPainter::pmVectorized);
+        painter.setMode(QCPPainter::pmNoCaching);
+        m_plot->toPainter(&painter, m_plot->width(), m_plot->height());
+        return true;
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 ChartWidget::~ChartWidget() = default;

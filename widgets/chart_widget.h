@@ -40,6 +40,7 @@ public:
     ~ChartWidget() override;
 
     void setTitle(const QString &title);
+    QString title() const { return m_title; }
     // Grouped bars, one group per label.
     void showBars(const QStringList &labels, const QList<BarSeries> &series, const QString &valueLabel,
                   bool logValues);
@@ -57,8 +58,13 @@ public:
 
     static QColor seriesColor(int index);
 
+    // While set, charts paint as vector drawing commands instead of their raster buffers, so that
+    // a view rendered into SVG or PDF keeps its charts sharp at any zoom.
+    static void setVectorOutput(bool on);
+
 protected:
     void changeEvent(QEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void applyPalette();

@@ -1,5 +1,7 @@
 #include "view_export.h"
 
+#include "chart_widget.h"
+
 #include <QFileInfo>
 #include <QImage>
 #include <QPageSize>
@@ -28,6 +30,12 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error)
         if (!image.save(path, "PNG")) return fail(QStringLiteral("%1: cannot write the PNG file").arg(path));
         return true;
     }
+    // Charts draw as vectors into SVG and PDF, and switch back to raster afterwards.
+    struct VectorCharts
+    {
+        explicit VectorCharts(bool on) { ChartWidget::setVectorOutput(on); }
+        ~VectorCharts() { ChartWidget::setVectorOutput(false); }
+    } vector(suffix == QLatin1String("svg") || suffix == QLatin1String("pdf"));
     if (suffix == QLatin1String("svg")) {
         QSvgGenerator svg;
         svg.setFileName(path);

@@ -2,7 +2,9 @@
 
 #include "report.h"
 
+#include <QHeaderView>
 #include <QLabel>
+#include <QTableWidget>
 
 namespace atlas {
 
@@ -51,6 +53,17 @@ QLabel *makeCaption(const QString &text, QWidget *parent)
     p.setColor(QPalette::WindowText, c);
     l->setPalette(p);
     return l;
+}
+
+QTableWidget *makeTable(const QStringList &headers, QWidget *parent)
+{
+    auto *t = new QTableWidget(0, int(headers.size()), parent);
+    t->setHorizontalHeaderLabels(headers);
+    t->verticalHeader()->hide();
+    t->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setAlternatingRowColors(true);
+    return t;
 }
 
 } // namespace atlas

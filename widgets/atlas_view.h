@@ -8,6 +8,7 @@
 #include <memory>
 
 class QLabel;
+class QTableWidget;
 
 namespace atlas {
 
@@ -35,5 +36,7 @@ QString percentQ(double fraction, int decimals = 2);
 // A heading label and a muted caption label, styled once.
 QLabel *makeHeading(const QString &text, QWidget *parent = nullptr);
 QLabel *makeCaption(const QString &text, QWidget *parent = nullptr);
+// A read-only table with these column headers, stretched columns and alternating rows.
+QTableWidget *makeTable(const QStringList &headers, QWidget *parent);
 
 } // namespace atlas

@@ -18,18 +18,14 @@ namespace atlas {
 BiasView::BiasView(QWidget *parent)
     : AtlasView(parent), m_status(new QLabel(this)), m_layer(new QComboBox(this)),
       m_layerSummary(new QLabel(this)), m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)),
-      m_table(new QTableWidget(0, 8, this))
+      m_table(makeTable({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"), tr("FP32 distinct"),
+                         tr("BF16 distinct"), tr("Zero-logit replaced")},
+                        this))
 {
     m_status->setWordWrap(true);
     m_layerSummary->setWordWrap(true);
     m_histogram->setTitle(tr("FP32 values and the BF16 levels they collapse onto"));
     m_levels->setTitle(tr("Distinct values per layer: FP32 as stored vs after BF16 rounding"));
-    m_table->setHorizontalHeaderLabels({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"),
-                                        tr("FP32 distinct"), tr("BF16 distinct"), tr("Zero-logit replaced")});
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setAlternatingRowColors(true);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
 
     auto *v = new QVBoxLayout(this);

@@ -11,16 +11,13 @@
 namespace atlas {
 
 BudgetView::BudgetView(QWidget *parent)
-    : AtlasView(parent), m_chart(new ChartWidget(this)), m_table(new QTableWidget(0, 5, this)),
+    : AtlasView(parent), m_chart(new ChartWidget(this)),
+      m_table(makeTable({tr("Category"), tr("Parameters"), tr("Share of total"), tr("Active per token"),
+                         tr("Share of active")},
+                        this)),
       m_caption(makeCaption(QString(), this))
 {
     m_chart->setTitle(tr("Parameters by category (log scale)"));
-    m_table->setHorizontalHeaderLabels({tr("Category"), tr("Parameters"), tr("Share of total"),
-                                        tr("Active per token"), tr("Share of active")});
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setAlternatingRowColors(true);
     auto *v = new QVBoxLayout(this);
     v->setContentsMargins(20, 16, 20, 16);
     v->addWidget(makeHeading(tr("Parameter budget"), this));

@@ -119,16 +119,13 @@ void IndexStrip::paintEvent(QPaintEvent *)
 
 IndexShareView::IndexShareView(QWidget *parent)
     : AtlasView(parent), m_strip(new IndexStrip(this)), m_summary(new QLabel(this)),
-      m_mismatches(makeCaption(QString(), this)), m_table(new QTableWidget(0, 6, this))
+      m_mismatches(makeCaption(QString(), this)),
+      m_table(makeTable({tr("Layer"), tr("Kind"), tr("Indexer"), tr("Reuses layer"),
+                         tr("Indexer tensors on disk"), tr("Parameters")},
+                        this))
 {
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_table->setHorizontalHeaderLabels({tr("Layer"), tr("Kind"), tr("Indexer"), tr("Reuses layer"),
-                                        tr("Indexer tensors on disk"), tr("Parameters")});
-    m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_table->setAlternatingRowColors(true);
     auto *v = new QVBoxLayout(this);
     v->setContentsMargins(20, 16, 20, 16);
     v->addWidget(makeHeading(tr("IndexShare: which layers own a DSA indexer"), this));

@@ -77,15 +77,12 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->addLayout(m_cards);
 
     v->addWidget(makeHeading(tr("Quantization layout"), page));
-    m_quant = new QTableWidget(0, 5, page);
-    m_quant->setHorizontalHeaderLabels(
-        {tr("Category"), tr("Weights by dtype"), tr("Parameters"), tr("Scale tensors"), tr("Scale bytes")});
-    m_quant->verticalHeader()->hide();
+    m_quant = makeTable(
+        {tr("Category"), tr("Weights by dtype"), tr("Parameters"), tr("Scale tensors"), tr("Scale bytes")},
+        page);
     m_quant->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_quant->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
-    m_quant->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_quant->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_quant->setAlternatingRowColors(true);
     m_quant->setMinimumHeight(300);
     v->addWidget(m_quant);
 

@@ -1,5 +1,7 @@
 #include "fault_server.h"
 
+#include "test_hub.h"
+
 #include <arpa/inet.h>
 #include <chrono>
 #include <cstring>
@@ -19,17 +21,8 @@ FaultServer::~FaultServer()
 
 bool FaultServer::start()
 {
-    m_listen = ::socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    ::setsockopt(m_listen, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(m_listen, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(m_listen, 64) != 0 ||
-        ::getsockname(m_listen, reinterpret_cast<sockaddr *>(&a), &len) != 0)
-        return false;
-    m_port = ntohs(a.sin_port);
+    m_listen = listenOnLoopback(0, &m_port);
+    if (m_listen < 0) return false;
     m_thread = std::thread([this] { acceptLoop(); });
     return true;
 }

@@ -1,5 +1,7 @@
 #include "latency_proxy.h"
 
+#include "test_hub.h"
+
 #include <arpa/inet.h>
 #include <cerrno>
 #include <deque>
@@ -75,15 +77,8 @@ LatencyProxy::~LatencyProxy()
 
 bool LatencyProxy::start()
 {
-    m_listen = ::socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    ::setsockopt(m_listen, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(m_listenPort));
-    if (::bind(m_listen, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(m_listen, 128) != 0)
-        return false;
+    m_listen = listenOnLoopback(m_listenPort);
+    if (m_listen < 0) return false;
     ::fcntl(m_listen, F_SETFL, ::fcntl(m_listen, F_GETFL) | O_NONBLOCK);
     m_thread = std::thread([this] { loop(); });
     return true;

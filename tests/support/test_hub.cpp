@@ -28,6 +28,25 @@ int freeLoopbackPort()
     return port;
 }
 
+int listenOnLoopback(int port, int *boundPort)
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    socklen_t len = sizeof a;
+    if (::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 || ::listen(fd, 128) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    if (boundPort) *boundPort = ntohs(a.sin_port);
+    return fd;
+}
+
 namespace {
 
 bool run(const QString &program, const QStringList &args, const QString &dir, QString *error)

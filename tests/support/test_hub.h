@@ -58,3 +58,6 @@ private:
 
 // A free TCP port on 127.0.0.1 (bound, then released).
 int freeLoopbackPort();
+
+// A listening socket on 127.0.0.1:port (0: any free port); -1 on failure. *boundPort gets the port.
+int listenOnLoopback(int port, int *boundPort = nullptr);

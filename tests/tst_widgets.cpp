@@ -20,6 +20,8 @@
 #include "routing_view.h"
 #include "settings.h"
 #include "support/fault_server.h"
+#include "support/latency_proxy.h"
+#include "support/test_hub.h"
 #include "view_export.h"
 
 #include <QAbstractItemModelTester>
@@ -69,6 +71,7 @@ private slots:
     {
         QVERIFY(m_settings.isValid());
         qputenv("XDG_CONFIG_HOME", m_settings.path().toLocal8Bit()); // settings of the tests only
+        qputenv("XDG_CACHE_HOME", m_settings.path().toLocal8Bit() + "/cache");
         setApplicationIdentity();
         MainWindow::applyTheme(MainWindow::Theme::Light);
         synth::writeCheckpoint(synth::glm5Fp8(), m_full.path().toStdString());
@@ -323,6 +326,50 @@ private slots:
             open.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/open-dialog.png"));
             prefs.grab().save(QString::fromLocal8Bit(shots) + QStringLiteral("/preferences.png"));
         }
+        QSettings().remove(QStringLiteral("network"));
+    }
+
+    void cancelHubLoadFromWindow()
+    {
+        // The nginx test Hub behind 100 ms of round-trip latency: a load of the 141-shard layout is under
+        // way (requests counted) when Cancel is pressed, and it ends within moments.
+        TestHub hub;
+        hub.addRepo("atlas/glm5", synth::glm5Fp8());
+        const int hubProxyPort = freeLoopbackPort();
+        const int storageProxyPort = freeLoopbackPort();
+        hub.setStorageRedirectPort(storageProxyPort);
+        QString error;
+        QVERIFY2(hub.start(&error), qPrintable(error));
+        LatencyProxy hubProxy(hubProxyPort, hub.hubPort(), std::chrono::milliseconds(50));
+        LatencyProxy storageProxy(storageProxyPort, hub.storagePort(), std::chrono::milliseconds(50));
+        QVERIFY(hubProxy.start() && storageProxy.start());
+        qputenv("HF_ENDPOINT", QByteArray("https://127.0.0.1:") + QByteArray::number(hubProxyPort));
+        QSettings().setValue(QStringLiteral("network/caBundle"), QString::fromStdString(hub.caFile()));
+
+        MainWindow window(false);
+        window.show();
+        QSignalSpy cancelled(window.loader(), &CheckpointLoader::cancelled);
+        QSignalSpy layout(window.loader(), &CheckpointLoader::layoutReady);
+        window.openSource(QStringLiteral("atlas/glm5"));
+        QTRY_VERIFY_WITH_TIMEOUT(window.progressText().contains(QLatin1String(" requests")) &&
+                                     !window.progressText().contains(QLatin1String("· 0 requests")),
+                                 10000);
+        QElapsedTimer timer;
+        timer.start();
+        window.cancelLoad();
+        QVERIFY(cancelled.wait(5000));
+        QVERIFY(timer.elapsed() < 2000);
+        QCOMPARE(layout.count(), 0);
+        QVERIFY(!window.loader()->isRunning());
+        QVERIFY(window.errorText().isEmpty());
+
+        // The same source then loads to the end, through the same proxies.
+        QSignalSpy finished(window.loader(), &CheckpointLoader::finished);
+        window.openSource(QStringLiteral("atlas/glm5"));
+        QVERIFY(finished.wait(60000));
+        auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
+        QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
+        qunsetenv("HF_ENDPOINT");
         QSettings().remove(QStringLiteral("network"));
     }
 

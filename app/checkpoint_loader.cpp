@@ -58,6 +58,8 @@ void CheckpointLoader::start(const SourceSpec &spec, const NetworkOptions &optio
     const int generation = ++m_generation;
     m_filesDone = m_filesTotal = m_bytes = m_requests = 0;
     m_running = true;
+    m_clock.start();
+    m_layoutMs = m_totalMs = -1;
     m_progressTimer.start();
     const bool demo = spec.kind == SourceSpec::Kind::Local && spec.path.empty();
     m_worker = std::thread([this, spec, options, demo, generation] { run(spec, options, demo, generation); });
@@ -68,6 +70,7 @@ void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, bool demo, i
     auto finish = [this, generation](auto signal) {
         deliver(generation, [this, signal] {
             m_running = false;
+            m_totalMs = m_clock.elapsed();
             m_progressTimer.stop();
             emit progress(m_filesDone, m_filesTotal, m_bytes, m_requests);
             signal();
@@ -92,7 +95,10 @@ void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, bool demo, i
         loaded->checkpoint = readCheckpoint(*opened.source, read);
         loaded->analysis = analyze(loaded->checkpoint);
         std::shared_ptr<const LoadedCheckpoint> layout = loaded;
-        deliver(generation, [this, layout] { emit layoutReady(layout); });
+        deliver(generation, [this, layout] {
+            m_layoutMs = m_clock.elapsed();
+            emit layoutReady(layout);
+        });
 
         deliver(generation, [this] { emit stage(tr("Reading the router correction biases…")); });
         const BiasFetchPlan plan = planBiasFetch(layout->checkpoint);

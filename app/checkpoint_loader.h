@@ -3,6 +3,7 @@
 #include "loaded_checkpoint.h"
 #include "source_spec.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
 
@@ -26,6 +27,9 @@ public:
     void startDemo(const NetworkOptions &options = {});
     void cancel();
     bool isRunning() const { return m_running; }
+    // Milliseconds from start() to the layout, and to the end of the load.
+    qint64 layoutMs() const { return m_layoutMs; }
+    qint64 totalMs() const { return m_totalMs; }
 
 signals:
     void progress(quint64 filesDone, quint64 filesTotal, quint64 bytes, quint64 requests);
@@ -45,6 +49,9 @@ private:
     std::atomic<bool> m_cancel{false};
     std::atomic<int> m_generation{0};
     bool m_running = false;
+    QElapsedTimer m_clock;
+    qint64 m_layoutMs = -1;
+    qint64 m_totalMs = -1;
     QTimer m_progressTimer;
     std::atomic<quint64> m_filesDone{0}, m_filesTotal{0}, m_bytes{0}, m_requests{0};
 };

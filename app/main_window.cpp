@@ -135,8 +135,13 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         m_cancel->hide();
         m_statusText->setText(message);
     };
-    connect(m_loader, &CheckpointLoader::finished, this,
-            [this, done] { done(tr("%1 — loaded; %2").arg(m_currentLabel, m_progress->format())); });
+    connect(m_loader, &CheckpointLoader::finished, this, [this, done] {
+        done(tr("%1 — layout in %2 s, biases by %3 s; %4")
+                 .arg(m_currentLabel)
+                 .arg(m_loader->layoutMs() / 1000.0, 0, 'f', 2)
+                 .arg(m_loader->totalMs() / 1000.0, 0, 'f', 2)
+                 .arg(m_progress->format()));
+    });
     connect(m_loader, &CheckpointLoader::cancelled, this, [done] { done(tr("Load cancelled.")); });
     connect(m_loader, &CheckpointLoader::failed, this, [this, done](const QString &message) {
         done(tr("Load failed."));

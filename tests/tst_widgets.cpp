@@ -146,6 +146,8 @@ private slots:
         window.show();
         QVERIFY(openAndWait(window, m_full.path()));
         QVERIFY(window.errorText().isEmpty());
+        QVERIFY(window.loader()->layoutMs() >= 0);
+        QVERIFY(window.loader()->totalMs() >= window.loader()->layoutMs());
         const auto spec = synth::glm5Fp8();
         const auto want = expected::budget(spec);
 
@@ -227,7 +229,8 @@ private slots:
                     f.seek(0);
                     const QString svg = QString::fromUtf8(f.readAll());
                     for (ChartWidget *chart : v->findChildren<ChartWidget *>())
-                        QVERIFY2(svg.contains(QLatin1Char('>') + chart->title() + QLatin1Char('<')), qPrintable(path));
+                        QVERIFY2(svg.contains(QLatin1Char('>') + chart->title() + QLatin1Char('<')),
+                                 qPrintable(path));
                 } else {
                     QVERIFY(head.startsWith("%PDF"));
                     QVERIFY(f.size() > 2000);

@@ -112,11 +112,12 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                 } else {
                     m_progress->setRange(0, 0);
                 }
-                m_progress->setFormat(tr("%1/%2 files · %3 · %4 requests")
-                                          .arg(done)
-                                          .arg(total)
-                                          .arg(binaryBytesQ(bytes))
-                                          .arg(requests));
+                m_progress->setFormat(
+                    (m_localLoad ? tr("%1/%2 files · %3 · %4 reads") : tr("%1/%2 files · %3 · %4 requests"))
+                        .arg(done)
+                        .arg(total)
+                        .arg(binaryBytesQ(bytes))
+                        .arg(requests));
             });
     connect(m_loader, &CheckpointLoader::layoutReady, this,
             [this](std::shared_ptr<const LoadedCheckpoint> data) {
@@ -298,6 +299,7 @@ void MainWindow::openSource(const QString &source, const QString &revision)
 void MainWindow::startLoad(const SourceSpec &spec, const QString &label)
 {
     m_error->hide();
+    m_localLoad = spec.kind == SourceSpec::Kind::Local;
     m_statusText->setText(tr("Opening %1…").arg(label));
     m_progress->setRange(0, 0);
     m_progress->setFormat(tr("starting…"));

@@ -75,6 +75,7 @@ private:
     QList<AtlasView *> m_views;
     QString m_currentLabel;
     QString m_lastSource, m_lastRevision;
+    bool m_localLoad = true; // local reads are file reads, not HTTP requests
 };
 
 } // namespace atlas

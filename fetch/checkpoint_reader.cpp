@@ -228,8 +228,6 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
 
     ckpt.shards.resize(shards.size());
     std::vector<char> stale(shards.size(), 0);
-    const unsigned threads =
-        options.parseThreads ? options.parseThreads : std::max(1u, std::thread::hardware_concurrency());
     auto parse = [&](std::size_t i) {
         auto &s = shards[i];
         try {
@@ -251,7 +249,7 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
         std::string().swap(s.answer.bytes);
         report(1);
     };
-    parallelFor(shards.size(), threads, parse);
+    parallelFor(shards.size(), options.parseThreads, parse);
     std::vector<std::size_t> refetch;
     for (std::size_t i = 0; i < shards.size(); ++i)
         if (stale[i]) {

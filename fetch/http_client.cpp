@@ -82,7 +82,6 @@ std::optional<double> parseRetryAfter(const std::string &value)
 struct HttpClient::Transfer
 {
     HttpClient *client = nullptr;
-    std::size_t index = 0;
     const HttpRequest *request = nullptr;
     std::string url;
     CURL *easy = nullptr;
@@ -252,7 +251,6 @@ HttpClient::perform(const std::vector<HttpRequest> &requests, const std::atomic<
     for (std::size_t i = 0; i < requests.size(); ++i) {
         Transfer &t = transfers[i];
         t.client = this;
-        t.index = i;
         t.request = &requests[i];
         t.url = requests[i].url;
         t.cancel = cancel;

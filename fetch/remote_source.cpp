@@ -183,13 +183,7 @@ BatchAnswer RemoteSource::readBatch(const std::vector<std::string> &files,
             out.ranges.push_back(std::nullopt);
             continue;
         }
-        if (!r.transportError.empty() || (r.status != 200 && r.status != 206))
-            throw AtlasError(ErrorKind::Source, describeFailure(speculative[k].file, r));
-        RangeAnswer a;
-        a.fileSize = checkRangeAnswer(speculative[k].file, http[firstRange + k], r);
-        a.bytes = std::move(r.body);
-        remember(speculative[k].file, r);
-        out.ranges.push_back(std::move(a));
+        out.ranges.push_back(rangeFrom(speculative[k].file, http[firstRange + k], r));
     }
     return out;
 }
@@ -201,16 +195,22 @@ std::vector<RangeAnswer> RemoteSource::readRanges(const std::vector<RangeRequest
     for (const auto &r : requests)
         http.push_back(rangeRequest(r));
     auto responses = perform(http);
-    std::vector<RangeAnswer> answers(requests.size());
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        const HttpResponse &r = responses[i];
-        if (!r.transportError.empty() || (r.status != 200 && r.status != 206))
-            throw AtlasError(ErrorKind::Source, describeFailure(requests[i].file, r));
-        answers[i].fileSize = checkRangeAnswer(requests[i].file, http[i], r);
-        answers[i].bytes = std::move(responses[i].body);
-        remember(requests[i].file, r);
-    }
+    std::vector<RangeAnswer> answers;
+    answers.reserve(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i)
+        answers.push_back(rangeFrom(requests[i].file, http[i], responses[i]));
     return answers;
+}
+
+RangeAnswer RemoteSource::rangeFrom(const std::string &file, const HttpRequest &request, HttpResponse &r)
+{
+    if (!r.transportError.empty() || (r.status != 200 && r.status != 206))
+        throw AtlasError(ErrorKind::Source, describeFailure(file, r));
+    RangeAnswer a;
+    a.fileSize = checkRangeAnswer(file, request, r);
+    a.bytes = std::move(r.body);
+    remember(file, r);
+    return a;
 }
 
 HttpDirectorySource::HttpDirectorySource(std::string baseUrl, HttpClient::Options options,

@@ -37,6 +37,8 @@ protected:
     HttpRequest rangeRequest(const RangeRequest &r);
     // A whole small file from its answer: nullopt for 404, AtlasError for other failures.
     std::optional<std::string> smallFileFrom(const std::string &file, HttpResponse &response);
+    // A checked range answer (the body is moved out); AtlasError naming the file otherwise.
+    RangeAnswer rangeFrom(const std::string &file, const HttpRequest &request, HttpResponse &response);
 
     HttpClient m_client;
 

@@ -176,10 +176,7 @@ int runInspect(const std::vector<std::string> &args)
             const BiasFetchPlan plan = planBiasFetch(ckpt, biasTensors);
             const BiasAudit audit = auditBiases(ckpt.config, readBiases(*opened.source, plan), plan.bytes);
             const auto &stats = audit.stats;
-            std::vector<LayerBias> layerBiases;
-            for (const auto &b : stats)
-                if (b.tensor.ends_with("mlp.gate.e_score_correction_bias"))
-                    layerBiases.push_back({b.layer, b.values});
+            const std::vector<LayerBias> layerBiases = correctionBiases(audit);
             report["biases"] = biasesJson(stats, plan.bytes);
             tables += formatBiasTable(stats, plan.bytes);
             if (simulate) {

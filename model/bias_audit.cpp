@@ -12,6 +12,11 @@
 
 namespace atlas {
 
+bool isCorrectionBias(std::string_view name)
+{
+    return name.ends_with("mlp.gate.e_score_correction_bias");
+}
+
 BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::string> &extra)
 {
     BiasFetchPlan plan;
@@ -20,7 +25,7 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
     for (std::uint32_t s = 0; s < ckpt.shards.size(); ++s) {
         const ShardHeader &shard = ckpt.shards[s];
         for (const TensorInfo &t : shard.tensors) {
-            const bool bias = t.name.ends_with("mlp.gate.e_score_correction_bias");
+            const bool bias = isCorrectionBias(t.name);
             if (!bias && !wanted.count(t.name)) continue;
             found.insert(t.name);
             BiasFetchPlan::Item item;
@@ -194,7 +199,7 @@ BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &
     BiasAudit audit;
     audit.bytesRead = bytesRead;
     for (const auto &t : tensors) {
-        const bool correction = t.tensor.ends_with("mlp.gate.e_score_correction_bias");
+        const bool correction = isCorrectionBias(t.tensor);
         if (correction && !audit.router && audit.routerProblem.empty()) {
             const std::size_t count = t.raw.size() / std::max(1u, dtypeBits(t.dtype) / 8);
             audit.router = routerConfigFor(config, count, &audit.routerProblem);
@@ -204,6 +209,14 @@ BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &
     if (!audit.router && audit.routerProblem.empty())
         audit.routerProblem = "the checkpoint has no mlp.gate.e_score_correction_bias tensors";
     return audit;
+}
+
+std::vector<LayerBias> correctionBiases(const BiasAudit &audit)
+{
+    std::vector<LayerBias> out;
+    for (const auto &s : audit.stats)
+        if (isCorrectionBias(s.tensor)) out.push_back({s.layer, s.values});
+    return out;
 }
 
 } // namespace atlas

@@ -10,6 +10,9 @@
 
 namespace atlas {
 
+// mlp.gate.e_score_correction_bias of any layer.
+bool isCorrectionBias(std::string_view tensorName);
+
 // Exactly which bytes to read for the router correction biases (or any tensors named).
 struct BiasFetchPlan
 {

@@ -28,4 +28,7 @@ struct BiasAudit
 BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors,
                       std::uint64_t bytesRead);
 
+// The correction biases of an audit, by layer: what the routing simulation runs on.
+std::vector<LayerBias> correctionBiases(const BiasAudit &audit);
+
 } // namespace atlas

@@ -152,9 +152,7 @@ void RoutingView::runSimulation()
 {
     if (!m_audit || !m_audit->router) return;
     stopWorker();
-    std::vector<LayerBias> biases;
-    for (const auto &s : m_audit->stats)
-        if (s.tensor.ends_with("mlp.gate.e_score_correction_bias")) biases.push_back({s.layer, s.values});
+    std::vector<LayerBias> biases = correctionBiases(*m_audit);
     RoutingOptions options;
     options.tokens = std::uint32_t(m_tokens->value());
     options.seed = std::uint64_t(m_seed->value());

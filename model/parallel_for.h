@@ -12,11 +12,9 @@ namespace atlas {
 
 // Runs fn(i) for every i in [0, n) on up to `threads` threads (0: one per core), the calling
 // thread among them. The first exception stops the handing out of work and is rethrown.
-template<typename Fn>
-void parallelFor(std::size_t n, unsigned threads, Fn fn)
+template <typename Fn> void parallelFor(std::size_t n, unsigned threads, Fn fn)
 {
-    if (threads == 0)
-        threads = std::max(1u, std::thread::hardware_concurrency());
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(std::max<std::size_t>(n, 1))));
     std::atomic<std::size_t> next{0};
     std::exception_ptr error;
@@ -24,14 +22,12 @@ void parallelFor(std::size_t n, unsigned threads, Fn fn)
     auto worker = [&] {
         for (;;) {
             const std::size_t i = next.fetch_add(1);
-            if (i >= n)
-                return;
+            if (i >= n) return;
             try {
                 fn(i);
             } catch (...) {
                 std::lock_guard lock(errorLock);
-                if (!error)
-                    error = std::current_exception();
+                if (!error) error = std::current_exception();
                 next.store(n);
                 return;
             }
@@ -43,8 +39,7 @@ void parallelFor(std::size_t n, unsigned threads, Fn fn)
     worker();
     for (auto &t : pool)
         t.join();
-    if (error)
-        std::rethrow_exception(error);
+    if (error) std::rethrow_exception(error);
 }
 
 } // namespace atlas

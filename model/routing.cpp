@@ -5,6 +5,7 @@
 #include "errors.h"
 #include "parallel_for.h"
 #include "safetensors.h"
+#include "splitmix64.h"
 
 #include <algorithm>
 #include <cmath>
@@ -121,18 +122,6 @@ void Router::route(const float *scores, const float *bias, Routing &out)
     }
 }
 
-namespace {
-
-std::uint64_t splitmix(std::uint64_t &state)
-{
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-} // namespace
-
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out)
 {
     std::uint64_t state =
@@ -143,7 +132,7 @@ void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int ex
     const float scale = static_cast<float>(1.0 / sd) * std;
     const std::size_t n = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(experts);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t a = splitmix(state), b = splitmix(state);
+        const std::uint64_t a = splitmix64(state), b = splitmix64(state);
         const std::uint64_t sum = (a & 0xFFFF) + ((a >> 16) & 0xFFFF) + ((a >> 32) & 0xFFFF) + (a >> 48) +
                                   (b & 0xFFFF) + ((b >> 16) & 0xFFFF) + ((b >> 32) & 0xFFFF) + (b >> 48);
         out[i] = static_cast<float>(static_cast<double>(sum) - mean) * scale;
@@ -327,8 +316,7 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
     }
     run.layers.resize(todo.size());
     parallelFor(todo.size(), opt.threads, [&](std::size_t i) {
-        if (opt.cancel && opt.cancel->load())
-            throw AtlasError(ErrorKind::Source, "cancelled");
+        if (opt.cancel && opt.cancel->load()) throw AtlasError(ErrorKind::Source, "cancelled");
         const LayerBias &b = *todo[i];
         const float *data;
         thread_local std::vector<float> logits;

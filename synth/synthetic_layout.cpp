@@ -1,6 +1,8 @@
 #include "synthetic_layout.h"
 
+#include "bias_audit.h"
 #include "errors.h"
+#include "splitmix64.h"
 
 #include <bit>
 #include <cmath>
@@ -71,17 +73,9 @@ bool layerOwnsIndexer(const LayoutSpec &s, std::int64_t i)
     return false;
 }
 
-std::uint64_t splitmix(std::uint64_t &state)
-{
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 double unit(std::uint64_t &state)
 {
-    return static_cast<double>(splitmix(state) >> 11) * 0x1.0p-53;
+    return static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;
 }
 
 } // namespace
@@ -218,7 +212,7 @@ std::vector<float> syntheticBias(const LayoutSpec &spec, std::int64_t layer)
     std::uint64_t state = spec.biasSeed * 1000003ULL + static_cast<std::uint64_t>(layer);
     // Real correction biases sit in narrow bands far from zero (near 7, 8, 34 ...).
     static constexpr double centres[] = {6.94, 8.08, 34.30, 16.25, 3.61, 7.52};
-    const double centre = centres[splitmix(state) % std::size(centres)];
+    const double centre = centres[splitmix64(state) % std::size(centres)];
     const double width = 0.20 + 0.45 * unit(state);
     const double step = width / (300.0 + 500.0 * unit(state)); // some values repeat, as they do
     std::vector<float> v(static_cast<std::size_t>(spec.experts));
@@ -344,7 +338,7 @@ WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path 
                 header += (d ? "," : "") + std::to_string(t.shape[d]);
             header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
                       std::to_string(offset + t.bytes) + "]}";
-            if (t.name.ends_with("mlp.gate.e_score_correction_bias") && t.dtype == Dtype::F32) {
+            if (isCorrectionBias(t.name) && t.dtype == Dtype::F32) {
                 const auto layer = std::stoll(t.name.substr(13));
                 biases.push_back({offset, syntheticBias(spec, layer)});
             }

@@ -6,6 +6,7 @@
 #include "demo.h"
 #include "errors.h"
 #include "loaded_checkpoint.h"
+#include "logits_reader.h"
 #include "report.h"
 #include "source_spec.h"
 
@@ -52,12 +53,14 @@ const char *kUsage =
     "\n"
     "exit codes: 0 ok, 2 usage, 3 source or network, 4 invalid checkpoint, 5 expectation failed\n";
 
-std::uint64_t parseCount(const std::string &option, const std::string &value)
+std::uint64_t parseCount(const std::string &option, const std::string &value, std::uint64_t max = UINT64_MAX)
 {
     std::uint64_t v = 0;
     auto r = std::from_chars(value.data(), value.data() + value.size(), v);
     if (r.ec != std::errc() || r.ptr != value.data() + value.size() || v == 0)
         throw AtlasError(ErrorKind::Usage, option + " takes a positive whole number, not '" + value + "'");
+    if (v > max)
+        throw AtlasError(ErrorKind::Usage, option + " " + value + " is above the limit of " + std::to_string(max));
     return v;
 }
 
@@ -98,13 +101,13 @@ int runInspect(const std::vector<std::string> &args)
                                      "--kv-dtype takes bf16, fp8 or fp8_ds_mla, not '" + v + "'");
                 cacheOptions.kvDtype = *k;
             } else if (a == "--index-entry-bytes") {
-                cacheOptions.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value()));
+                cacheOptions.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value(), 1 << 20));
             } else if (a == "--revision") {
                 revision = value();
             } else if (a == "--ca-bundle") {
                 network.caBundle = value();
             } else if (a == "--connections") {
-                network.connections = static_cast<int>(std::min<std::uint64_t>(parseCount(a, value()), 256));
+                network.connections = static_cast<int>(parseCount(a, value(), 256));
             } else if (a == "--receipts") {
                 receiptsFile = value();
             } else if (a == "--no-cache") {
@@ -117,8 +120,7 @@ int runInspect(const std::vector<std::string> &args)
             } else if (a == "--simulate") {
                 simulate = true;
             } else if (a == "--tokens") {
-                routing.tokens =
-                    static_cast<std::uint32_t>(std::min<std::uint64_t>(parseCount(a, value()), 1u << 24));
+                routing.tokens = static_cast<std::uint32_t>(parseCount(a, value(), kMaxRoutingTokens));
             } else if (a == "--seed") {
                 const std::string v = value();
                 auto r = std::from_chars(v.data(), v.data() + v.size(), routing.seed);
@@ -170,6 +172,8 @@ int runInspect(const std::vector<std::string> &args)
         }
         const CheckpointAnalysis analysis = analyze(ckpt);
         const CacheBudget cache = computeCacheBudget(ckpt, analysis, cacheOptions);
+        if (cache.overflow && cacheOptions.contextTokens)
+            throw AtlasError(ErrorKind::Usage, "--context: " + cache.reason);
         auto report = buildReport(ckpt, analysis, cache);
         std::string tables;
         if (biases || simulate) {
@@ -187,11 +191,7 @@ int runInspect(const std::vector<std::string> &args)
                     throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: " + audit.routerProblem);
                 std::optional<CapturedLogits> captured;
                 if (!logitsFile.empty()) {
-                    std::ifstream in(logitsFile, std::ios::binary);
-                    if (!in)
-                        throw AtlasError(ErrorKind::Source, logitsFile + ": cannot open the logits file");
-                    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
-                    captured = parseLogitsFile(logitsFile, bytes);
+                    captured = readLogitsFile(logitsFile);
                     routing.captured = &*captured;
                 }
                 const RoutingRun run = simulateRouting(layerBiases, *audit.router, routing);

@@ -182,24 +182,60 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
         a.layers[i].indexer = a.layers[i].indexerWeights ? IndexerRole::Full : IndexerRole::None;
 }
 
+// The layers the model has: num_hidden_layers from the config (or, without it, the run of layer
+// numbers 0, 1, 2, ... found on disk), then the MTP layers that follow on disk, at most
+// num_nextn_predict_layers of them (or the run that follows, when the config does not say).
+int countLayers(const Checkpoint &ckpt, int &mainLayers)
+{
+    std::set<int> present;
+    for (const auto &s : ckpt.shards)
+        for (const auto &t : s.tensors)
+            if (const int layer = placeOf(t.name).layer; layer >= 0 && layer < kMaxConfigLayers + kMaxConfigMtpLayers)
+                present.insert(layer);
+    auto runFrom = [&](int first, int limit) {
+        int n = 0;
+        while (n < limit && present.count(first + n))
+            ++n;
+        return n;
+    };
+    const ModelConfig &cfg = ckpt.config;
+    if (!cfg.numHiddenLayers) {
+        mainLayers = runFrom(0, static_cast<int>(kMaxConfigLayers));
+        return mainLayers;
+    }
+    mainLayers = static_cast<int>(*cfg.numHiddenLayers);
+    int extra = 0;
+    if (cfg.numNextnPredictLayers) {
+        for (int i = 0; i < static_cast<int>(*cfg.numNextnPredictLayers); ++i)
+            if (present.count(mainLayers + i)) extra = i + 1;
+    } else {
+        extra = runFrom(mainLayers, static_cast<int>(kMaxConfigMtpLayers));
+    }
+    return mainLayers + extra;
+}
+
 } // namespace
+
+int CheckpointAnalysis::layerOf(std::string_view name) const
+{
+    const int layer = placeOf(name).layer;
+    return layer < layerCount ? layer : -1;
+}
 
 CheckpointAnalysis analyze(const Checkpoint &ckpt)
 {
     CheckpointAnalysis a;
     const ModelConfig &cfg = ckpt.config;
 
-    int maxLayer = -1;
-    for (const auto &s : ckpt.shards)
-        for (const auto &t : s.tensors)
-            maxLayer = std::max(maxLayer, placeOf(t.name).layer);
-    a.mainLayers = cfg.numHiddenLayers ? static_cast<int>(*cfg.numHiddenLayers) : maxLayer + 1;
-    const int layerCount = std::max(maxLayer + 1, a.mainLayers);
-    a.layers.resize(static_cast<std::size_t>(layerCount));
-    for (int i = 0; i < layerCount; ++i) {
+    a.layerCount = countLayers(ckpt, a.mainLayers);
+    a.layers.resize(static_cast<std::size_t>(a.layerCount));
+    for (int i = 0; i < a.layerCount; ++i) {
         a.layers[static_cast<std::size_t>(i)].index = i;
         a.layers[static_cast<std::size_t>(i)].kind = i >= a.mainLayers ? LayerKind::Mtp : LayerKind::Dense;
     }
+    const int layerCount = a.layerCount;
+    std::uint64_t strayTensors = 0;
+    std::string strayExample;
 
     std::vector<std::set<int>> experts(static_cast<std::size_t>(layerCount));
     std::array<std::map<std::string, Tally>, kCategoryCount> quant;
@@ -209,7 +245,13 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
 
     for (const auto &s : ckpt.shards) {
         for (const auto &t : s.tensors) {
-            const TensorPlace place = placeOf(t.name);
+            TensorPlace place = placeOf(t.name);
+            if (place.layer >= layerCount) {
+                // A layer number the model does not have is never an index: the tensor stays visible
+                // under other, and a warning names it.
+                if (strayTensors++ == 0) strayExample = t.name;
+                place = {-1, t.name};
+            }
             LayerInfo *layer = place.layer >= 0 ? &a.layers[static_cast<std::size_t>(place.layer)] : nullptr;
             const bool mtp = layer && layer->kind == LayerKind::Mtp;
             const Category cat = categorize(t.name, place.layer, mtp);
@@ -251,6 +293,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
         }
     }
     std::sort(b.otherTensors.begin(), b.otherTensors.end());
+    if (strayTensors)
+        a.warnings.push_back(std::to_string(strayTensors) + " tensor" + (strayTensors == 1 ? "" : "s") +
+                             " name a layer beyond the model's " + std::to_string(layerCount) +
+                             " layers (e.g. " + strayExample + "); counted under other");
 
     for (std::size_t i = 0; i < a.layers.size(); ++i) {
         a.layers[i].routedExperts = static_cast<int>(experts[i].size());

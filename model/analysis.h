@@ -106,6 +106,7 @@ struct IndexShareMap
 struct CheckpointAnalysis
 {
     int mainLayers = 0;
+    int layerCount = 0;            // main and MTP layers: layers.size()
     std::vector<LayerInfo> layers; // main layers then MTP layers, by index
     ParameterBudget budget;
     std::vector<QuantRow> quantLayout;
@@ -116,6 +117,10 @@ struct CheckpointAnalysis
     std::optional<std::int64_t> diskIndexHeadDim;
     std::optional<std::int64_t> diskRoutedExperts;
     std::vector<std::string> warnings;
+
+    // The layer a tensor belongs to, or -1 outside layers and for layer numbers the model does
+    // not have (those tensors count under other). Never an index past `layers`.
+    int layerOf(std::string_view name) const;
 };
 
 CheckpointAnalysis analyze(const Checkpoint &checkpoint);

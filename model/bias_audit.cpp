@@ -22,12 +22,22 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
     BiasFetchPlan plan;
     std::set<std::string> wanted(extra.begin(), extra.end());
     std::set<std::string> found;
+    // A correction bias holds one value per expert; nothing larger is read into memory.
+    const std::uint64_t experts =
+        static_cast<std::uint64_t>(ckpt.config.nRoutedExperts.value_or(kMaxConfigExperts));
+    const std::uint64_t limit = experts * 4 + kBiasSlackBytes;
     for (std::uint32_t s = 0; s < ckpt.shards.size(); ++s) {
         const ShardHeader &shard = ckpt.shards[s];
         for (const TensorInfo &t : shard.tensors) {
             const bool bias = isCorrectionBias(t.name);
             if (!bias && !wanted.count(t.name)) continue;
             found.insert(t.name);
+            if (t.bytes() > limit)
+                throw AtlasError(ErrorKind::Invalid,
+                                 shard.file + ": tensor '" + t.name + "' holds " + std::to_string(t.bytes()) +
+                                     " bytes, more than a router bias can (" + std::to_string(experts) +
+                                     " experts x 4 bytes + " + std::to_string(kBiasSlackBytes) +
+                                     " = " + std::to_string(limit) + "); it was not read");
             BiasFetchPlan::Item item;
             item.layer = placeOf(t.name).layer;
             item.tensor = t.name;

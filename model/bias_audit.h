@@ -40,8 +40,12 @@ struct BiasFetchPlan
     std::uint64_t bytes = 0; // what the ranges read: exactly the tensors' bytes
 };
 
+// Slack above experts x 4 bytes that a bias tensor may hold (other dtypes, padding).
+inline constexpr std::uint64_t kBiasSlackBytes = 4096;
+
 // Every mlp.gate.e_score_correction_bias, plus the tensors named in `extra`.
-// Throws AtlasError(Usage) when a named tensor does not exist.
+// Throws AtlasError(Usage) when a named tensor does not exist, and AtlasError(Invalid) naming the
+// tensor and the limit when one is larger than n_routed_experts (or 65,536) x 4 bytes + the slack.
 BiasFetchPlan planBiasFetch(const Checkpoint &checkpoint, const std::vector<std::string> &extra = {});
 
 // One bias tensor as read: raw little-endian bytes, and their SHA-256 (computed by the reader).

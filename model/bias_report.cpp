@@ -63,6 +63,7 @@ nlohmann::ordered_json routingJson(const RoutingRun &run)
     out["seed"] = run.seed;
     out["logits"] = run.logits;
     out["synthetic"] = run.synthetic;
+    out["logits_non_finite"] = run.logitsNonFinite;
     if (run.synthetic) out["note"] = kSyntheticLogitsNote;
     out["router"] = {{"experts", run.router.experts},
                      {"topk", run.router.topk},
@@ -144,6 +145,9 @@ std::string formatRoutingTable(const RoutingRun &run)
     }
     for (const auto &s : run.skipped)
         o << "  skipped " << s << "\n";
+    if (run.logitsNonFinite)
+        o << "  warning: " << run.logitsNonFinite
+          << " captured logits are NaN or infinite; NaN choice scores rank as -inf (ties: lower expert index)\n";
     return o.str();
 }
 

@@ -1,7 +1,5 @@
 #include "cache_budget.h"
 
-#include "errors.h"
-
 namespace atlas {
 
 std::string_view kvDtypeName(KvDtype k)
@@ -96,9 +94,16 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     else
         c.contextTokens = 1;
     const unsigned __int128 total = static_cast<unsigned __int128>(c.bytesPerToken) * c.contextTokens;
-    if (total > static_cast<unsigned __int128>(UINT64_MAX))
-        throw AtlasError(ErrorKind::Usage, "context length " + std::to_string(c.contextTokens) +
-                                               " makes the cache size overflow 64 bits");
+    if (total > static_cast<unsigned __int128>(UINT64_MAX)) {
+        // Not thrown: a config's max_position_embeddings is not the user's fault, and a view must
+        // never see an exception. The command line turns a --context that overflows into a usage error.
+        c.available = false;
+        c.overflow = true;
+        c.reason = "a context of " + std::to_string(c.contextTokens) + " tokens (" +
+                   (opt.contextTokens ? "asked for" : "max_position_embeddings") + ") at " +
+                   std::to_string(c.bytesPerToken) + " bytes per token overflows 64 bits";
+        return c;
+    }
     c.totalBytes = static_cast<std::uint64_t>(total);
     if (c.indexTopk)
         c.sparseReadTokens =

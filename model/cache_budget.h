@@ -24,7 +24,8 @@ struct CacheOptions
 struct CacheBudget
 {
     bool available = false;
-    std::string reason; // why not available
+    std::string reason;    // why not available
+    bool overflow = false; // the total at this context does not fit 64 bits
     KvDtype kvDtype = KvDtype::BF16;
     std::int64_t kvLoraRank = 0;
     std::int64_t ropeDim = 0;

@@ -2,23 +2,48 @@
 
 #include "errors.h"
 
+#include <cmath>
+
 namespace atlas {
 
 namespace {
 
-void readInt(const nlohmann::json &doc, const char *key, std::optional<std::int64_t> &out, ModelConfig &cfg)
+// Every integer a config can carry is bounded before anything sizes memory, indexes an array or
+// loops with it. The limits sit far above any published model (DeepSeek-V3: 61 layers, 256 experts,
+// 163,840 positions) and far below what would overflow the arithmetic that uses them.
+struct IntLimit
+{
+    std::int64_t min;
+    std::int64_t max;
+};
+
+void readInt(const nlohmann::json &doc, const char *key, std::optional<std::int64_t> &out, ModelConfig &cfg,
+             IntLimit limit)
 {
     auto it = doc.find(key);
     if (it == doc.end() || it->is_null()) return;
-    if (it->is_number_integer()) {
-        out = it->get<std::int64_t>();
-        if (*out < 0) {
-            cfg.warnings.push_back(std::string(key) + " is negative; ignored");
-            out.reset();
-        }
-    } else {
-        cfg.warnings.push_back(std::string(key) + " is not an integer; ignored");
+    const std::string k(key);
+    if (!it->is_number_integer()) {
+        cfg.warnings.push_back(k + " is not an integer; ignored");
+        return;
     }
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(limit.max)) {
+        cfg.warnings.push_back(k + " is " + std::to_string(it->get<std::uint64_t>()) + ", above the limit " +
+                               std::to_string(limit.max) + "; ignored");
+        return;
+    }
+    const std::int64_t v = it->get<std::int64_t>();
+    if (v < limit.min) {
+        cfg.warnings.push_back(k + " is " + std::to_string(v) + (v < 0 ? " (negative)" : "") +
+                               ", below the minimum " + std::to_string(limit.min) + "; ignored");
+        return;
+    }
+    if (v > limit.max) {
+        cfg.warnings.push_back(k + " is " + std::to_string(v) + ", above the limit " + std::to_string(limit.max) +
+                               "; ignored");
+        return;
+    }
+    out = v;
 }
 
 } // namespace
@@ -39,27 +64,32 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     if (auto it = doc.find("architectures"); it != doc.end() && it->is_array())
         for (const auto &a : *it)
             if (a.is_string()) cfg.architectures.push_back(a.get<std::string>());
-    readInt(doc, "num_hidden_layers", cfg.numHiddenLayers, cfg);
-    readInt(doc, "hidden_size", cfg.hiddenSize, cfg);
-    readInt(doc, "n_routed_experts", cfg.nRoutedExperts, cfg);
-    if (!cfg.nRoutedExperts) readInt(doc, "num_experts", cfg.nRoutedExperts, cfg);
-    readInt(doc, "num_experts_per_tok", cfg.numExpertsPerTok, cfg);
-    readInt(doc, "n_shared_experts", cfg.nSharedExperts, cfg);
-    readInt(doc, "first_k_dense_replace", cfg.firstKDenseReplace, cfg);
-    readInt(doc, "n_group", cfg.nGroup, cfg);
-    readInt(doc, "topk_group", cfg.topkGroup, cfg);
-    readInt(doc, "kv_lora_rank", cfg.kvLoraRank, cfg);
-    readInt(doc, "qk_rope_head_dim", cfg.qkRopeHeadDim, cfg);
-    readInt(doc, "max_position_embeddings", cfg.maxPositionEmbeddings, cfg);
-    readInt(doc, "num_nextn_predict_layers", cfg.numNextnPredictLayers, cfg);
-    readInt(doc, "index_topk", cfg.indexTopk, cfg);
-    readInt(doc, "index_head_dim", cfg.indexHeadDim, cfg);
-    readInt(doc, "index_topk_freq", cfg.indexTopkFreq, cfg);
-    readInt(doc, "index_skip_topk_offset", cfg.indexSkipTopkOffset, cfg);
+    readInt(doc, "num_hidden_layers", cfg.numHiddenLayers, cfg, {1, kMaxConfigLayers});
+    readInt(doc, "hidden_size", cfg.hiddenSize, cfg, {1, kMaxConfigDim});
+    readInt(doc, "n_routed_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
+    if (!cfg.nRoutedExperts) readInt(doc, "num_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "num_experts_per_tok", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "n_shared_experts", cfg.nSharedExperts, cfg, {0, kMaxConfigExperts});
+    readInt(doc, "first_k_dense_replace", cfg.firstKDenseReplace, cfg, {0, kMaxConfigLayers});
+    readInt(doc, "n_group", cfg.nGroup, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "topk_group", cfg.topkGroup, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "kv_lora_rank", cfg.kvLoraRank, cfg, {1, kMaxConfigDim});
+    readInt(doc, "qk_rope_head_dim", cfg.qkRopeHeadDim, cfg, {0, kMaxConfigDim});
+    readInt(doc, "max_position_embeddings", cfg.maxPositionEmbeddings, cfg, {1, kMaxConfigPositions});
+    readInt(doc, "num_nextn_predict_layers", cfg.numNextnPredictLayers, cfg, {0, kMaxConfigMtpLayers});
+    readInt(doc, "index_topk", cfg.indexTopk, cfg, {1, kMaxConfigPositions});
+    readInt(doc, "index_head_dim", cfg.indexHeadDim, cfg, {1, kMaxConfigDim});
+    readInt(doc, "index_topk_freq", cfg.indexTopkFreq, cfg, {1, kMaxConfigLayers});
+    readInt(doc, "index_skip_topk_offset", cfg.indexSkipTopkOffset, cfg, {0, kMaxConfigLayers});
     if (auto it = doc.find("norm_topk_prob"); it != doc.end() && it->is_boolean())
         cfg.normTopkProb = it->get<bool>();
-    if (auto it = doc.find("routed_scaling_factor"); it != doc.end() && it->is_number())
-        cfg.routedScalingFactor = it->get<double>();
+    if (auto it = doc.find("routed_scaling_factor"); it != doc.end() && !it->is_null()) {
+        const double v = it->is_number() ? it->get<double>() : NAN;
+        if (std::isfinite(v) && v > 0 && v <= 1e6)
+            cfg.routedScalingFactor = v;
+        else
+            cfg.warnings.push_back("routed_scaling_factor is not a positive number up to 1e6; ignored");
+    }
     if (auto it = doc.find("indexer_types"); it != doc.end() && !it->is_null()) {
         bool ok = it->is_array();
         std::vector<std::string> types;

@@ -10,6 +10,13 @@
 
 namespace atlas {
 
+// Bounds on config values (see model_config.cpp); beyond them a key is ignored with a warning.
+inline constexpr std::int64_t kMaxConfigLayers = 100'000;
+inline constexpr std::int64_t kMaxConfigMtpLayers = 64;
+inline constexpr std::int64_t kMaxConfigExperts = 65'536;
+inline constexpr std::int64_t kMaxConfigDim = 1 << 20;
+inline constexpr std::int64_t kMaxConfigPositions = std::int64_t(1) << 40;
+
 // The config.json keys the analysis uses. Every key is optional: an unknown model
 // still gets a generic layer tree and budget.
 struct ModelConfig
@@ -36,7 +43,7 @@ struct ModelConfig
     std::optional<std::int64_t> indexSkipTopkOffset;
     std::optional<std::vector<std::string>> indexerTypes;
     bool synthetic = false;            // written by ckpt-atlas's own checkpoint writer
-    std::vector<std::string> warnings; // keys present with the wrong type
+    std::vector<std::string> warnings; // keys present with the wrong type or out of bounds
 };
 
 // Throws AtlasError(Invalid) only when the text is not a JSON object.

@@ -10,6 +10,12 @@
 
 namespace atlas {
 
+// What a thread count of 0 ("one per core") comes to on this machine.
+inline unsigned resolvedThreads(unsigned threads)
+{
+    return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
 // Runs fn(i) for every i in [0, n) on up to `threads` threads (0: one per core), the calling
 // thread among them. The first exception stops the handing out of work and is rethrown.
 template <typename Fn> void parallelFor(std::size_t n, unsigned threads, Fn fn)

@@ -3,16 +3,21 @@
 #include "bf16.h"
 #include "bias_audit.h"
 #include "errors.h"
+#include "model_config.h"
 #include "parallel_for.h"
 #include "safetensors.h"
 #include "splitmix64.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace atlas {
 
@@ -51,8 +56,12 @@ void Router::route(const float *scores, const float *bias, Routing &out)
 {
     const int E = m_config.experts, K = m_config.topk, G = m_config.groups;
     float *c = m_choice.data();
-    for (int e = 0; e < E; ++e)
-        c[e] = scores[e] + bias[e];
+    // NaN never orders: a NaN choice score (a NaN logit or bias, or +inf - inf) counts as -inf, so it
+    // ranks below every number and ties among such experts go to the lower index, like any tie.
+    for (int e = 0; e < E; ++e) {
+        const float v = scores[e] + bias[e];
+        c[e] = std::isnan(v) ? -INFINITY : v;
+    }
 
     std::fill(m_groupKept.begin(), m_groupKept.end(), 1);
     if (G > 1) {
@@ -68,7 +77,8 @@ void Router::route(const float *scores, const float *bias, Routing &out)
                     b = c[e];
                 }
             }
-            m_groupScores[static_cast<std::size_t>(g)] = {per >= 2 ? a + b : a, g};
+            const float sum = per >= 2 ? a + b : a;
+            m_groupScores[static_cast<std::size_t>(g)] = {std::isnan(sum) ? -INFINITY : sum, g};
         }
         // The best topk_group groups; ties go to the lower group index.
         std::partial_sort(m_groupScores.begin(), m_groupScores.begin() + m_config.topkGroups,
@@ -140,7 +150,7 @@ void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int ex
 }
 
 LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias,
-                           const float *logits, std::uint32_t tokens)
+                           const float *logits, std::uint32_t tokens, const std::atomic<bool> *cancel)
 {
     const int E = config.experts;
     if (static_cast<int>(bias.size()) != E)
@@ -163,6 +173,8 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
     std::uint64_t changed[kVariantCount] = {}, replaced[kVariantCount] = {}, reordered[kVariantCount] = {};
     double l1[kVariantCount] = {};
     for (std::uint32_t t = 0; t < tokens; ++t) {
+        if (cancel && (t & 255) == 0 && cancel->load(std::memory_order_relaxed))
+            throw AtlasError(ErrorKind::Source, "cancelled");
         const float *row = logits + static_cast<std::size_t>(t) * static_cast<std::size_t>(E);
         for (int e = 0; e < E; ++e) {
             s32[static_cast<std::size_t>(e)] = sigmoid(row[e]);
@@ -239,22 +251,61 @@ const std::vector<float> *CapturedLogits::forLayer(int layer) const
     return shared.empty() ? nullptr : &shared;
 }
 
-CapturedLogits parseLogitsFile(const std::string &file, std::string_view bytes)
+std::uint64_t routingMemoryLimit()
 {
-    const std::uint64_t n = parseHeaderLength(file, bytes.substr(0, 8), bytes.size());
-    const ShardHeader header = parseShardHeader(file, bytes.substr(8, n), bytes.size());
-    CapturedLogits out;
+    std::uint64_t limit = UINT64_MAX;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) limit = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 4;
+    rlimit as{};
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+        limit = std::min<std::uint64_t>(limit, static_cast<std::uint64_t>(as.rlim_cur) / 4);
+    return limit;
+}
+
+void checkRoutingMemory(std::uint32_t tokens, int experts, unsigned threads, std::uint64_t limit)
+{
+    if (tokens > kMaxRoutingTokens)
+        throw AtlasError(ErrorKind::Usage, "--tokens " + std::to_string(tokens) + " is above the limit of " +
+                                               std::to_string(kMaxRoutingTokens) + " tokens per layer");
+    const unsigned __int128 need = static_cast<unsigned __int128>(tokens) * static_cast<unsigned>(experts) *
+                                   sizeof(float) * std::max(1u, threads);
+    if (need > limit)
+        throw AtlasError(ErrorKind::Usage,
+                         "--tokens " + std::to_string(tokens) + " needs " +
+                             std::to_string(static_cast<std::uint64_t>(need)) + " bytes of logits (" +
+                             std::to_string(experts) + " experts, 4 bytes each, " +
+                             std::to_string(std::max(1u, threads)) + " threads); the limit is " +
+                             std::to_string(limit) + " bytes (a quarter of the memory available)");
+}
+
+LogitsFileLayout parseLogitsHeader(const std::string &file, std::string_view head, std::uint64_t fileSize,
+                                   std::uint64_t memoryLimit)
+{
+    const std::uint64_t n = parseHeaderLength(file, head.substr(0, 8), fileSize);
+    if (head.size() < 8 + n) throw AtlasError(ErrorKind::Invalid, file + ": the file ends inside its header");
+    LogitsFileLayout out;
     out.file = file;
+    out.dataStart = 8 + n;
+    const ShardHeader header = parseShardHeader(file, head.substr(8, n), fileSize);
+    std::uint64_t values = 0;
     for (const auto &t : header.tensors) {
         int layer = -2;
-        if (t.name == "logits")
+        if (t.name == "logits") {
             layer = -1;
-        else if (t.name.starts_with("layers."))
-            layer = std::atoi(t.name.c_str() + 7);
-        if (layer == -2) continue;
+        } else if (t.name.starts_with("layers.")) {
+            const char *first = t.name.data() + 7, *last = t.name.data() + t.name.size();
+            int v = -1;
+            auto r = std::from_chars(first, last, v);
+            if (r.ec == std::errc() && r.ptr == last && v >= 0) layer = v;
+        }
+        if (layer == -2) continue; // anything else in the file is not read
         if (t.shape.size() != 2 || t.shape[0] == 0 || t.shape[1] == 0)
             throw AtlasError(ErrorKind::Invalid,
                              file + ": tensor '" + t.name + "' must be [tokens, experts]");
+        if (t.shape[0] > kMaxRoutingTokens || t.shape[1] > static_cast<std::uint64_t>(kMaxConfigExperts))
+            throw AtlasError(ErrorKind::Invalid, file + ": tensor '" + t.name + "' is larger than " +
+                                                     std::to_string(kMaxRoutingTokens) + " tokens x " +
+                                                     std::to_string(kMaxConfigExperts) + " experts");
         const auto tokens = static_cast<std::uint32_t>(t.shape[0]);
         const auto experts = static_cast<int>(t.shape[1]);
         if ((out.tokens && out.tokens != tokens) || (out.experts && out.experts != experts))
@@ -262,19 +313,46 @@ CapturedLogits parseLogitsFile(const std::string &file, std::string_view bytes)
                              file + ": tensor '" + t.name + "' has another shape than the others");
         out.tokens = tokens;
         out.experts = experts;
+        values += t.numel;
+        if (values > memoryLimit / sizeof(float))
+            throw AtlasError(ErrorKind::Invalid, file + ": the logits hold more than " +
+                                                     std::to_string(memoryLimit / sizeof(float)) +
+                                                     " values, the limit for this machine's memory");
+        out.dataEnd = std::max(out.dataEnd, out.dataStart + t.end);
+        out.tensors.push_back({layer, t});
+    }
+    if (out.tensors.empty()) throw AtlasError(ErrorKind::Invalid, file + ": no 'logits' or 'layers.N' tensor");
+    return out;
+}
+
+CapturedLogits decodeLogits(const LogitsFileLayout &layout, std::string_view bytes)
+{
+    if (bytes.size() < layout.dataEnd)
+        throw AtlasError(ErrorKind::Invalid, layout.file + ": the file ends before byte " +
+                                                 std::to_string(layout.dataEnd));
+    CapturedLogits out;
+    out.file = layout.file;
+    out.tokens = layout.tokens;
+    out.experts = layout.experts;
+    for (const auto &[layer, t] : layout.tensors) {
         BiasTensor raw;
-        raw.tensor = file + ": " + t.name;
+        raw.tensor = layout.file + ": " + t.name;
         raw.dtype = t.dtype;
-        raw.raw = std::string(bytes.substr(8 + n + t.begin, t.bytes()));
+        raw.raw = std::string(bytes.substr(layout.dataStart + t.begin, t.bytes()));
         auto values = decodeValues(raw);
+        for (float v : values)
+            out.nonFinite += !std::isfinite(v);
         if (layer == -1)
             out.shared = std::move(values);
         else
             out.perLayer[layer] = std::move(values);
     }
-    if (out.shared.empty() && out.perLayer.empty())
-        throw AtlasError(ErrorKind::Invalid, file + ": no 'logits' or 'layers.N' tensor");
     return out;
+}
+
+CapturedLogits parseLogitsFile(const std::string &file, std::string_view bytes)
+{
+    return decodeLogits(parseLogitsHeader(file, bytes, bytes.size(), routingMemoryLimit()), bytes);
 }
 
 RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterConfig &router,
@@ -292,6 +370,7 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
                                                      std::to_string(router.experts));
         run.tokens = opt.captured->tokens;
         run.logits = opt.captured->file;
+        run.logitsNonFinite = opt.captured->nonFinite;
     } else {
         run.tokens = opt.tokens;
         char buf[96];
@@ -299,6 +378,10 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
                       static_cast<double>(opt.logitStd), static_cast<unsigned long long>(opt.seed));
         run.logits = buf;
     }
+
+    if (!opt.captured)
+        checkRoutingMemory(run.tokens, router.experts, resolvedThreads(opt.threads),
+                           opt.memoryLimit ? opt.memoryLimit : routingMemoryLimit());
 
     std::vector<const LayerBias *> todo;
     for (const auto &b : biases) {
@@ -327,7 +410,7 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
             syntheticLogits(opt.seed, b.layer, run.tokens, router.experts, opt.logitStd, logits.data());
             data = logits.data();
         }
-        run.layers[i] = simulateLayer(b.layer, router, b.values, data, run.tokens);
+        run.layers[i] = simulateLayer(b.layer, router, b.values, data, run.tokens, opt.cancel);
     });
     return run;
 }

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+
+#include "safetensors.h"
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,8 +75,9 @@ struct LayerRouting
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out);
 
 // Routes every token under the reference and the three variants. logits: tokens x experts.
+// Throws AtlasError("cancelled") soon after `cancel` is set, within the layer.
 LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias,
-                           const float *logits, std::uint32_t tokens);
+                           const float *logits, std::uint32_t tokens, const std::atomic<bool> *cancel = nullptr);
 
 // Experts that leave the top-K set when every logit is 0 and the bias is rounded to BF16.
 int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias);
@@ -88,10 +91,35 @@ struct CapturedLogits
     int experts = 0;
     std::vector<float> shared;                  // "logits", when present
     std::map<int, std::vector<float>> perLayer; // "layers.N"
+    std::uint64_t nonFinite = 0;                // NaN and infinite values (they route as -inf / +inf)
     const std::vector<float> *forLayer(int layer) const;
 };
 
-// Parses a whole logits file held in memory. Throws AtlasError(Invalid) naming the file.
+// Tokens per layer the simulation accepts, from --tokens or a logits file.
+inline constexpr std::uint32_t kMaxRoutingTokens = 1u << 24;
+
+// What the simulation may hold at once: a quarter of physical memory (or of RLIMIT_AS when set).
+std::uint64_t routingMemoryLimit();
+// Throws AtlasError(Usage) naming --tokens when tokens x experts x 4 bytes x threads exceed `limit`.
+void checkRoutingMemory(std::uint32_t tokens, int experts, unsigned threads, std::uint64_t limit);
+
+// Where a logits file keeps its logits, read from its header alone, so that nothing larger than
+// the logits themselves is ever read. Throws AtlasError(Invalid) naming the file and the limit.
+struct LogitsFileLayout
+{
+    std::string file;
+    std::uint64_t dataStart = 0; // 8 + header length
+    std::uint64_t dataEnd = 0;   // the end of the last logits tensor, from the start of the file
+    std::uint32_t tokens = 0;
+    int experts = 0;
+    std::vector<std::pair<int, TensorInfo>> tensors; // layer (-1: "logits") and where it lies
+};
+// `head`: at least the first 8 + N bytes of a file of `fileSize` bytes.
+LogitsFileLayout parseLogitsHeader(const std::string &file, std::string_view head, std::uint64_t fileSize,
+                                   std::uint64_t memoryLimit);
+// `bytes`: the file from its start to at least layout.dataEnd.
+CapturedLogits decodeLogits(const LogitsFileLayout &layout, std::string_view bytes);
+// Both steps over a whole file held in memory.
 CapturedLogits parseLogitsFile(const std::string &file, std::string_view bytes);
 
 struct RoutingOptions
@@ -102,6 +130,7 @@ struct RoutingOptions
     const CapturedLogits *captured = nullptr;
     unsigned threads = 0; // 0: one per core
     const std::atomic<bool> *cancel = nullptr;
+    std::uint64_t memoryLimit = 0; // 0: routingMemoryLimit()
 };
 
 struct RoutingRun
@@ -110,6 +139,7 @@ struct RoutingRun
     std::uint64_t seed = 0;
     std::string logits; // "synthetic normal (std 1.0, seed 0)" or the captured file
     bool synthetic = true;
+    std::uint64_t logitsNonFinite = 0; // captured NaN / infinite logits (flagged in the report)
     RouterConfig router;
     std::vector<LayerRouting> layers;
     std::vector<std::string> skipped; // layers that could not be simulated, with the reason

@@ -53,8 +53,9 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     std::map<int, std::vector<Entry>> byLayer;
     for (const auto &s : c.shards)
         for (const auto &t : s.tensors) {
-            const TensorPlace p = placeOf(t.name);
-            byLayer[p.layer].push_back({p.layer < 0 ? std::string_view(t.name) : p.rest, &t});
+            // Layer numbers the model does not have stay with the tensors outside layers.
+            const int layer = a.layerOf(t.name);
+            byLayer[layer].push_back({layer < 0 ? std::string_view(t.name) : placeOf(t.name).rest, &t});
         }
 
     auto moduleOf = [](std::string_view rest) {
@@ -85,7 +86,8 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         for (const Entry &e : entries) {
             int parent = layerNode;
             std::string_view rest = e.rest;
-            if (layer >= 0 && rest.substr(0, 12) == "mlp.experts.") {
+            // "mlp.experts.7.w1.weight" groups under expert 7; a bare "mlp.experts.7" is a tensor there.
+            if (layer >= 0 && rest.size() > 12 && rest.substr(0, 12) == "mlp.experts.") {
                 if (expertsNode < 0) expertsNode = addNode(layerNode, QString(), Kind::Experts);
                 const std::string_view afterPrefix = rest.substr(12);
                 const std::string_view expert = afterPrefix.substr(0, afterPrefix.find('.'));
@@ -96,7 +98,7 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
                                 tr("expert %1").arg(QString::fromUtf8(expert.data(), int(expert.size()))),
                                 Kind::Expert);
                 parent = it->second;
-                rest = afterPrefix.substr(expert.size() + 1);
+                rest = expert.size() < afterPrefix.size() ? afterPrefix.substr(expert.size() + 1) : expert;
             }
             const std::string_view module = layer < 0 ? std::string_view() : moduleOf(rest);
             if (!module.empty()) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "job_threads.h"
 #include "loaded_checkpoint.h"
 #include "source_spec.h"
 
@@ -7,14 +8,13 @@
 #include <QObject>
 #include <QTimer>
 
-#include <atomic>
 #include <memory>
-#include <thread>
 
 namespace atlas {
 
 // Loads a checkpoint off the GUI thread: layout first, then the correction biases. Results and
 // progress are delivered on the loader's thread (the GUI's); cancel stops the transfers at once.
+// Nothing here waits for a worker: a new start() cancels the old load, whose results are dropped.
 class CheckpointLoader final : public QObject
 {
     Q_OBJECT
@@ -27,6 +27,8 @@ public:
     void startDemo(const NetworkOptions &options = {});
     void cancel();
     bool isRunning() const { return m_running; }
+    // The deadline of a remote load, in seconds (the command line's --timeout).
+    void setTimeoutSeconds(int seconds) { m_timeoutSeconds = seconds; }
     // Milliseconds from start() to the layout, and to the end of the load.
     qint64 layoutMs() const { return m_layoutMs; }
     qint64 totalMs() const { return m_totalMs; }
@@ -37,23 +39,25 @@ signals:
     void layoutReady(std::shared_ptr<const atlas::LoadedCheckpoint> data);
     void biasesReady(std::shared_ptr<const atlas::BiasAudit> audit);
     void finished();
-    void failed(const QString &message);
+    // kind: the ErrorKind (2 usage, 3 source or network, 4 invalid checkpoint).
+    void failed(const QString &message, int kind);
     void cancelled();
 
 private:
-    void run(SourceSpec spec, NetworkOptions options, bool demo, int generation);
-    void join();
-    template <typename Fn> void deliver(int generation, Fn fn);
+    using Job = JobThreads::Job;
+    void run(SourceSpec spec, NetworkOptions options, bool demo, const std::shared_ptr<Job> &job);
+    template <typename Fn> void deliver(const std::shared_ptr<Job> &job, Fn fn)
+    {
+        m_jobs.deliver(this, job, fn);
+    }
 
-    std::thread m_worker;
-    std::atomic<bool> m_cancel{false};
-    std::atomic<int> m_generation{0};
+    JobThreads m_jobs;
     bool m_running = false;
+    int m_timeoutSeconds = 0;
     QElapsedTimer m_clock;
     qint64 m_layoutMs = -1;
     qint64 m_totalMs = -1;
     QTimer m_progressTimer;
-    std::atomic<quint64> m_filesDone{0}, m_filesTotal{0}, m_bytes{0}, m_requests{0};
 };
 
 } // namespace atlas

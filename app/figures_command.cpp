@@ -1,8 +1,10 @@
 #include "figures_command.h"
 
+#include "atlas_application.h"
 #include "atlas_view.h"
 #include "checkpoint_loader.h"
 #include "main_window.h"
+#include "routing.h"
 #include "routing_view.h"
 #include "settings.h"
 #include "view_export.h"
@@ -10,6 +12,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QEventLoop>
+#include <QRegularExpression>
 #include <QTimer>
 
 #include <cstdio>
@@ -36,9 +39,17 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
             out = value();
         else if (a == "--revision")
             revision = value();
-        else if (a == "--tokens")
-            tokens = std::atoi(value().c_str());
-        else if (a == "--dark")
+        else if (a == "--tokens") {
+            const std::string v = value();
+            char *end = nullptr;
+            const long long n = std::strtoll(v.c_str(), &end, 10);
+            if (!end || *end || n < 1 || n > static_cast<long long>(kMaxRoutingTokens)) {
+                std::cerr << "ckpt-atlas: --tokens takes a whole number from 1 to " << kMaxRoutingTokens
+                          << ", not '" << v << "'\n";
+                return 2;
+            }
+            tokens = static_cast<int>(n);
+        } else if (a == "--dark")
             dark = true;
         else if (a == "-h" || a == "--help") {
             std::cout
@@ -60,7 +71,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         return 2;
     }
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    AtlasApplication app(argc, argv);
     setApplicationIdentity();
     MainWindow::applyTheme(dark ? MainWindow::Theme::Dark : MainWindow::Theme::Light);
     MainWindow window(false);
@@ -69,9 +80,11 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
 
     QEventLoop loop;
     QString failure;
+    int failureKind = 3;
     QObject::connect(window.loader(), &CheckpointLoader::finished, &loop, &QEventLoop::quit);
-    QObject::connect(window.loader(), &CheckpointLoader::failed, &loop, [&](const QString &m) {
+    QObject::connect(window.loader(), &CheckpointLoader::failed, &loop, [&](const QString &m, int kind) {
         failure = m;
+        failureKind = kind;
         loop.quit();
     });
     if (source.empty())
@@ -85,10 +98,15 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     loop.exec();
     if (!failure.isEmpty()) {
         std::cerr << "ckpt-atlas: " << failure.toStdString() << "\n";
-        return 3;
+        return failureKind;
     }
+    if (!window.errorText().isEmpty()) // a view that could not show the checkpoint
+        std::cerr
+            << "ckpt-atlas: "
+            << QString(window.errorText()).remove(QRegularExpression(QStringLiteral("<[^>]*>"))).toStdString()
+            << "\n";
     auto *routing = qobject_cast<RoutingView *>(window.view(QStringLiteral("routing")));
-    if (routing && routing->result() == nullptr) {
+    if (routing && routing->result() == nullptr && routing->canSimulate()) {
         routing->setTokens(tokens);
         QObject::connect(routing, &RoutingView::simulationFinished, &loop, &QEventLoop::quit);
         routing->runSimulation();

@@ -10,7 +10,9 @@
 #include "report.h"
 #include "source_spec.h"
 
+#include <atomic>
 #include <charconv>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -36,6 +38,7 @@ const char *kUsage =
     "  --connections N           concurrent connections (default 16)\n"
     "  --receipts FILE           write every HTTP request made (URL, range, status, bytes, SHA-256) as JSON\n"
     "  --no-cache                do not use or fill the on-disk header cache\n"
+    "  --timeout SECONDS         give up on a remote load after this long (default 600)\n"
     "  --json                    print the ckpt-atlas.report/1 JSON report\n"
     "  --context N               context length for the cache total (default: max_position_embeddings)\n"
     "  --kv-dtype bf16|fp8|fp8_ds_mla   MLA latent cache layout (default bf16)\n"
@@ -51,7 +54,18 @@ const char *kUsage =
     "  --logit-std X             standard deviation of the synthetic logits (default 1.0)\n"
     "  --logits FILE             captured logits: a safetensors file with 'logits' [T, E] or 'layers.N'\n"
     "\n"
-    "exit codes: 0 ok, 2 usage, 3 source or network, 4 invalid checkpoint, 5 expectation failed\n";
+    "exit codes: 0 ok, 2 usage, 3 source or network, 4 invalid checkpoint, 5 expectation failed,\n"
+    "            130 interrupted (Ctrl-C)\n";
+
+constexpr int kExitInterrupted = 130;
+
+// Ctrl-C raises the cancel flag every transfer and the simulation watch; the command then stops
+// cleanly, between requests or within a few hundred tokens of a layer.
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int)
+{
+    g_interrupted.store(true);
+}
 
 std::uint64_t parseCount(const std::string &option, const std::string &value, std::uint64_t max = UINT64_MAX)
 {
@@ -60,7 +74,8 @@ std::uint64_t parseCount(const std::string &option, const std::string &value, st
     if (r.ec != std::errc() || r.ptr != value.data() + value.size() || v == 0)
         throw AtlasError(ErrorKind::Usage, option + " takes a positive whole number, not '" + value + "'");
     if (v > max)
-        throw AtlasError(ErrorKind::Usage, option + " " + value + " is above the limit of " + std::to_string(max));
+        throw AtlasError(ErrorKind::Usage,
+                         option + " " + value + " is above the limit of " + std::to_string(max));
     return v;
 }
 
@@ -110,6 +125,8 @@ int runInspect(const std::vector<std::string> &args)
                 network.connections = static_cast<int>(parseCount(a, value(), 256));
             } else if (a == "--receipts") {
                 receiptsFile = value();
+            } else if (a == "--timeout") {
+                network.timeoutSeconds = static_cast<long>(parseCount(a, value(), 7 * 24 * 3600));
             } else if (a == "--no-cache") {
                 network.useCache = false;
             } else if (a == "--biases") {
@@ -156,11 +173,16 @@ int runInspect(const std::vector<std::string> &args)
         } else {
             spec = parseSourceSpec(sourceArg, revision);
         }
+        struct sigaction action = {};
+        action.sa_handler = onInterrupt;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, nullptr);
+        routing.cancel = &g_interrupted;
         auto receipts = std::make_shared<ReceiptLog>();
         OpenedSource opened;
         Checkpoint ckpt;
         try {
-            opened = openSource(spec, network, nullptr, receipts);
+            opened = openSource(spec, network, &g_interrupted, receipts);
             ReadOptions readOptions;
             readOptions.cache = opened.cache.get();
             ckpt = readCheckpoint(*opened.source, readOptions);
@@ -218,9 +240,16 @@ int runInspect(const std::vector<std::string> &args)
             std::cerr << f << "\n";
         return failures.empty() ? kExitOk : kExitExpectation;
     } catch (const AtlasError &e) {
+        if (g_interrupted) {
+            std::cerr << "ckpt-atlas: interrupted\n";
+            return kExitInterrupted;
+        }
         std::cerr << "ckpt-atlas: " << e.what() << "\n";
         if (e.kind() == ErrorKind::Usage) std::cerr << "(see 'ckpt-atlas inspect --help')\n";
         return static_cast<int>(e.kind());
+    } catch (const std::bad_alloc &) {
+        std::cerr << "ckpt-atlas: out of memory\n";
+        return static_cast<int>(ErrorKind::Invalid);
     } catch (const std::exception &e) {
         std::cerr << "ckpt-atlas: " << e.what() << "\n";
         return static_cast<int>(ErrorKind::Source);

@@ -1,3 +1,4 @@
+#include "atlas_application.h"
 #include "figures_command.h"
 #include "inspect_command.h"
 #include "main_window.h"
@@ -23,7 +24,7 @@ int main(int argc, char **argv)
                "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n";
         return 0;
     }
-    QApplication app(argc, argv);
+    atlas::AtlasApplication app(argc, argv);
     atlas::setApplicationIdentity();
     atlas::MainWindow::applyTheme(QSettings().value(QStringLiteral("ui/theme")).toString() ==
                                           QLatin1String("dark")

@@ -10,6 +10,7 @@
 #include "open_dialog.h"
 #include "overview_view.h"
 #include "preferences_dialog.h"
+#include "routing_runner.h"
 #include "routing_view.h"
 #include "settings.h"
 #include "view_export.h"
@@ -46,8 +47,9 @@ namespace atlas {
 
 MainWindow::MainWindow(bool interactive, QWidget *parent)
     : QMainWindow(parent), m_interactive(interactive), m_loader(new CheckpointLoader(this)),
-      m_sidebar(new QListWidget(this)), m_stack(new QStackedWidget(this)), m_error(new QLabel(this)),
-      m_statusText(new QLabel(this)), m_progress(new QProgressBar(this)), m_cancel(new QToolButton(this))
+      m_routing(new RoutingRunner(this)), m_sidebar(new QListWidget(this)), m_stack(new QStackedWidget(this)),
+      m_error(new QLabel(this)), m_statusText(new QLabel(this)), m_progress(new QProgressBar(this)),
+      m_cancel(new QToolButton(this))
 {
     initAtlasResources();
     setWindowTitle(tr("Checkpoint Atlas"));
@@ -121,15 +123,13 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             });
     connect(m_loader, &CheckpointLoader::layoutReady, this,
             [this](std::shared_ptr<const LoadedCheckpoint> data) {
-                for (AtlasView *v : m_views)
-                    v->setCheckpoint(data);
                 m_error->hide();
+                forEachView([&](AtlasView *v) { v->setCheckpoint(data); });
                 const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
                 setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
             });
     connect(m_loader, &CheckpointLoader::biasesReady, this, [this](std::shared_ptr<const BiasAudit> audit) {
-        for (AtlasView *v : m_views)
-            v->setBiases(audit);
+        forEachView([&](AtlasView *v) { v->setBiases(audit); });
     });
     auto done = [this](const QString &message) {
         m_progress->hide();
@@ -144,10 +144,22 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                  .arg(m_progress->format()));
     });
     connect(m_loader, &CheckpointLoader::cancelled, this, [done] { done(tr("Load cancelled.")); });
-    connect(m_loader, &CheckpointLoader::failed, this, [this, done](const QString &message) {
+    connect(m_loader, &CheckpointLoader::failed, this, [this, done](const QString &message, int) {
         done(tr("Load failed."));
         showError(message);
     });
+
+    // The Routing view asks; the runner simulates off the GUI thread and answers.
+    auto *routing = qobject_cast<RoutingView *>(view(QStringLiteral("routing")));
+    connect(routing, &RoutingView::simulationRequested, m_routing,
+            [this](const RoutingRequest &request) { m_routing->start(request); });
+    connect(routing, &RoutingView::simulationCancelRequested, m_routing, &RoutingRunner::cancel);
+    connect(m_routing, &RoutingRunner::finished, routing,
+            [this, routing](std::shared_ptr<const RoutingRun> run) {
+                guarded(routing, [&] { routing->showSimulation(std::move(run)); });
+            });
+    connect(m_routing, &RoutingRunner::failed, routing, &RoutingView::showSimulationFailure);
+    connect(m_routing, &RoutingRunner::cancelled, routing, &RoutingView::showSimulationCancelled);
 
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
@@ -296,9 +308,29 @@ void MainWindow::openSource(const QString &source, const QString &revision)
     startLoad(spec, m_currentLabel);
 }
 
+void MainWindow::guarded(AtlasView *view, const std::function<void()> &fn)
+{
+    // A view that cannot show a checkpoint says so in the banner; it never takes the window down.
+    try {
+        fn();
+    } catch (const std::exception &e) {
+        view->clearAll();
+        showError(
+            tr("The %1 view cannot show this checkpoint: %2").arg(view->title(), QString::fromUtf8(e.what())),
+            tr("Part of the checkpoint cannot be shown."));
+    }
+}
+
+void MainWindow::forEachView(const std::function<void(AtlasView *)> &fn)
+{
+    for (AtlasView *v : m_views)
+        guarded(v, [&] { fn(v); });
+}
+
 void MainWindow::startLoad(const SourceSpec &spec, const QString &label)
 {
     m_error->hide();
+    m_routing->discard(); // a simulation of the previous checkpoint is never shown over this one
     m_localLoad = spec.kind == SourceSpec::Kind::Local;
     m_statusText->setText(tr("Opening %1…").arg(label));
     m_progress->setRange(0, 0);
@@ -313,9 +345,12 @@ void MainWindow::cancelLoad()
     m_loader->cancel();
 }
 
-void MainWindow::showError(const QString &message)
+void MainWindow::showError(const QString &message, const QString &headline)
 {
-    m_error->setText(tr("<b>Could not open the checkpoint.</b> %1").arg(message.toHtmlEscaped()));
+    m_error->setText(
+        QStringLiteral("<b>%1</b> %2")
+            .arg(headline.isEmpty() ? tr("Could not open the checkpoint.") : headline.toHtmlEscaped(),
+                 message.toHtmlEscaped()));
     m_error->show();
 }
 

@@ -5,6 +5,8 @@
 
 #include <QMainWindow>
 
+#include <functional>
+
 class QLabel;
 class QListWidget;
 class QMenu;
@@ -22,6 +24,7 @@ class CheckpointLoader;
 class IndexShareView;
 class LayersView;
 class OverviewView;
+class RoutingRunner;
 class RoutingView;
 
 // The main window: a sidebar of views, the loader wired to them, progress and cancel, export,
@@ -38,6 +41,7 @@ public:
     void openSource(const QString &source, const QString &revision = {});
     void cancelLoad();
     CheckpointLoader *loader() const { return m_loader; }
+    RoutingRunner *routingRunner() const { return m_routing; }
     const QList<AtlasView *> &views() const { return m_views; }
     AtlasView *view(const QString &fileStem) const;
     void showView(AtlasView *view);
@@ -60,11 +64,14 @@ private:
     void rebuildRecentMenu();
     void exportCurrentView();
     void exportAllFigures();
-    void showError(const QString &message);
+    void showError(const QString &message, const QString &headline = {});
+    void guarded(AtlasView *view, const std::function<void()> &fn);
+    void forEachView(const std::function<void(AtlasView *)> &fn);
     NetworkOptions networkOptions() const;
 
     bool m_interactive;
     CheckpointLoader *m_loader;
+    RoutingRunner *m_routing;
     QListWidget *m_sidebar;
     QStackedWidget *m_stack;
     QLabel *m_error;

@@ -73,7 +73,12 @@ std::optional<double> parseRetryAfter(const std::string &value)
 {
     const std::string v = trim(value);
     if (v.empty()) return std::nullopt;
-    if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })) return std::stod(v);
+    if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })) {
+        // Delta seconds; beyond a day it is as good as never (and a long run of digits must not throw).
+        if (v.size() > 6) return 1e6;
+        return static_cast<double>(std::stol(v));
+    }
+    if (v.size() > 64) return std::nullopt;
     const time_t when = curl_getdate(v.c_str(), nullptr);
     if (when < 0) return std::nullopt;
     return std::max(0.0, std::difftime(when, std::time(nullptr)));
@@ -200,6 +205,10 @@ void HttpClient::configure(Transfer &t)
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, m_options.connectTimeoutSeconds);
+    // A minimum transfer rate: a server that trickles bytes just often enough to dodge the stall
+    // detector still fails once the average stays below it for lowSpeedSeconds.
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, m_options.minBytesPerSecond);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, m_options.lowSpeedSeconds);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
     curl_easy_setopt(e, CURLOPT_USERAGENT, "ckpt-atlas/0.1");
@@ -298,6 +307,12 @@ HttpClient::perform(const std::vector<HttpRequest> &requests, const std::atomic<
         while (done < transfers.size()) {
             if (cancel && cancel->load()) throw AtlasError(ErrorKind::Source, "cancelled");
             const auto now = Clock::now();
+            if (m_options.deadline && now > *m_options.deadline)
+                throw AtlasError(ErrorKind::Source, "the load did not finish within its time limit of " +
+                                                        std::to_string(m_options.timeoutSeconds) +
+                                                        " s (--timeout); waiting on " +
+                                                        redactUrl(transfers[0].url) +
+                                                        (transfers.size() > 1 ? " and others" : ""));
             for (auto it = waiting.begin(); it != waiting.end();) {
                 if ((*it)->notBefore <= now &&
                     active < static_cast<std::size_t>(std::max(1, m_options.maxInFlight))) {
@@ -339,9 +354,13 @@ HttpClient::perform(const std::vector<HttpRequest> &requests, const std::atomic<
                 }
                 const bool cutByUs = code == CURLE_WRITE_ERROR && t->response.cutOff;
                 if (code != CURLE_OK && !cutByUs) {
-                    const std::string error = t->stalled ? "the transfer stalled: no data for " +
-                                                               std::to_string(m_options.stallSeconds) + " s"
-                                                         : std::string(curl_easy_strerror(code));
+                    const std::string error =
+                        t->stalled ? "the transfer stalled: no data for " +
+                                         std::to_string(m_options.stallSeconds) + " s"
+                        : code == CURLE_OPERATION_TIMEDOUT
+                            ? "the transfer was slower than " + std::to_string(m_options.minBytesPerSecond) +
+                                  " bytes/s for " + std::to_string(m_options.lowSpeedSeconds) + " s"
+                            : std::string(curl_easy_strerror(code));
                     record(*t, status, error);
                     const bool tls = code == CURLE_PEER_FAILED_VERIFICATION ||
                                      code == CURLE_SSL_CONNECT_ERROR || code == CURLE_SSL_CACERT_BADFILE ||
@@ -362,7 +381,16 @@ HttpClient::perform(const std::vector<HttpRequest> &requests, const std::atomic<
                     ++done;
                     continue;
                 }
-                if (isRedirect(status) && t->redirects < 5) {
+                if (isRedirect(status) && t->redirects >= m_options.maxRedirects) {
+                    record(*t, status, "too many redirects");
+                    t->response.transportError =
+                        "more than " + std::to_string(m_options.maxRedirects) + " redirects";
+                    t->response.status = status;
+                    t->response.finalUrl = t->url;
+                    ++done;
+                    continue;
+                }
+                if (isRedirect(status)) {
                     char *location = nullptr;
                     curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_URL, &location);
                     if (location) {

@@ -55,6 +55,12 @@ public:
         int maxAttempts = 5;          // for 408 / 429 / 5xx answers
         int maxTransportAttempts = 3; // for failed connections and stalled bodies
         double maxRetryWaitSeconds = 60;
+        long minBytesPerSecond = 1024; // slower than this for lowSpeedSeconds fails
+        long lowSpeedSeconds = 30;
+        int maxRedirects = 5;
+        // The whole load must finish by then (every perform() call checks it).
+        std::optional<std::chrono::steady_clock::time_point> deadline;
+        long timeoutSeconds = 0; // what the deadline came from, for the message
         double firstBackoffSeconds = 0.25;
     };
 

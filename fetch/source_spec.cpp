@@ -70,6 +70,10 @@ HttpClient::Options httpOptionsFor(const SourceSpec &spec, const NetworkOptions 
     HttpClient::Options http;
     http.connections = options.connections;
     http.stallSeconds = options.stallSeconds;
+    if (options.timeoutSeconds > 0) {
+        http.timeoutSeconds = options.timeoutSeconds;
+        http.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.timeoutSeconds);
+    }
     if (!options.caBundle.empty()) http.extraCaFiles.push_back(options.caBundle);
     for (const char *var : {"CURL_CA_BUNDLE", "SSL_CERT_FILE"})
         if (const char *v = std::getenv(var);

@@ -77,7 +77,8 @@ void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int ex
 // Routes every token under the reference and the three variants. logits: tokens x experts.
 // Throws AtlasError("cancelled") soon after `cancel` is set, within the layer.
 LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias,
-                           const float *logits, std::uint32_t tokens, const std::atomic<bool> *cancel = nullptr);
+                           const float *logits, std::uint32_t tokens,
+                           const std::atomic<bool> *cancel = nullptr);
 
 // Experts that leave the top-K set when every logit is 0 and the bias is rounded to BF16.
 int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias);
@@ -150,6 +151,16 @@ struct LayerBias
 {
     int layer = -1;
     std::vector<float> values;
+};
+
+// What a simulation is asked to do: the layers' biases, the router, the token options and, when
+// given, a captured-logits file to read first (by whoever runs the request, off the GUI thread).
+struct RoutingRequest
+{
+    std::vector<LayerBias> biases;
+    RouterConfig router;
+    RoutingOptions options; // captured and cancel are set by the runner
+    std::string logitsFile;
 };
 
 // Simulates every layer on a few threads. Throws std::runtime_error("cancelled") on cancel.

@@ -41,6 +41,22 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         endResetModel();
         return;
     }
+    try {
+        build();
+    } catch (...) {
+        // Leave a consistent, empty model behind; the caller shows the error.
+        m_nodes.clear();
+        m_nodes.push_back({});
+        m_tensors = 0;
+        m_data.reset();
+        endResetModel();
+        throw;
+    }
+    endResetModel();
+}
+
+void LayerTreeModel::build()
+{
     const Checkpoint &c = m_data->checkpoint;
     const CheckpointAnalysis &a = m_data->analysis;
 
@@ -140,7 +156,6 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         if (!scale && !n.dtypes.isEmpty())
             p.dtypes = p.dtypes.isEmpty() || p.dtypes == n.dtypes ? n.dtypes : tr("mixed");
     }
-    endResetModel();
 }
 
 QModelIndex LayerTreeModel::index(int row, int column, const QModelIndex &parent) const

@@ -50,6 +50,7 @@ private:
         QString note;   // layer: "moe · indexer full"
     };
     int addNode(int parent, const QString &name, Kind kind);
+    void build(); // the nodes of m_data, inside a model reset
     std::shared_ptr<const LoadedCheckpoint> m_data;
     std::vector<Node> m_nodes; // node 0 is the invisible root
     int m_tensors = 0;

@@ -6,7 +6,6 @@
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QFile>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -80,7 +79,13 @@ RoutingView::RoutingView(QWidget *parent)
     split->addWidget(lower);
     v->addWidget(split, 1);
 
-    connect(m_run_, &QPushButton::clicked, this, &RoutingView::runSimulation);
+    // One button: Simulate, and Cancel while a simulation runs.
+    connect(m_run_, &QPushButton::clicked, this, [this] {
+        if (m_running)
+            emit simulationCancelRequested();
+        else
+            runSimulation();
+    });
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString file = QFileDialog::getOpenFileName(this, tr("Captured logits"), QString(),
                                                           tr("safetensors (*.safetensors);;All files (*)"));
@@ -91,17 +96,7 @@ RoutingView::RoutingView(QWidget *parent)
     clearAll();
 }
 
-RoutingView::~RoutingView()
-{
-    stopWorker();
-}
-
-void RoutingView::stopWorker()
-{
-    m_cancel = true;
-    if (m_worker.joinable()) m_worker.join();
-    m_cancel = false;
-}
+RoutingView::~RoutingView() = default;
 
 QString RoutingView::noteText() const
 {
@@ -120,7 +115,8 @@ void RoutingView::setSeed(int seed)
 
 void RoutingView::clearAll()
 {
-    stopWorker();
+    m_running = false;
+    m_run_->setText(tr("Simulate"));
     m_audit.reset();
     m_run.reset();
     m_changed->clear();
@@ -151,54 +147,46 @@ void RoutingView::setBiases(std::shared_ptr<const BiasAudit> audit)
 void RoutingView::runSimulation()
 {
     if (!m_audit || !m_audit->router) return;
-    stopWorker();
-    std::vector<LayerBias> biases = correctionBiases(*m_audit);
-    RoutingOptions options;
-    options.tokens = std::uint32_t(m_tokens->value());
-    options.seed = std::uint64_t(m_seed->value());
-    options.logitStd = float(m_std->value());
-    options.cancel = &m_cancel;
-    const QString logitsPath = m_logitsFile->text().trimmed();
-    const RouterConfig router = *m_audit->router;
-    m_run_->setEnabled(false);
-    m_status->setText(tr("Simulating %1 layers × %2 tokens…").arg(biases.size()).arg(options.tokens));
-    m_done = false;
-    m_worker = std::thread([this, biases = std::move(biases), options, logitsPath, router]() mutable {
-        std::shared_ptr<RoutingRun> run;
-        QString error;
-        try {
-            std::optional<CapturedLogits> captured;
-            if (!logitsPath.isEmpty()) {
-                QFile f(logitsPath);
-                if (!f.open(QIODevice::ReadOnly))
-                    throw AtlasError(ErrorKind::Source,
-                                     logitsPath.toStdString() + ": cannot open the logits file");
-                const QByteArray bytes = f.readAll();
-                captured = parseLogitsFile(logitsPath.toStdString(),
-                                           std::string_view(bytes.constData(), std::size_t(bytes.size())));
-                options.captured = &*captured;
-            }
-            run = std::make_shared<RoutingRun>(simulateRouting(biases, router, options));
-        } catch (const std::exception &e) {
-            error = QString::fromUtf8(e.what());
-        }
-        m_done = true;
-        QMetaObject::invokeMethod(
-            this,
-            [this, run, error] {
-                m_run_->setEnabled(true);
-                if (!run) {
-                    m_status->setText(error == QLatin1String("cancelled")
-                                          ? tr("Simulation cancelled.")
-                                          : tr("Simulation failed: %1").arg(error));
-                } else {
-                    m_run = run;
-                    showRun();
-                }
-                emit simulationFinished();
-            },
-            Qt::QueuedConnection);
-    });
+    RoutingRequest request;
+    request.biases = correctionBiases(*m_audit);
+    request.router = *m_audit->router;
+    request.options.tokens = std::uint32_t(m_tokens->value());
+    request.options.seed = std::uint64_t(m_seed->value());
+    request.options.logitStd = float(m_std->value());
+    request.logitsFile = m_logitsFile->text().trimmed().toStdString();
+    m_run_->setText(tr("Cancel"));
+    m_status->setText(
+        tr("Simulating %1 layers × %2 tokens…").arg(request.biases.size()).arg(request.options.tokens));
+    m_running = true;
+    emit simulationRequested(request);
+}
+
+void RoutingView::showSimulation(std::shared_ptr<const RoutingRun> run)
+{
+    m_running = false;
+    m_run_->setText(tr("Simulate"));
+    m_run_->setEnabled(m_audit && m_audit->router);
+    m_run = std::move(run);
+    showRun();
+    emit simulationFinished();
+}
+
+void RoutingView::showSimulationFailure(const QString &message)
+{
+    m_running = false;
+    m_run_->setText(tr("Simulate"));
+    m_run_->setEnabled(m_audit && m_audit->router);
+    m_status->setText(tr("Simulation failed: %1").arg(message));
+    emit simulationFinished();
+}
+
+void RoutingView::showSimulationCancelled()
+{
+    m_running = false;
+    m_run_->setText(tr("Simulate"));
+    m_run_->setEnabled(m_audit && m_audit->router);
+    m_status->setText(tr("Simulation cancelled."));
+    emit simulationFinished();
 }
 
 void RoutingView::showRun()

@@ -3,8 +3,7 @@
 #include "atlas_view.h"
 #include "routing.h"
 
-#include <atomic>
-#include <thread>
+#include <memory>
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -32,25 +31,30 @@ public:
 
     void setTokens(int tokens);
     void setSeed(int seed);
-    void runSimulation(); // off the GUI thread; simulationFinished() when done
-    bool isRunning() const { return m_worker.joinable() && !m_done; }
+    // Asks for a simulation (simulationRequested); the result comes back through showSimulation,
+    // showSimulationFailure or showSimulationCancelled, and simulationFinished() follows each.
+    void runSimulation();
+    void showSimulation(std::shared_ptr<const RoutingRun> run);
+    void showSimulationFailure(const QString &message);
+    void showSimulationCancelled();
+    bool isRunning() const { return m_running; }
+    bool canSimulate() const { return m_audit && m_audit->router; }
     const RoutingRun *result() const { return m_run.get(); }
     ChartWidget *changedChart() const { return m_changed; }
     ChartWidget *loadChart() const { return m_load; }
     QString noteText() const;
 
 signals:
+    void simulationRequested(const atlas::RoutingRequest &request);
+    void simulationCancelRequested();
     void simulationFinished();
 
 private:
-    void stopWorker();
     void showRun();
     void showLoad();
     std::shared_ptr<const BiasAudit> m_audit;
     std::shared_ptr<const RoutingRun> m_run;
-    std::thread m_worker;
-    std::atomic<bool> m_cancel{false};
-    std::atomic<bool> m_done{true};
+    bool m_running = false;
     QSpinBox *m_tokens;
     QSpinBox *m_seed;
     QDoubleSpinBox *m_std;

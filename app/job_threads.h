@@ -1,0 +1,105 @@
+#pragma once
+
+#include <QObject>
+
+#include <array>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace atlas {
+
+// Worker threads that the GUI thread never waits for. Each job runs on a thread of its own; starting
+// a job cancels the ones before it, whose late results are then dropped (the generation guard).
+// Finished threads are joined when the next job starts, which costs nothing; only the destructor,
+// at shutdown, waits for cancelled jobs to notice.
+class JobThreads final
+{
+public:
+    struct Job
+    {
+        int generation = 0;
+        std::atomic<bool> cancel{false};
+        std::atomic<bool> done{false};
+        std::array<std::atomic<quint64>, 4> counters{}; // progress the job publishes for polling
+    };
+
+    JobThreads() = default;
+    JobThreads(const JobThreads &) = delete;
+    JobThreads &operator=(const JobThreads &) = delete;
+    ~JobThreads()
+    {
+        for (auto &w : m_workers)
+            w.job->cancel = true;
+        for (auto &w : m_workers)
+            w.thread.join();
+    }
+
+    // Runs body(job) on a new thread, after cancelling every earlier job.
+    std::shared_ptr<Job> start(std::function<void(const std::shared_ptr<Job> &)> body)
+    {
+        reap();
+        cancel();
+        auto job = std::make_shared<Job>();
+        job->generation = ++m_generation;
+        m_current = job;
+        m_workers.push_back({job, std::thread([job, body = std::move(body)] {
+                                 body(job);
+                                 job->done = true;
+                             })});
+        return job;
+    }
+    // Cancels every running job (their results will still be told apart by generation).
+    void cancel()
+    {
+        for (auto &w : m_workers)
+            w.job->cancel = true;
+    }
+    // Drops whatever the running jobs would still deliver.
+    void forget()
+    {
+        cancel();
+        ++m_generation;
+        m_current.reset();
+    }
+    // On the GUI thread: is `job` the newest one, whose results may be shown?
+    bool isCurrent(const Job &job) const { return job.generation == m_generation; }
+    const Job *current() const { return m_current.get(); }
+
+    // Posts fn to `receiver`'s thread; it runs only if `job` is still the newest job then.
+    template <typename Fn> void deliver(QObject *receiver, const std::shared_ptr<Job> &job, Fn fn)
+    {
+        QMetaObject::invokeMethod(
+            receiver,
+            [this, job, fn = std::move(fn)]() mutable {
+                if (isCurrent(*job)) fn();
+            },
+            Qt::QueuedConnection);
+    }
+
+private:
+    struct Worker
+    {
+        std::shared_ptr<Job> job;
+        std::thread thread;
+    };
+    void reap()
+    {
+        for (auto it = m_workers.begin(); it != m_workers.end();) {
+            if (it->job->done) {
+                it->thread.join(); // already past its last statement
+                it = m_workers.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
+    std::vector<Worker> m_workers;
+    std::shared_ptr<Job> m_current;
+    int m_generation = 0;
+};
+
+} // namespace atlas

@@ -1,0 +1,37 @@
+#pragma once
+
+#include "job_threads.h"
+#include "routing.h"
+
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+namespace atlas {
+
+// Runs the routing simulation off the GUI thread, like CheckpointLoader: a new request or cancel()
+// stops the running one within a layer, and only the newest request's result is delivered.
+class RoutingRunner final : public QObject
+{
+    Q_OBJECT
+public:
+    explicit RoutingRunner(QObject *parent = nullptr);
+    void start(RoutingRequest request);
+    void cancel();  // the running simulation stops; cancelled() follows
+    void discard(); // a new checkpoint: whatever is running is dropped silently
+    bool isRunning() const { return m_running; }
+
+signals:
+    void finished(std::shared_ptr<const atlas::RoutingRun> run);
+    void failed(const QString &message);
+    void cancelled();
+
+private:
+    JobThreads m_jobs;
+    bool m_running = false;
+};
+
+} // namespace atlas
+
+Q_DECLARE_METATYPE(std::shared_ptr<const atlas::RoutingRun>)

@@ -38,18 +38,36 @@ struct PendingShard
     std::uint64_t headerLength = 0;
     bool cached = false;
     bool haveFirst = false; // the first read already came (the probe)
+    bool charged = false;   // its header counted against the checkpoint's header budget
+};
+
+// Counts header bytes against the checkpoint's budget, naming the shard that went over it.
+struct HeaderBudget
+{
+    std::uint64_t limit;
+    std::uint64_t used = 0;
+    void charge(const std::string &file, std::uint64_t bytes)
+    {
+        used += bytes;
+        if (used > limit)
+            throw AtlasError(ErrorKind::Invalid,
+                             file + ": the shard headers of this checkpoint hold more than " +
+                                 std::to_string(limit) + " bytes in all (the limit); stopped here");
+    }
 };
 
 // Reads the first bytes of the given shards in one batch, then the rest of any longer header.
+// No read asks for more than a header can hold (8 + kMaxHeaderLength bytes).
 void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
-                  const std::vector<std::size_t> &which)
+                  const std::vector<std::size_t> &which, HeaderBudget &budget)
 {
     if (which.empty()) return;
     std::vector<RangeRequest> first;
     std::vector<std::size_t> firstOf;
     for (std::size_t i : which)
         if (!shards[i].haveFirst) {
-            first.push_back({shards[i].file, 0, shards[i].firstRead});
+            first.push_back(
+                {shards[i].file, 0, std::min<std::uint64_t>(shards[i].firstRead, 8 + kMaxHeaderLength)});
             firstOf.push_back(i);
         }
     auto answers = first.empty() ? std::vector<RangeAnswer>() : source.readRanges(first);
@@ -63,6 +81,10 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
         auto &s = shards[which[k]];
         s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
         const std::uint64_t need = 8 + s.headerLength;
+        if (!s.charged) {
+            budget.charge(s.file, need);
+            s.charged = true;
+        }
         if (s.answer.bytes.size() < need) {
             second.push_back({s.file, s.answer.bytes.size(), need - s.answer.bytes.size()});
             secondOf.push_back(which[k]);
@@ -85,6 +107,7 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
 Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
 {
     Checkpoint ckpt;
+    HeaderBudget budget{options.headerBudget};
     LoadProgress progress;
     std::mutex progressLock;
     auto report = [&](std::size_t files) {
@@ -148,13 +171,13 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
     if (small[1]) {
         index = parseCheckpointIndex("model.safetensors.index.json", *small[1]);
         for (const auto &file : index->shardFiles)
-            shards.push_back({file, {}, 0, {}, 0, false, false});
+            shards.push_back({file, {}, 0, {}, 0, false, false, false});
         for (const auto &[tensor, slot] : index->weightMap)
             shards[slot].names.push_back(tensor);
         for (auto &s : shards)
             s.firstRead = estimateHeaderBytes(s.names);
     } else {
-        shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false, false});
+        shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false, false, false});
     }
     if (probe) {
         for (auto &s : shards)
@@ -188,11 +211,15 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
             if (probed == toFetch.end()) probed = toFetch.begin();
             std::iter_swap(toFetch.begin(), probed);
             if (!shards[toFetch.front()].haveFirst)
-                fetchHeaders(source, shards, {toFetch.front()});
+                fetchHeaders(source, shards, {toFetch.front()}, budget);
             else
                 shards[toFetch.front()].headerLength =
                     parseHeaderLength(shards[toFetch.front()].file, shards[toFetch.front()].answer.bytes,
                                       shards[toFetch.front()].answer.fileSize);
+            if (!shards[toFetch.front()].charged) {
+                budget.charge(shards[toFetch.front()].file, 8 + shards[toFetch.front()].headerLength);
+                shards[toFetch.front()].charged = true;
+            }
             const PendingShard &probe = shards[toFetch.front()];
             if (index && !probe.names.empty()) {
                 std::uint64_t nameBytes = 0;
@@ -215,7 +242,7 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
             // The rest in one batch, with the remainder of the probe's header if it was longer.
             std::vector<std::size_t> rest(toFetch.begin() + 1, toFetch.end());
             if (probe.answer.bytes.size() < 8 + probe.headerLength) rest.push_back(toFetch.front());
-            fetchHeaders(source, shards, rest);
+            fetchHeaders(source, shards, rest, budget);
         }
     } catch (const AtlasError &e) {
         if (!index && e.kind() == ErrorKind::Source && !source.isCancelled())
@@ -254,11 +281,13 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
     for (std::size_t i = 0; i < shards.size(); ++i)
         if (stale[i]) {
             shards[i].cached = false;
+            shards[i].charged = false;
+            shards[i].haveFirst = false;
             shards[i].firstRead = estimateHeaderBytes(shards[i].names);
             refetch.push_back(i);
         }
     if (!refetch.empty()) {
-        fetchHeaders(source, shards, refetch);
+        fetchHeaders(source, shards, refetch, budget);
         for (std::size_t i : refetch)
             parse(i);
     }

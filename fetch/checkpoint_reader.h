@@ -21,6 +21,9 @@ struct ReadOptions
     unsigned parseThreads = 0;                          // 0: one per core
     std::function<void(const LoadProgress &)> progress; // called from worker threads, serialised
     HeaderCache *cache = nullptr;                       // headers kept per commit, when given
+    // Shard headers of one checkpoint in all: 2 GiB is twenty times the largest single header the
+    // format allows and ~190 times what the 141-shard GLM-5.x checkpoint needs (11 MB).
+    std::uint64_t headerBudget = 2ull << 30;
 };
 
 // Reads config.json, the index and every shard header through `source`, validating each.

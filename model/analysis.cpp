@@ -190,7 +190,8 @@ int countLayers(const Checkpoint &ckpt, int &mainLayers)
     std::set<int> present;
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors)
-            if (const int layer = placeOf(t.name).layer; layer >= 0 && layer < kMaxConfigLayers + kMaxConfigMtpLayers)
+            if (const int layer = placeOf(t.name).layer;
+                layer >= 0 && layer < kMaxConfigLayers + kMaxConfigMtpLayers)
                 present.insert(layer);
     auto runFrom = [&](int first, int limit) {
         int n = 0;

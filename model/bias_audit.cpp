@@ -36,8 +36,8 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
                 throw AtlasError(ErrorKind::Invalid,
                                  shard.file + ": tensor '" + t.name + "' holds " + std::to_string(t.bytes()) +
                                      " bytes, more than a router bias can (" + std::to_string(experts) +
-                                     " experts x 4 bytes + " + std::to_string(kBiasSlackBytes) +
-                                     " = " + std::to_string(limit) + "); it was not read");
+                                     " experts x 4 bytes + " + std::to_string(kBiasSlackBytes) + " = " +
+                                     std::to_string(limit) + "); it was not read");
             BiasFetchPlan::Item item;
             item.layer = placeOf(t.name).layer;
             item.tensor = t.name;

@@ -10,9 +10,12 @@ namespace atlas {
 
 namespace {
 
+// JSON has no NaN or infinity: those values are written as the strings "nan", "inf" and "-inf",
+// so that a level made of them is still told apart from a missing value (null).
 nlohmann::ordered_json number(float v)
 {
-    if (!std::isfinite(v)) return nullptr;
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     return static_cast<double>(v);
 }
 
@@ -147,7 +150,8 @@ std::string formatRoutingTable(const RoutingRun &run)
         o << "  skipped " << s << "\n";
     if (run.logitsNonFinite)
         o << "  warning: " << run.logitsNonFinite
-          << " captured logits are NaN or infinite; NaN choice scores rank as -inf (ties: lower expert index)\n";
+          << " captured logits are NaN or infinite; NaN choice scores rank as -inf (ties: lower expert "
+             "index)\n";
     return o.str();
 }
 

@@ -39,8 +39,8 @@ void readInt(const nlohmann::json &doc, const char *key, std::optional<std::int6
         return;
     }
     if (v > limit.max) {
-        cfg.warnings.push_back(k + " is " + std::to_string(v) + ", above the limit " + std::to_string(limit.max) +
-                               "; ignored");
+        cfg.warnings.push_back(k + " is " + std::to_string(v) + ", above the limit " +
+                               std::to_string(limit.max) + "; ignored");
         return;
     }
     out = v;

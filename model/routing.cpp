@@ -255,7 +255,8 @@ std::uint64_t routingMemoryLimit()
 {
     std::uint64_t limit = UINT64_MAX;
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) limit = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 4;
+    if (pages > 0 && page > 0)
+        limit = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 4;
     rlimit as{};
     if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
         limit = std::min<std::uint64_t>(limit, static_cast<std::uint64_t>(as.rlim_cur) / 4);
@@ -321,15 +322,16 @@ LogitsFileLayout parseLogitsHeader(const std::string &file, std::string_view hea
         out.dataEnd = std::max(out.dataEnd, out.dataStart + t.end);
         out.tensors.push_back({layer, t});
     }
-    if (out.tensors.empty()) throw AtlasError(ErrorKind::Invalid, file + ": no 'logits' or 'layers.N' tensor");
+    if (out.tensors.empty())
+        throw AtlasError(ErrorKind::Invalid, file + ": no 'logits' or 'layers.N' tensor");
     return out;
 }
 
 CapturedLogits decodeLogits(const LogitsFileLayout &layout, std::string_view bytes)
 {
     if (bytes.size() < layout.dataEnd)
-        throw AtlasError(ErrorKind::Invalid, layout.file + ": the file ends before byte " +
-                                                 std::to_string(layout.dataEnd));
+        throw AtlasError(ErrorKind::Invalid,
+                         layout.file + ": the file ends before byte " + std::to_string(layout.dataEnd));
     CapturedLogits out;
     out.file = layout.file;
     out.tokens = layout.tokens;

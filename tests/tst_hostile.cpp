@@ -1,0 +1,370 @@
+// The hostile-meaning corpus: valid safetensors and configs whose numbers and names are built to
+// crash, exhaust or mislead. Each runs through `ckpt-atlas inspect` and `ckpt-atlas figures` under an
+// address-space limit, and each asserts the exact outcome: exit code, the thing the message names,
+// and what the report says.
+#include "checkpoint_reader.h"
+#include "errors.h"
+#include "http_client.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sys/resource.h>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Every run of the program gets this much address space: enough for Qt offscreen and a few
+// threads, far below what the hostile inputs would otherwise allocate.
+constexpr rlim_t kAddressSpace = 4ull << 30;
+
+struct Tensor
+{
+    std::string name;
+    std::string dtype = "F32";
+    std::vector<std::uint64_t> shape{4};
+    std::string data; // little-endian bytes; zeros (sparse) when shorter than the tensor
+};
+
+std::uint64_t dtypeBytes(const std::string &d)
+{
+    return d == "F32" || d == "I32" ? 4 : d == "BF16" || d == "F16" ? 2 : d == "F64" ? 8 : 1;
+}
+
+// One safetensors file; the data region is sparse where no bytes are given.
+void writeSafetensors(const fs::path &path, const std::vector<Tensor> &tensors)
+{
+    json header = json::object();
+    std::uint64_t offset = 0;
+    for (const auto &t : tensors) {
+        std::uint64_t n = dtypeBytes(t.dtype);
+        for (auto d : t.shape)
+            n *= d;
+        header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + n}}};
+        offset += n;
+    }
+    const std::string text = header.dump();
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        for (int i = 0; i < 8; ++i)
+            out.put(static_cast<char>((text.size() >> (8 * i)) & 0xFF));
+        out << text;
+        std::uint64_t at = 0;
+        for (const auto &t : tensors) {
+            out.seekp(static_cast<std::streamoff>(8 + text.size() + at));
+            out << t.data;
+            std::uint64_t n = dtypeBytes(t.dtype);
+            for (auto d : t.shape)
+                n *= d;
+            at += n;
+        }
+    }
+    fs::resize_file(path, 8 + text.size() + offset);
+}
+
+std::string f32(std::initializer_list<float> values)
+{
+    std::string out;
+    for (float v : values) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        for (int i = 0; i < 4; ++i)
+            out.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
+    }
+    return out;
+}
+
+struct Run
+{
+    int exitCode = -1; // -1: crashed or hung
+    QByteArray out, err;
+};
+
+Run ckptAtlas(const QStringList &args, int timeoutMs = 240000)
+{
+    QProcess p;
+    p.setChildProcessModifier([] {
+        const rlimit limit{kAddressSpace, kAddressSpace};
+        setrlimit(RLIMIT_AS, &limit);
+    });
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(CKPT_ATLAS_BIN), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+
+std::string joined(const json &list)
+{
+    std::string s;
+    for (const auto &w : list)
+        s += w.get<std::string>() + "\n";
+    return s;
+}
+
+} // namespace
+
+class TestHostile : public QObject
+{
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+
+    // A single-file checkpoint: config.json (unless empty) and model.safetensors.
+    QString checkpoint(const char *name, const json &config, const std::vector<Tensor> &tensors)
+    {
+        const fs::path dir = fs::path(m_dir.path().toStdString()) / name;
+        fs::create_directories(dir);
+        if (!config.is_null()) std::ofstream(dir / "config.json") << config.dump();
+        writeSafetensors(dir / "model.safetensors", tensors);
+        return QString::fromStdString(dir.string());
+    }
+
+    json inspectJson(const QString &dir, QStringList extra = {})
+    {
+        const Run r =
+            ckptAtlas(QStringList{QStringLiteral("inspect"), dir, QStringLiteral("--json")} + extra);
+        if (r.exitCode != 0) qWarning("exit %d: %s", r.exitCode, r.err.constData());
+        return r.exitCode == 0 ? json::parse(r.out.toStdString()) : json();
+    }
+
+    void figuresOk(const QString &dir)
+    {
+        const QString out = m_dir.filePath(QStringLiteral("figures-") + QFileInfo(dir).fileName());
+        const Run r = ckptAtlas({QStringLiteral("figures"), dir, QStringLiteral("--out"), out,
+                                 QStringLiteral("--tokens"), QStringLiteral("64")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(QFileInfo::exists(out + QStringLiteral("/02-layers.png")));
+    }
+
+    static json moeConfig(int layers, int experts, int topk)
+    {
+        return {{"model_type", "hostile"},
+                {"num_hidden_layers", layers},
+                {"n_routed_experts", experts},
+                {"num_experts_per_tok", topk}};
+    }
+
+private slots:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void layerNumberBeyondTheModel()
+    {
+        const QString dir = checkpoint("beyond", moeConfig(2, 4, 1),
+                                       {{"model.layers.0.input_layernorm.weight"},
+                                        {"model.layers.1.input_layernorm.weight"},
+                                        {"model.layers.2147483647.mlp.gate.weight", "F32", {4, 4}}});
+        const json r = inspectJson(dir);
+        QVERIFY(!r.is_null());
+        QCOMPARE(r["layers"].size(), std::size_t(2));
+        QCOMPARE(r["parameters"]["by_category"]["other"].get<std::uint64_t>(), std::uint64_t(16));
+        QVERIFY(joined(r["warnings"]).find("model.layers.2147483647.mlp.gate.weight") != std::string::npos);
+        figuresOk(dir);
+    }
+
+    void hugeLayerNumberWithoutConfig()
+    {
+        const QString dir = checkpoint(
+            "huge-layer", json(),
+            {{"model.layers.0.input_layernorm.weight"}, {"model.layers.999999999.input_layernorm.weight"}});
+        const json r = inspectJson(dir);
+        QVERIFY(!r.is_null());
+        QCOMPARE(r["layers"].size(), std::size_t(1));
+        QCOMPARE(r["parameters"]["by_category"]["other"].get<std::uint64_t>(), std::uint64_t(4));
+        QVERIFY(joined(r["warnings"]).find("999999999") != std::string::npos);
+        figuresOk(dir);
+    }
+
+    void biasLargerThanAnyRouter()
+    {
+        // F32 [2^31]: 8 GiB, sparse on disk. It must be refused before a byte of it is read.
+        const QString dir = checkpoint(
+            "huge-bias", moeConfig(1, 256, 8),
+            {{"model.layers.0.mlp.gate.e_score_correction_bias", "F32", {std::uint64_t(1) << 31}}});
+        const Run r = ckptAtlas({QStringLiteral("inspect"), dir, QStringLiteral("--biases")});
+        QCOMPARE(r.exitCode, 4);
+        QVERIFY2(r.err.contains("model.layers.0.mlp.gate.e_score_correction_bias"), r.err.constData());
+        QVERIFY2(r.err.contains("5120"), r.err.constData()); // 256 x 4 + 4,096
+        const Run f = ckptAtlas({QStringLiteral("figures"), dir, QStringLiteral("--out"),
+                                 m_dir.filePath(QStringLiteral("fig-huge-bias"))});
+        QCOMPARE(f.exitCode, 4);
+        QVERIFY2(f.err.contains("e_score_correction_bias"), f.err.constData());
+    }
+
+    void bareExpertNumberAndStrangeNames()
+    {
+        const QString dir = checkpoint("names", moeConfig(2, 8, 2),
+                                       {{"model.layers.0.input_layernorm.weight"},
+                                        {"model.layers.1.mlp.experts.7"},
+                                        {"model.layers.1.mlp.experts."},
+                                        {"model.layers.1."},
+                                        {"model.layers..x"},
+                                        {"model.layers.-1.x"},
+                                        {""},
+                                        {"nosuffix"},
+                                        {"\xc3\xbcnic\xc3\xb8"
+                                         "de.weight"}});
+        const json r = inspectJson(dir);
+        QVERIFY(!r.is_null());
+        QCOMPARE(r["files"]["tensors"].get<int>(), 9);
+        figuresOk(dir);
+    }
+
+    void absurdConfigValues()
+    {
+        json cfg = moeConfig(2, 4, 1);
+        cfg["max_position_embeddings"] = std::uint64_t(1) << 62;
+        cfg["kv_lora_rank"] = 512;
+        cfg["qk_rope_head_dim"] = 64;
+        cfg["n_group"] = 0;
+        cfg["topk_group"] = -3;
+        cfg["index_topk_freq"] = 0;
+        cfg["hidden_size"] = "wide";
+        cfg["n_shared_experts"] = 1e30;
+        cfg["num_nextn_predict_layers"] = std::uint64_t(18446744073709551615ull);
+        const QString dir = checkpoint("absurd", cfg, {{"model.layers.0.input_layernorm.weight"}});
+        const json r = inspectJson(dir);
+        QVERIFY(!r.is_null());
+        const std::string w = joined(r["warnings"]);
+        for (const char *key : {"max_position_embeddings", "n_group", "topk_group", "index_topk_freq",
+                                "hidden_size", "n_shared_experts", "num_nextn_predict_layers"})
+            QVERIFY2(w.find(key) != std::string::npos, key);
+        // The context falls back to 1 token when the config's is refused: a real, small figure.
+        QCOMPARE(r["cache"]["context_tokens"].get<std::uint64_t>(), std::uint64_t(1));
+        figuresOk(dir);
+
+        // The same overflow typed by the user is a usage error naming the option.
+        const Run u = ckptAtlas({QStringLiteral("inspect"), dir, QStringLiteral("--context"),
+                                 QStringLiteral("18446744073709551615")});
+        QCOMPARE(u.exitCode, 2);
+        QVERIFY2(u.err.contains("--context"), u.err.constData());
+    }
+
+    void nanAndInfinityInTheBias()
+    {
+        const QString dir = checkpoint("nan-bias", moeConfig(1, 8, 2),
+                                       {{"model.layers.0.mlp.gate.e_score_correction_bias",
+                                         "F32",
+                                         {8},
+                                         f32({0.5f, NAN, 0.25f, INFINITY, -INFINITY, NAN, 0.125f, 0.0f})}});
+        const QStringList args{QStringLiteral("--biases"), QStringLiteral("--simulate"),
+                               QStringLiteral("--tokens"), QStringLiteral("256")};
+        const json a = inspectJson(dir, args), b = inspectJson(dir, args);
+        QVERIFY(!a.is_null());
+        const json &bias = a["biases"]["layers"][0];
+        QCOMPARE(bias["nan"].get<int>(), 2);
+        QCOMPARE(bias["inf"].get<int>(), 2);
+        QCOMPARE(bias["levels"].front()["bf16"].get<std::string>(),
+                 std::string("-inf")); // ascending, NaN last
+        QCOMPARE(bias["levels"].back()["bf16"].get<std::string>(), std::string("nan"));
+        QCOMPARE(a["routing"]["layers"].size(), std::size_t(1));
+        QCOMPARE(a["routing"].dump(), b["routing"].dump()); // deterministic
+        figuresOk(dir);
+    }
+
+    void routerThatDoesNotFit()
+    {
+        const QString dir = checkpoint("router-misfit", moeConfig(1, 4, 9),
+                                       {{"model.layers.0.mlp.gate.e_score_correction_bias", "F32", {4}}});
+        const Run r = ckptAtlas({QStringLiteral("inspect"), dir, QStringLiteral("--simulate")});
+        QCOMPARE(r.exitCode, 4);
+        QVERIFY2(r.err.contains("num_experts_per_tok"), r.err.constData());
+    }
+
+    void tokensBeyondMemory()
+    {
+        const QString dir = checkpoint("wide-router", moeConfig(1, 4096, 8),
+                                       {{"model.layers.0.mlp.gate.e_score_correction_bias", "F32", {4096}}});
+        const Run r = ckptAtlas({QStringLiteral("inspect"), dir, QStringLiteral("--simulate"),
+                                 QStringLiteral("--tokens"), QStringLiteral("16777216")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--tokens 16777216") && r.err.contains("limit"), r.err.constData());
+        const Run over = ckptAtlas({QStringLiteral("inspect"), dir, QStringLiteral("--simulate"),
+                                    QStringLiteral("--tokens"), QStringLiteral("16777217")});
+        QCOMPARE(over.exitCode, 2);
+        QVERIFY2(over.err.contains("16777216"), over.err.constData());
+    }
+
+    void logitsLargerThanMemory()
+    {
+        const QString dir = checkpoint("logits-ckpt", moeConfig(1, 8, 2),
+                                       {{"model.layers.0.mlp.gate.e_score_correction_bias", "F32", {8}}});
+        // Four layers of [2^24, 8] F32: 2 GiB declared, sparse; the limit under 4 GiB is 1 GiB.
+        const fs::path logits = fs::path(m_dir.path().toStdString()) / "huge-logits.safetensors";
+        std::vector<Tensor> layers;
+        for (int i = 0; i < 4; ++i)
+            layers.push_back({"layers." + std::to_string(i), "F32", {std::uint64_t(1) << 24, 8}});
+        writeSafetensors(logits, layers);
+        const Run r = ckptAtlas({QStringLiteral("inspect"), dir, QStringLiteral("--logits"),
+                                 QString::fromStdString(logits.string())});
+        QCOMPARE(r.exitCode, 4);
+        QVERIFY2(r.err.contains("huge-logits.safetensors") && r.err.contains("limit"), r.err.constData());
+    }
+
+    void ctrlCStopsCleanly()
+    {
+        const QString dir = checkpoint("long-simulation", moeConfig(4, 256, 8),
+                                       {{"model.layers.0.mlp.gate.e_score_correction_bias", "F32", {256}},
+                                        {"model.layers.1.mlp.gate.e_score_correction_bias", "F32", {256}},
+                                        {"model.layers.2.mlp.gate.e_score_correction_bias", "F32", {256}},
+                                        {"model.layers.3.mlp.gate.e_score_correction_bias", "F32", {256}}});
+        QProcess p;
+        p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("inspect"), dir, QStringLiteral("--simulate"),
+                                                 QStringLiteral("--tokens"), QStringLiteral("1048576")});
+        QVERIFY(p.waitForStarted());
+        QTest::qWait(2500);
+        QCOMPARE(p.state(), QProcess::Running); // still simulating
+        ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+        QVERIFY(p.waitForFinished(20000));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(p.exitCode(), 130);
+        QVERIFY(p.readAllStandardError().contains("interrupted"));
+    }
+
+    void headerBudgetOfACheckpoint()
+    {
+        const QString dir = checkpoint(
+            "budget", moeConfig(1, 4, 1),
+            {{"model.layers.0.input_layernorm.weight"}, {"model.layers.0.post_attention_layernorm.weight"}});
+        atlas::LocalDirectorySource source(dir.toStdString());
+        atlas::ReadOptions options;
+        options.headerBudget = 64; // smaller than this one header
+        try {
+            atlas::readCheckpoint(source, options);
+            QFAIL("a header over the budget was read");
+        } catch (const atlas::AtlasError &e) {
+            QCOMPARE(e.kind(), atlas::ErrorKind::Invalid);
+            QVERIFY2(std::string(e.what()).find("model.safetensors") != std::string::npos, e.what());
+            QVERIFY2(std::string(e.what()).find("64 bytes") != std::string::npos, e.what());
+        }
+        options.headerBudget = 2ull << 30;
+        QCOMPARE(atlas::readCheckpoint(source, options).tensorCount(), std::size_t(2));
+    }
+
+    void retryAfterNeverThrows()
+    {
+        QCOMPARE(*atlas::parseRetryAfter("3"), 3.0);
+        QVERIFY(*atlas::parseRetryAfter(std::string(400, '9')) >= 1e6); // as good as never, not an exception
+        QVERIFY(!atlas::parseRetryAfter("-5"));
+        QVERIFY(!atlas::parseRetryAfter("soon"));
+        QVERIFY(!atlas::parseRetryAfter(std::string(5000, 'x')));
+        QVERIFY(*atlas::parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0); // in the past
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostile)
+#include "tst_hostile.moc"

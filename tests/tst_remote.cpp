@@ -321,6 +321,18 @@ private slots:
         // Three attempts of two seconds each, with backoff between them: the load ends, it does not hang.
         QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(30));
 
+        // The deadline of the whole load holds even when no single transfer is stalled long enough.
+        NetworkOptions deadline;
+        deadline.useCache = false;
+        deadline.timeoutSeconds = 2;
+        const AtlasError late = loadError(server.url("stall"), deadline);
+        QCOMPARE(late.kind(), ErrorKind::Source);
+        QVERIFY2(QString::fromUtf8(late.what()).contains(QLatin1String("time limit of 2 s")), late.what());
+
+        const AtlasError loop = loadError(server.url("loop"), fast);
+        QVERIFY2(QString::fromUtf8(loop.what()).contains(QLatin1String("more than 5 redirects")),
+                 loop.what());
+
         const Loaded retried = load(server.url("retry"), fast);
         QCOMPARE(retried.checkpoint.shards.size(), std::size_t(3));
         bool saw429 = false;

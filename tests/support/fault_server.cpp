@@ -102,6 +102,10 @@ void FaultServer::serve(int fd)
         }
         in.seekg(0, std::ios::end);
         const unsigned long long size = static_cast<unsigned long long>(in.tellg());
+        if (behaviour == "loop") { // a redirect to itself, forever
+            sendAll("HTTP/1.1 302 Found\r\nLocation: " + target + "\r\nContent-Length: 0\r\n\r\n");
+            continue;
+        }
         if (behaviour == "retry") {
             bool first429;
             {

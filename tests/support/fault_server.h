@@ -7,6 +7,7 @@
 //   /short/FILE       206 with a correct Content-Range and half the body, then close
 //   /stall/FILE       headers and a few bytes, then silence
 //   /retry/FILE       the first request of each path: 429 with Retry-After: 1; then as /ok
+//   /loop/FILE        302 to itself, every time
 #include <atomic>
 #include <mutex>
 #include <set>

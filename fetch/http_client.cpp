@@ -357,7 +357,7 @@ HttpClient::perform(const std::vector<HttpRequest> &requests, const std::atomic<
                     const std::string error =
                         t->stalled ? "the transfer stalled: no data for " +
                                          std::to_string(m_options.stallSeconds) + " s"
-                        : code == CURLE_OPERATION_TIMEDOUT
+                        : code == CURLE_OPERATION_TIMEDOUT && t->liveStatus != 0
                             ? "the transfer was slower than " + std::to_string(m_options.minBytesPerSecond) +
                                   " bytes/s for " + std::to_string(m_options.lowSpeedSeconds) + " s"
                             : std::string(curl_easy_strerror(code));

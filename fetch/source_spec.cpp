@@ -70,6 +70,8 @@ HttpClient::Options httpOptionsFor(const SourceSpec &spec, const NetworkOptions 
     HttpClient::Options http;
     http.connections = options.connections;
     http.stallSeconds = options.stallSeconds;
+    http.minBytesPerSecond = options.minBytesPerSecond;
+    http.lowSpeedSeconds = options.lowSpeedSeconds;
     if (options.timeoutSeconds > 0) {
         http.timeoutSeconds = options.timeoutSeconds;
         http.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.timeoutSeconds);

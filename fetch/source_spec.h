@@ -32,6 +32,8 @@ struct NetworkOptions
     std::string caBundle; // --ca-bundle; CURL_CA_BUNDLE / SSL_CERT_FILE are added too
     bool useCache = true; // --no-cache turns it off
     long stallSeconds = 30;
+    long minBytesPerSecond = 1024; // slower than this for lowSpeedSeconds fails
+    long lowSpeedSeconds = 30;
     long timeoutSeconds = 600; // --timeout: the whole load, from opening the source to the last byte
 };
 

@@ -177,6 +177,13 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
                                      ": indexer tensors on disk, but the config declares no indexer");
         }
     }
+    // A hostile config can disagree at every one of 100,000 layers: keep the first few, count the rest.
+    constexpr std::size_t kShownMismatches = 32;
+    if (map.mismatches.size() > kShownMismatches) {
+        const std::size_t more = map.mismatches.size() - kShownMismatches;
+        map.mismatches.resize(kShownMismatches);
+        map.mismatches.push_back("and " + std::to_string(more) + " more disagreements like these");
+    }
     // MTP layers carry their own indexer and never reuse the main model's selection.
     for (std::size_t i = static_cast<std::size_t>(L); i < a.layers.size(); ++i)
         a.layers[i].indexer = a.layers[i].indexerWeights ? IndexerRole::Full : IndexerRole::None;

@@ -329,6 +329,14 @@ private slots:
         QCOMPARE(late.kind(), ErrorKind::Source);
         QVERIFY2(QString::fromUtf8(late.what()).contains(QLatin1String("time limit of 2 s")), late.what());
 
+        // Bytes often enough to dodge the stall detector, too few to count as a transfer.
+        NetworkOptions slow = fast;
+        slow.lowSpeedSeconds = 2;
+        const AtlasError trickled = loadError(server.url("trickle"), slow);
+        QVERIFY2(
+            QString::fromUtf8(trickled.what()).contains(QLatin1String("slower than 1024 bytes/s for 2 s")),
+            trickled.what());
+
         const AtlasError loop = loadError(server.url("loop"), fast);
         QVERIFY2(QString::fromUtf8(loop.what()).contains(QLatin1String("more than 5 redirects")),
                  loop.what());

@@ -141,6 +141,16 @@ void FaultServer::serve(int fd)
             sendAll(headers + body.substr(0, body.size() / 2));
             break;
         }
+        if (behaviour == "trickle") { // one byte every 200 ms: never stalled, always too slow
+            if (!sendAll(headers)) break;
+            bool ok = true;
+            for (std::size_t i = 0; ok && i < body.size() && !m_stop; ++i) {
+                ok = sendAll(body.substr(i, 1));
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            }
+            if (!ok) break;
+            continue;
+        }
         if (behaviour == "stall") {
             sendAll(headers + body.substr(0, std::min<std::size_t>(8, body.size())));
             while (!m_stop)

@@ -8,6 +8,7 @@
 //   /stall/FILE       headers and a few bytes, then silence
 //   /retry/FILE       the first request of each path: 429 with Retry-After: 1; then as /ok
 //   /loop/FILE        302 to itself, every time
+//   /trickle/FILE     correct headers, then the body one byte every 200 ms
 #include <atomic>
 #include <mutex>
 #include <set>

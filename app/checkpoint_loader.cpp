@@ -1,9 +1,7 @@
 #include "checkpoint_loader.h"
 
-#include "bias_reader.h"
-#include "checkpoint_reader.h"
-#include "demo.h"
 #include "errors.h"
+#include "load_pipeline.h"
 
 #include <QMetaObject>
 
@@ -44,15 +42,12 @@ void CheckpointLoader::start(const SourceSpec &spec, const NetworkOptions &optio
     m_clock.start();
     m_layoutMs = m_totalMs = -1;
     m_progressTimer.start();
-    const bool demo = spec.kind == SourceSpec::Kind::Local && spec.path.empty();
     NetworkOptions network = options;
     if (m_timeoutSeconds > 0) network.timeoutSeconds = m_timeoutSeconds;
-    m_jobs.start(
-        [this, spec, network, demo](const std::shared_ptr<Job> &job) { run(spec, network, demo, job); });
+    m_jobs.start([this, spec, network](const std::shared_ptr<Job> &job) { run(spec, network, job); });
 }
 
-void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, bool demo,
-                           const std::shared_ptr<Job> &jobRef)
+void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, const std::shared_ptr<Job> &jobRef)
 {
     Job &job = *jobRef;
     auto finish = [this, &jobRef](auto signal) {
@@ -67,37 +62,44 @@ void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, bool demo,
         });
     };
     try {
-        if (demo) {
-            deliver(jobRef, [this] { emit stage(tr("Preparing the synthetic demo checkpoint…")); });
-            spec.path = ensureDemoCheckpoint().string();
-        }
-        deliver(jobRef, [this] { emit stage(tr("Reading headers…")); });
-        OpenedSource opened = openSource(spec, options, &job.cancel);
-        ReadOptions read;
-        read.cache = opened.cache.get();
-        read.progress = [&job](const LoadProgress &p) {
+        LoadRequest request;
+        request.spec = spec;
+        request.network = options;
+        LoadObserver observer;
+        observer.stage = [this, &jobRef](LoadStage loadStage) {
+            QString what;
+            switch (loadStage) {
+            case LoadStage::PreparingDemo:
+                what = tr("Preparing the synthetic demo checkpoint…");
+                break;
+            case LoadStage::Headers:
+                what = tr("Reading headers…");
+                break;
+            case LoadStage::Biases:
+                what = tr("Reading the router correction biases…");
+                break;
+            case LoadStage::Routing:
+                what = tr("Simulating routing…");
+                break;
+            }
+            deliver(jobRef, [this, what] { emit stage(what); });
+        };
+        observer.progress = [&job](const LoadProgress &p) {
             job.counters[FilesDone] = p.filesDone;
             job.counters[FilesTotal] = p.filesTotal;
             job.counters[Bytes] = p.bytes;
             job.counters[Requests] = p.requests;
         };
-        auto loaded = std::make_shared<LoadedCheckpoint>();
-        loaded->checkpoint = readCheckpoint(*opened.source, read);
-        loaded->analysis = analyze(loaded->checkpoint);
-        std::shared_ptr<const LoadedCheckpoint> layout = loaded;
-        deliver(jobRef, [this, layout] {
-            m_layoutMs = m_clock.elapsed();
-            emit layoutReady(layout);
-        });
-
-        deliver(jobRef, [this] { emit stage(tr("Reading the router correction biases…")); });
-        const BiasFetchPlan plan = planBiasFetch(layout->checkpoint);
-        auto audit = std::make_shared<BiasAudit>(
-            auditBiases(layout->checkpoint.config, readBiases(*opened.source, plan), plan.bytes));
-        job.counters[Bytes] = opened.source->bytesReceived();
-        job.counters[Requests] = opened.source->requestsMade();
-        std::shared_ptr<const BiasAudit> biases = audit;
-        deliver(jobRef, [this, biases] { emit biasesReady(biases); });
+        observer.layout = [this, &jobRef](std::shared_ptr<const LoadedCheckpoint> layout) {
+            deliver(jobRef, [this, layout] {
+                m_layoutMs = m_clock.elapsed();
+                emit layoutReady(layout);
+            });
+        };
+        observer.biases = [this, &jobRef](std::shared_ptr<const BiasAudit> biases) {
+            deliver(jobRef, [this, biases] { emit biasesReady(biases); });
+        };
+        LoadPipeline(std::move(request)).run(&job.cancel, observer);
         finish([this] { emit finished(); });
     } catch (const AtlasError &e) {
         if (job.cancel) {

@@ -45,7 +45,7 @@ signals:
 
 private:
     using Job = JobThreads::Job;
-    void run(SourceSpec spec, NetworkOptions options, bool demo, const std::shared_ptr<Job> &job);
+    void run(SourceSpec spec, NetworkOptions options, const std::shared_ptr<Job> &job);
     template <typename Fn> void deliver(const std::shared_ptr<Job> &job, Fn fn)
     {
         m_jobs.deliver(this, job, fn);

@@ -1,14 +1,8 @@
 #include "inspect_command.h"
 
-#include "bias_reader.h"
-#include "bias_report.h"
-#include "checkpoint_reader.h"
-#include "demo.h"
 #include "errors.h"
-#include "loaded_checkpoint.h"
-#include "logits_reader.h"
+#include "load_pipeline.h"
 #include "report.h"
-#include "source_spec.h"
 
 #include <atomic>
 #include <charconv>
@@ -166,75 +160,51 @@ int runInspect(const std::vector<std::string> &args)
             }
         }
 
-        SourceSpec spec;
+        LoadRequest request;
         if (sourceArg.empty()) {
             if (!revision.empty()) throw AtlasError(ErrorKind::Usage, "--revision needs a Hub SOURCE");
-            spec.path = ensureDemoCheckpoint().string();
         } else {
-            spec = parseSourceSpec(sourceArg, revision);
+            request.spec = parseSourceSpec(sourceArg, revision);
         }
+        request.network = network;
+        request.cache = cacheOptions;
+        request.biases = biases || simulate;
+        request.biasTensors = biasTensors;
+        request.simulate = simulate;
+        request.routing = routing;
+        request.logitsFile = logitsFile;
+
         struct sigaction action = {};
         action.sa_handler = onInterrupt;
         sigemptyset(&action.sa_mask);
         sigaction(SIGINT, &action, nullptr);
-        routing.cancel = &g_interrupted;
-        auto receipts = std::make_shared<ReceiptLog>();
-        OpenedSource opened;
-        Checkpoint ckpt;
+
+        LoadPipeline pipeline(std::move(request));
+        auto writeReceipts = [&] {
+            if (!pipeline.remote() || receiptsFile.empty()) return;
+            std::ofstream out(receiptsFile);
+            out << pipeline.receipts()->toJson().dump(2) << "\n";
+            if (!out) throw AtlasError(ErrorKind::Source, receiptsFile + ": cannot write the receipts");
+        };
+        LoadResult result;
         try {
-            opened = openSource(spec, network, &g_interrupted, receipts);
-            ReadOptions readOptions;
-            readOptions.cache = opened.cache.get();
-            ckpt = readCheckpoint(*opened.source, readOptions);
+            result = pipeline.run(&g_interrupted);
         } catch (...) {
             // Whatever was fetched before a failure is still worth a receipt.
-            if (spec.kind != SourceSpec::Kind::Local && !receiptsFile.empty())
-                std::ofstream(receiptsFile) << receipts->toJson().dump(2) << "\n";
+            try {
+                writeReceipts();
+            } catch (const AtlasError &) {
+            }
             throw;
         }
-        const CheckpointAnalysis analysis = analyze(ckpt);
-        const CacheBudget cache = computeCacheBudget(ckpt, analysis, cacheOptions);
-        if (cache.overflow && cacheOptions.contextTokens)
-            throw AtlasError(ErrorKind::Usage, "--context: " + cache.reason);
-        auto report = buildReport(ckpt, analysis, cache);
-        std::string tables;
-        if (biases || simulate) {
-            const BiasFetchPlan plan = planBiasFetch(ckpt, biasTensors);
-            const BiasAudit audit = auditBiases(ckpt.config, readBiases(*opened.source, plan), plan.bytes);
-            const auto &stats = audit.stats;
-            const std::vector<LayerBias> layerBiases = correctionBiases(audit);
-            report["biases"] = biasesJson(stats, plan.bytes);
-            tables += formatBiasTable(stats, plan.bytes);
-            if (simulate) {
-                if (layerBiases.empty())
-                    throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: the checkpoint has no "
-                                                         "mlp.gate.e_score_correction_bias tensors");
-                if (!audit.router)
-                    throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: " + audit.routerProblem);
-                std::optional<CapturedLogits> captured;
-                if (!logitsFile.empty()) {
-                    captured = readLogitsFile(logitsFile);
-                    routing.captured = &*captured;
-                }
-                const RoutingRun run = simulateRouting(layerBiases, *audit.router, routing);
-                report["routing"] = routingJson(run);
-                tables += formatRoutingTable(run);
-            }
-        }
-        if (opened.receipts) {
-            report["network"] = {{"requests", opened.receipts->requests()},
-                                 {"bytes", opened.receipts->bytes()},
-                                 {"seconds", opened.receipts->elapsedSeconds()}};
-            if (!receiptsFile.empty()) {
-                std::ofstream out(receiptsFile);
-                out << opened.receipts->toJson().dump(2) << "\n";
-                if (!out) throw AtlasError(ErrorKind::Source, receiptsFile + ": cannot write the receipts");
-            }
-        }
+        if (result.layout->cache.overflow && cacheOptions.contextTokens)
+            throw AtlasError(ErrorKind::Usage, "--context: " + result.layout->cache.reason);
+        writeReceipts();
+        const auto report = buildReport(result);
         if (json)
             std::cout << report.dump(2) << "\n";
         else
-            std::cout << formatSummary(ckpt, analysis, cache) << tables;
+            std::cout << formatReport(result);
         const auto failures = checkExpectations(report, expectations);
         for (const auto &f : failures)
             std::cerr << f << "\n";

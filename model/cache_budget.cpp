@@ -46,6 +46,12 @@ std::int64_t kvBytesPerLayer(KvDtype dtype, std::int64_t kvLoraRank, std::int64_
     return 0;
 }
 
+std::uint64_t defaultContextTokens(const ModelConfig &config)
+{
+    return config.maxPositionEmbeddings ? static_cast<std::uint64_t>(*config.maxPositionEmbeddings)
+                                        : kFallbackContextTokens;
+}
+
 CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis &a, const CacheOptions &opt)
 {
     const ModelConfig &cfg = ckpt.config;
@@ -87,12 +93,7 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     c.bytesPerToken = c.kvBytesPerToken + c.indexBytesPerToken;
     c.indexTopk = cfg.indexTopk;
 
-    if (opt.contextTokens)
-        c.contextTokens = *opt.contextTokens;
-    else if (cfg.maxPositionEmbeddings)
-        c.contextTokens = static_cast<std::uint64_t>(*cfg.maxPositionEmbeddings);
-    else
-        c.contextTokens = 1;
+    c.contextTokens = opt.contextTokens ? *opt.contextTokens : defaultContextTokens(cfg);
     const unsigned __int128 total = static_cast<unsigned __int128>(c.bytesPerToken) * c.contextTokens;
     if (total > static_cast<unsigned __int128>(UINT64_MAX)) {
         // Not thrown: a config's max_position_embeddings is not the user's fault, and a view must
@@ -100,8 +101,10 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
         c.available = false;
         c.overflow = true;
         c.reason = "a context of " + std::to_string(c.contextTokens) + " tokens (" +
-                   (opt.contextTokens ? "asked for" : "max_position_embeddings") + ") at " +
-                   std::to_string(c.bytesPerToken) + " bytes per token overflows 64 bits";
+                   (opt.contextTokens           ? "asked for"
+                    : cfg.maxPositionEmbeddings ? "max_position_embeddings"
+                                                : "the default") +
+                   ") at " + std::to_string(c.bytesPerToken) + " bytes per token overflows 64 bits";
         return c;
     }
     c.totalBytes = static_cast<std::uint64_t>(total);

@@ -17,7 +17,7 @@ struct CacheOptions
 {
     KvDtype kvDtype = KvDtype::BF16;
     std::optional<std::int64_t> indexEntryBytes; // default: ATOM's 16-byte padded entry
-    std::optional<std::uint64_t> contextTokens;  // default: max_position_embeddings
+    std::optional<std::uint64_t> contextTokens;  // default: defaultContextTokens()
 };
 
 // Per-token MLA latent and index-key cache costs (domain.md section 7).
@@ -49,6 +49,11 @@ struct CacheBudget
 std::int64_t indexEntryBytesReference(std::int64_t headDim);
 std::int64_t indexEntryBytesPadded(std::int64_t headDim);
 std::int64_t kvBytesPerLayer(KvDtype dtype, std::int64_t kvLoraRank, std::int64_t ropeDim);
+
+// The context a cache figure is given at unless asked otherwise: max_position_embeddings, or,
+// when the config does not say, 131,072 tokens (and the report says which).
+inline constexpr std::uint64_t kFallbackContextTokens = 131072;
+std::uint64_t defaultContextTokens(const ModelConfig &config);
 
 CacheBudget computeCacheBudget(const Checkpoint &checkpoint, const CheckpointAnalysis &analysis,
                                const CacheOptions &options);

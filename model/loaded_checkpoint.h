@@ -2,6 +2,7 @@
 
 #include "analysis.h"
 #include "bias_audit.h"
+#include "cache_budget.h"
 
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@ struct LoadedCheckpoint
 {
     Checkpoint checkpoint;
     CheckpointAnalysis analysis;
+    CacheBudget cache; // at the context the load was asked for (by default defaultContextTokens())
 };
 
 struct BiasAudit

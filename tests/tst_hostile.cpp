@@ -243,8 +243,8 @@ private slots:
         for (const char *key : {"max_position_embeddings", "n_group", "topk_group", "index_topk_freq",
                                 "hidden_size", "n_shared_experts", "num_nextn_predict_layers"})
             QVERIFY2(w.find(key) != std::string::npos, key);
-        // The context falls back to 1 token when the config's is refused: a real, small figure.
-        QCOMPARE(r["cache"]["context_tokens"].get<std::uint64_t>(), std::uint64_t(1));
+        // The context falls back to the documented default when the config's is refused.
+        QCOMPARE(r["cache"]["context_tokens"].get<std::uint64_t>(), std::uint64_t(131072));
         figuresOk(dir);
 
         // The same overflow typed by the user is a usage error naming the option.

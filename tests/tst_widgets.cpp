@@ -12,6 +12,7 @@
 #include "layer_tree_model.h"
 #include "layers_view.h"
 #include "layout_arithmetic.h"
+#include "load_pipeline.h"
 #include "main_window.h"
 #include "open_dialog.h"
 #include "overview_view.h"
@@ -43,13 +44,13 @@ using namespace atlas;
 
 namespace {
 
+// The layout as the window gets it: through the one load pipeline.
 std::shared_ptr<const LoadedCheckpoint> loadLocal(const QString &dir)
 {
-    auto loaded = std::make_shared<LoadedCheckpoint>();
-    LocalDirectorySource source(dir.toStdString());
-    loaded->checkpoint = readCheckpoint(source);
-    loaded->analysis = analyze(loaded->checkpoint);
-    return loaded;
+    LoadRequest request;
+    request.spec.path = dir.toStdString();
+    request.biases = false;
+    return LoadPipeline(request).run().layout;
 }
 
 // Opens a folder in a window and waits for the layout and the biases.

@@ -24,12 +24,11 @@ CacheView::CacheView(QWidget *parent)
     m_context->setGroupSeparatorShown(true);
     m_context->setSuffix(tr(" tokens"));
     m_slider->setRange(0, 1000); // log2 of the context, in thousandths of the range
-    m_kv->addItem(tr("BF16 latent (1,152 B/layer at rank 512)"), int(KvDtype::BF16));
+    // The labels carry this checkpoint's numbers: they are filled in by setCheckpoint().
+    m_kv->addItem(tr("BF16 latent"), int(KvDtype::BF16));
     m_kv->addItem(tr("FP8 latent"), int(KvDtype::FP8));
     m_kv->addItem(tr("FlashMLA fp8_ds_mla (FP8 + scales + BF16 rope)"), int(KvDtype::FP8_DS_MLA));
     m_entry->addItem(tr("padded to 16 B (ATOM)"), 0);
-    m_entry->addItem(tr("132 B (DeepSeek reference, vLLM)"), 132);
-    m_entry->addItem(tr("144 B"), 144);
     m_breakdown->setWordWrap(true);
     m_breakdown->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_chart->setTitle(tr("Cache per sequence against context length"));
@@ -73,9 +72,36 @@ void CacheView::clearAll()
 void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
     m_data = std::move(data);
-    const auto max = m_data->checkpoint.config.maxPositionEmbeddings.value_or(131072);
+    const CacheBudget &c = m_data->cache;
+    {
+        QSignalBlocker blockKv(m_kv), blockEntry(m_entry);
+        if (c.kvLoraRank > 0) {
+            m_kv->setItemText(0, tr("BF16 latent (%1 B/layer at rank %2 + rope %3)")
+                                     .arg(kvBytesPerLayer(KvDtype::BF16, c.kvLoraRank, c.ropeDim))
+                                     .arg(c.kvLoraRank)
+                                     .arg(c.ropeDim));
+            m_kv->setItemText(
+                1, tr("FP8 latent (%1 B/layer)").arg(kvBytesPerLayer(KvDtype::FP8, c.kvLoraRank, c.ropeDim)));
+            m_kv->setItemText(2, tr("FlashMLA fp8_ds_mla (FP8 + scales + BF16 rope, %1 B/layer)")
+                                     .arg(kvBytesPerLayer(KvDtype::FP8_DS_MLA, c.kvLoraRank, c.ropeDim)));
+        }
+        m_entry->clear();
+        if (c.indexHeadDim > 0) {
+            const auto padded = indexEntryBytesPadded(c.indexHeadDim);
+            const auto reference = indexEntryBytesReference(c.indexHeadDim);
+            m_entry->addItem(
+                tr("%1 B: head dim %2 + scales, padded to 16 B (ATOM)").arg(padded).arg(c.indexHeadDim),
+                int(padded));
+            if (reference != padded)
+                m_entry->addItem(tr("%1 B: unpadded (DeepSeek reference, vLLM)").arg(reference),
+                                 int(reference));
+        } else {
+            m_entry->addItem(tr("no index keys in this model"), 0);
+        }
+    }
     QSignalBlocker block(m_context);
-    m_context->setMaximum(int(std::min<std::int64_t>(max, 1 << 30)));
+    m_context->setMaximum(
+        int(std::min<std::uint64_t>(defaultContextTokens(m_data->checkpoint.config), 1 << 30)));
     m_context->setValue(m_context->maximum());
     m_slider->setValue(1000);
     recompute();

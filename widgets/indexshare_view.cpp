@@ -168,7 +168,7 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
                        .arg(m.shared.size())
                        .arg(a.mainLayers)
                        .arg(source);
-    const CacheBudget c = computeCacheBudget(data->checkpoint, a, {});
+    const CacheBudget &c = data->cache;
     if (c.available && c.indexBytesPerTokenEveryLayer > 0)
         text += tr(" Index keys cost %1 B/token; with every layer indexed they would cost %2 B/token (%3×).")
                     .arg(groupDigitsQ(c.indexBytesPerToken), groupDigitsQ(c.indexBytesPerTokenEveryLayer))

@@ -166,7 +166,7 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     set(6,
         m.source == "none" ? tr("none") : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
         tr("map from %1").arg(qs(m.source)));
-    const CacheBudget cache = computeCacheBudget(c, a, {});
+    const CacheBudget &cache = m_data->cache;
     set(7, cache.available ? groupDigitsQ(cache.bytesPerToken) + tr(" B/token") : tr("n/a"),
         cache.available ? tr("BF16 KV, %1-byte index entries; %2 at %3 tokens")
                               .arg(cache.indexEntryBytes)

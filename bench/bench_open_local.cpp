@@ -3,9 +3,7 @@
 //
 //   bench_open_local            write the layout under the build tree if needed, then measure 5 runs
 //   bench_open_local DIR        measure one run on DIR (what the driver runs in a fresh process)
-#include "byte_source.h"
-#include "cache_budget.h"
-#include "checkpoint_reader.h"
+#include "load_pipeline.h"
 #include "synthetic_layout.h"
 
 #include <algorithm>
@@ -26,10 +24,13 @@ namespace {
 int measureOnce(const std::string &dir)
 {
     const auto start = std::chrono::steady_clock::now();
-    atlas::LocalDirectorySource source(dir);
-    const atlas::Checkpoint ckpt = atlas::readCheckpoint(source);
-    const atlas::CheckpointAnalysis analysis = atlas::analyze(ckpt);
-    const atlas::CacheBudget cache = atlas::computeCacheBudget(ckpt, analysis, {});
+    atlas::LoadRequest request;
+    request.spec.path = dir;
+    request.biases = false; // the layout: every header read and validated, analysis and cache
+    const atlas::LoadResult result = atlas::LoadPipeline(request).run();
+    const atlas::Checkpoint &ckpt = result.layout->checkpoint;
+    const atlas::CheckpointAnalysis &analysis = result.layout->analysis;
+    const atlas::CacheBudget &cache = result.layout->cache;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);

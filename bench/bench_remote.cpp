@@ -2,6 +2,7 @@
 // and runs @huggingface/hub's parseSafetensorsMetadata side by side on the same hosts.
 // Prints wall time, HTTP requests (as nginx logged them) and bytes for both.
 #include "checkpoint_reader.h"
+#include "load_pipeline.h"
 #include "source_spec.h"
 #include "support/latency_proxy.h"
 #include "support/test_hub.h"
@@ -120,11 +121,16 @@ int main(int argc, char **argv)
             atlas::NetworkOptions options;
             options.caBundle = hub.caFile();
             options.useCache = false;
-            auto opened = atlas::openSource(atlas::parseSourceSpec("hf://atlas/glm5"), options);
-            const auto ckpt = atlas::readCheckpoint(*opened.source);
+            atlas::LoadRequest request;
+            request.spec = atlas::parseSourceSpec("hf://atlas/glm5");
+            request.network = options;
+            request.biases = false; // headers only, as the peer reads them
+            atlas::LoadPipeline pipeline(request);
+            const atlas::LoadResult result = pipeline.run();
+            const atlas::Checkpoint &ckpt = result.layout->checkpoint;
             if (const char *dump = std::getenv("ATLAS_BENCH_RECEIPTS"))
                 std::ofstream(std::string(dump) + "-" + std::to_string(rttMs) + ".json")
-                    << opened.receipts->toJson().dump(1);
+                    << pipeline.receipts()->toJson().dump(1);
             ours.push_back(
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
             const Traffic after = logged(hub);

@@ -132,10 +132,29 @@ private slots:
         LayersView view;
         view.setCheckpoint(loadLocal(m_full.path()));
         QCOMPARE(view.model()->tensorCount(), 118629);
+        // Matches counted from the tensor list itself, case-insensitively as the filter does.
+        auto tensorsNamed = [&](std::string needle) {
+            std::uint64_t n = 0;
+            for (const auto &shard : view.model()->checkpoint()->checkpoint.shards)
+                for (const auto &t : shard.tensors)
+                    n += t.name.find(needle) != std::string::npos;
+            return qint64(n);
+        };
         view.setFilterText(QStringLiteral("e_score_correction_bias"));
         QCOMPARE(view.proxy()->rowCount(), 76); // layers 3 to 78
+        QCOMPARE(view.matchCount(), tensorsNamed("e_score_correction_bias"));
+        QCOMPARE(view.matchCount(), qint64(76));
+        // Few matches are expanded down to the tensors; many are not.
+        const QModelIndex firstLayer = view.proxy()->index(0, 0);
+        QVERIFY(view.tree()->isExpanded(firstLayer));
+        QVERIFY(view.tree()->isExpanded(view.proxy()->index(0, 0, firstLayer)));
         view.setFilterText(QStringLiteral("indexer.wq_b"));
-        QCOMPARE(view.proxy()->rowCount(), 22); // 21 full layers and the MTP layer
+        QCOMPARE(view.proxy()->rowCount(), 22);                    // 21 full layers and the MTP layer
+        QCOMPARE(view.matchCount(), tensorsNamed("indexer.wq_b")); // weights and their scales
+        view.setFilterText(QStringLiteral("Experts"));
+        QCOMPARE(view.matchCount(), tensorsNamed("experts"));
+        QVERIFY(view.matchCount() > LayersView::kExpandMatches);
+        QVERIFY(!view.tree()->isExpanded(view.proxy()->index(0, 0)));
         view.setFilterText(QString());
         QCOMPARE(view.proxy()->rowCount(), 80);
     }

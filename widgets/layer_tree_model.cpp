@@ -158,6 +158,24 @@ void LayerTreeModel::build()
     }
 }
 
+std::size_t LayerTreeModel::countMatching(const QString &text) const
+{
+    // ASCII case folding on both sides: tensor names are ASCII in practice, and anything else
+    // still matches byte for byte.
+    std::string needle = text.toUtf8().toStdString();
+    auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+    std::transform(needle.begin(), needle.end(), needle.begin(), fold);
+    std::size_t n = 0;
+    std::string name;
+    for (const Node &node : m_nodes) {
+        if (!node.tensor) continue;
+        name = node.tensor->name;
+        std::transform(name.begin(), name.end(), name.begin(), fold);
+        n += name.find(needle) != std::string::npos;
+    }
+    return n;
+}
+
 QModelIndex LayerTreeModel::index(int row, int column, const QModelIndex &parent) const
 {
     const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;

@@ -34,6 +34,9 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     int tensorCount() const { return m_tensors; }
+    const std::shared_ptr<const LoadedCheckpoint> &checkpoint() const { return m_data; }
+    // Tensors whose full name contains `text`, ignoring case: what the Layers filter shows.
+    std::size_t countMatching(const QString &text) const;
 
 private:
     struct Node

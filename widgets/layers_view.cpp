@@ -16,7 +16,7 @@ namespace atlas {
 LayersView::LayersView(QWidget *parent)
     : AtlasView(parent), m_model(new LayerTreeModel(this)), m_proxy(new QSortFilterProxyModel(this)),
       m_tree(new QTreeView(this)), m_filter(new QLineEdit(this)), m_debounce(new QTimer(this)),
-      m_summary(makeCaption(QString(), this))
+      m_summary(makeCaption(QString(), this)), m_count(makeCaption(QString(), this))
 {
     m_proxy->setSourceModel(m_model);
     m_proxy->setRecursiveFilteringEnabled(true);
@@ -54,7 +54,10 @@ LayersView::LayersView(QWidget *parent)
     top->addStretch(1);
     top->addWidget(m_summary);
     v->addLayout(top);
-    v->addWidget(m_filter);
+    auto *filterRow = new QHBoxLayout();
+    filterRow->addWidget(m_filter, 1);
+    filterRow->addWidget(m_count);
+    v->addLayout(filterRow);
     v->addWidget(m_tree, 1);
 }
 
@@ -71,6 +74,8 @@ void LayersView::clearAll()
 {
     m_model->setCheckpoint(nullptr);
     m_summary->clear();
+    m_count->clear();
+    m_matches = -1;
 }
 
 void LayersView::setFilterText(const QString &text)
@@ -82,8 +87,21 @@ void LayersView::setFilterText(const QString &text)
 
 void LayersView::applyFilter()
 {
-    m_proxy->setFilterFixedString(m_filter->text());
-    if (!m_filter->text().isEmpty() && m_proxy->rowCount() < 40) m_tree->expandToDepth(1);
+    const QString text = m_filter->text();
+    m_proxy->setFilterFixedString(text);
+    if (text.isEmpty()) {
+        m_matches = -1;
+        m_count->clear();
+        return;
+    }
+    m_matches = qint64(m_model->countMatching(text));
+    m_count->setText(tr("%1 of %2 tensors match")
+                         .arg(groupDigitsQ(std::uint64_t(m_matches)), groupDigitsQ(m_model->tensorCount())));
+    // A few matches are worth seeing at once; thousands would only bury the tree.
+    if (m_matches > 0 && m_matches <= kExpandMatches)
+        m_tree->expandAll();
+    else
+        m_tree->collapseAll();
 }
 
 } // namespace atlas

@@ -27,6 +27,9 @@ public:
     QSortFilterProxyModel *proxy() const { return m_proxy; }
     QTreeView *tree() const { return m_tree; }
     void setFilterText(const QString &text); // as if typed, then applied at once
+    // Tensors the filter matches (-1 without a filter); the matches are expanded up to kExpandMatches.
+    qint64 matchCount() const { return m_matches; }
+    static constexpr qint64 kExpandMatches = 200;
 
 private:
     void applyFilter();
@@ -36,6 +39,8 @@ private:
     QLineEdit *m_filter;
     QTimer *m_debounce;
     QLabel *m_summary;
+    QLabel *m_count;
+    qint64 m_matches = -1;
 };
 
 } // namespace atlas

@@ -132,10 +132,9 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         window.showView(v);
         QCoreApplication::processEvents();
         for (const char *suffix : {".png", ".svg"}) {
-            const QString path = QDir(QString::fromStdString(out))
-                                     .filePath(QStringLiteral("%1-%2%3")
-                                                   .arg(n, 2, 10, QLatin1Char('0'))
-                                                   .arg(v->fileStem(), QLatin1String(suffix)));
+            const QString path =
+                QDir(QString::fromStdString(out))
+                    .filePath(MainWindow::exportFileName(n - 1, v->fileStem(), QLatin1String(suffix)));
             QString error;
             if (exportWidget(v, path, &error)) {
                 std::cout << path.toStdString() << "\n";

@@ -5,7 +5,6 @@
 #include "settings.h"
 
 #include <QApplication>
-#include <QSettings>
 
 #include <iostream>
 #include <string>
@@ -26,10 +25,8 @@ int main(int argc, char **argv)
     }
     atlas::AtlasApplication app(argc, argv);
     atlas::setApplicationIdentity();
-    atlas::MainWindow::applyTheme(QSettings().value(QStringLiteral("ui/theme")).toString() ==
-                                          QLatin1String("dark")
-                                      ? atlas::MainWindow::Theme::Dark
-                                      : atlas::MainWindow::Theme::Light);
+    atlas::MainWindow::applyTheme(atlas::settings::darkTheme() ? atlas::MainWindow::Theme::Dark
+                                                               : atlas::MainWindow::Theme::Light);
     atlas::MainWindow window;
     window.show();
     if (args.empty())

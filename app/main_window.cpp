@@ -161,9 +161,10 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     connect(m_routing, &RoutingRunner::failed, routing, &RoutingView::showSimulationFailure);
     connect(m_routing, &RoutingRunner::cancelled, routing, &RoutingView::showSimulationCancelled);
 
-    QSettings s;
-    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(s.value(QStringLiteral("window/state")).toByteArray(), kStateVersion);
+    if (m_interactive) { // headless figures and tests neither read nor write the user's window state
+        restoreGeometry(settings::windowGeometry());
+        restoreState(settings::windowState(), kStateVersion);
+    }
     if (geometry().width() < 400) resize(1360, 860);
 }
 
@@ -234,13 +235,13 @@ void MainWindow::buildMenus()
 
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     auto *themes = new QActionGroup(this);
-    const bool dark = QSettings().value(QStringLiteral("ui/theme")).toString() == QLatin1String("dark");
+    const bool dark = settings::darkTheme();
     QAction *light = viewMenu->addAction(tr("&Light Theme"), this, [] {
-        QSettings().setValue(QStringLiteral("ui/theme"), QStringLiteral("light"));
+        settings::setDarkTheme(false);
         applyTheme(Theme::Light);
     });
     QAction *darkAction = viewMenu->addAction(tr("&Dark Theme"), this, [] {
-        QSettings().setValue(QStringLiteral("ui/theme"), QStringLiteral("dark"));
+        settings::setDarkTheme(true);
         applyTheme(Theme::Dark);
     });
     for (QAction *a : {light, darkAction}) {
@@ -272,10 +273,9 @@ void MainWindow::buildMenus()
 
 NetworkOptions MainWindow::networkOptions() const
 {
-    const QSettings s;
     NetworkOptions o;
-    o.connections = std::clamp(s.value(QStringLiteral("network/connections"), 16).toInt(), 1, 256);
-    o.caBundle = s.value(QStringLiteral("network/caBundle")).toString().toStdString();
+    o.connections = settings::connections();
+    o.caBundle = settings::caBundle().toStdString();
     return o;
 }
 
@@ -298,7 +298,7 @@ void MainWindow::openSource(const QString &source, const QString &revision)
         return;
     }
     if (spec.kind == SourceSpec::Kind::Hub && qEnvironmentVariableIsEmpty("HF_ENDPOINT")) {
-        const QString endpoint = QSettings().value(QStringLiteral("network/endpoint")).toString();
+        const QString endpoint = settings::hubEndpoint();
         if (!endpoint.isEmpty()) spec.endpoint = endpoint.toStdString();
     }
     m_lastSource = source;
@@ -356,20 +356,14 @@ void MainWindow::showError(const QString &message, const QString &headline)
 
 void MainWindow::addRecent(const QString &source)
 {
-    QSettings s;
-    QStringList recent = s.value(QStringLiteral("recent/sources")).toStringList();
-    recent.removeAll(source);
-    recent.prepend(source);
-    while (recent.size() > 10)
-        recent.removeLast();
-    s.setValue(QStringLiteral("recent/sources"), recent);
+    settings::addRecentSource(source);
     rebuildRecentMenu();
 }
 
 void MainWindow::rebuildRecentMenu()
 {
     m_recentMenu->clear();
-    const QStringList recent = QSettings().value(QStringLiteral("recent/sources")).toStringList();
+    const QStringList recent = settings::recentSources();
     for (const QString &r : recent) {
         m_recentMenu->addAction(r, this, [this, r] {
             const auto at = r.lastIndexOf(QLatin1Char('@'));
@@ -401,28 +395,36 @@ void MainWindow::exportAllFigures()
 {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the figures"));
     if (dir.isEmpty()) return;
-    QStringList failures;
-    int n = 0;
-    for (AtlasView *v : m_views) {
-        for (const char *suffix : {".png", ".svg", ".pdf"}) {
-            QString error;
-            const QString path = QDir(dir).filePath(QStringLiteral("%1-%2%3")
-                                                        .arg(++n / 3 + 1, 2, 10, QLatin1Char('0'))
-                                                        .arg(v->fileStem(), QLatin1String(suffix)));
-            if (!exportWidget(v, path, &error)) failures << error;
-        }
-    }
+    const QStringList failures = exportAllTo(dir);
     if (!failures.isEmpty())
         QMessageBox::warning(this, tr("Export failed"), failures.join(QLatin1Char('\n')));
     else
         m_statusText->setText(tr("Saved every view to %1").arg(dir));
 }
 
+QStringList MainWindow::exportAllTo(const QString &dir)
+{
+    QStringList failures;
+    for (int n = 0; n < m_views.size(); ++n) {
+        AtlasView *v = m_views[n];
+        for (const char *suffix : {".png", ".svg", ".pdf"}) {
+            QString error;
+            const QString path = QDir(dir).filePath(exportFileName(n, v->fileStem(), QLatin1String(suffix)));
+            if (!exportWidget(v, path, &error)) failures << error;
+        }
+    }
+    return failures;
+}
+
+QString MainWindow::exportFileName(int viewIndex, const QString &stem, QLatin1String suffix)
+{
+    // "01-overview.png": numbered from 1 in sidebar order, the same number for every format.
+    return QStringLiteral("%1-%2%3").arg(viewIndex + 1, 2, 10, QLatin1Char('0')).arg(stem, suffix);
+}
+
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    QSettings s;
-    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    s.setValue(QStringLiteral("window/state"), saveState(kStateVersion));
+    if (m_interactive) settings::setWindowGeometry(saveGeometry(), saveState(kStateVersion));
     m_loader->cancel();
     QMainWindow::closeEvent(event);
 }

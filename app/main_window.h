@@ -33,7 +33,8 @@ class MainWindow final : public QMainWindow
 {
     Q_OBJECT
 public:
-    // interactive = false: no dialogs (headless figure export and tests).
+    // interactive = false (headless figures and tests): the user's saved window state is neither
+    // restored nor overwritten.
     explicit MainWindow(bool interactive = true, QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -48,6 +49,11 @@ public:
     QString errorText() const;
     bool progressVisible() const;
     QString progressText() const;
+
+    // Every view as PNG, SVG and PDF into dir (File › Export All Figures); the errors, if any.
+    QStringList exportAllTo(const QString &dir);
+    // The file name of a view's figure in Export All Figures and `figures`.
+    static QString exportFileName(int viewIndex, const QString &stem, QLatin1String suffix);
 
     enum class Theme { Light, Dark };
     static void applyTheme(Theme theme);

@@ -1,5 +1,7 @@
 #include "preferences_dialog.h"
 
+#include "settings.h"
+
 #include <QDialogButtonBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -9,7 +11,6 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QSettings>
 #include <QSpinBox>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -21,13 +22,12 @@ PreferencesDialog::PreferencesDialog(QWidget *parent)
       m_connections(new QSpinBox(this))
 {
     setWindowTitle(tr("Preferences"));
-    const QSettings s;
-    m_endpoint->setText(s.value(QStringLiteral("network/endpoint")).toString());
+    m_endpoint->setText(settings::hubEndpoint());
     m_endpoint->setPlaceholderText(tr("https://huggingface.co (or $HF_ENDPOINT)"));
-    m_caBundle->setText(s.value(QStringLiteral("network/caBundle")).toString());
+    m_caBundle->setText(settings::caBundle());
     m_caBundle->setPlaceholderText(tr("system trust store only"));
-    m_connections->setRange(1, 256);
-    m_connections->setValue(s.value(QStringLiteral("network/connections"), 16).toInt());
+    m_connections->setRange(1, settings::kMaxConnections);
+    m_connections->setValue(settings::connections());
     auto *browse = new QPushButton(tr("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString file = QFileDialog::getOpenFileName(this, tr("CA bundle (PEM)"), m_caBundle->text());
@@ -72,10 +72,9 @@ void PreferencesDialog::accept()
         QMessageBox::warning(this, tr("Preferences"), tr("%1: the CA bundle cannot be read.").arg(ca));
         return;
     }
-    QSettings s;
-    s.setValue(QStringLiteral("network/endpoint"), endpoint);
-    s.setValue(QStringLiteral("network/caBundle"), ca);
-    s.setValue(QStringLiteral("network/connections"), m_connections->value());
+    settings::setHubEndpoint(endpoint);
+    settings::setCaBundle(ca);
+    settings::setConnections(m_connections->value());
     QDialog::accept();
 }
 

@@ -1,6 +1,9 @@
 #include "settings.h"
 
 #include <QCoreApplication>
+#include <QSettings>
+
+#include <algorithm>
 
 namespace atlas {
 
@@ -10,5 +13,91 @@ void setApplicationIdentity()
     QCoreApplication::setApplicationName(QStringLiteral("ckpt-atlas"));
     QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
 }
+
+namespace settings {
+
+namespace {
+const QString kEndpoint = QStringLiteral("network/endpoint");
+const QString kCaBundle = QStringLiteral("network/caBundle");
+const QString kConnections = QStringLiteral("network/connections");
+const QString kTheme = QStringLiteral("ui/theme"); // "light" or "dark"
+const QString kRecent = QStringLiteral("recent/sources");
+const QString kGeometry = QStringLiteral("window/geometry");
+const QString kState = QStringLiteral("window/state");
+} // namespace
+
+QString hubEndpoint()
+{
+    return QSettings().value(kEndpoint).toString();
+}
+
+void setHubEndpoint(const QString &url)
+{
+    QSettings().setValue(kEndpoint, url);
+}
+
+QString caBundle()
+{
+    return QSettings().value(kCaBundle).toString();
+}
+
+void setCaBundle(const QString &file)
+{
+    QSettings().setValue(kCaBundle, file);
+}
+
+int connections()
+{
+    return std::clamp(QSettings().value(kConnections, kDefaultConnections).toInt(), 1, kMaxConnections);
+}
+
+void setConnections(int n)
+{
+    QSettings().setValue(kConnections, std::clamp(n, 1, kMaxConnections));
+}
+
+bool darkTheme()
+{
+    return QSettings().value(kTheme).toString() == QLatin1String("dark");
+}
+
+void setDarkTheme(bool dark)
+{
+    QSettings().setValue(kTheme, dark ? QStringLiteral("dark") : QStringLiteral("light"));
+}
+
+QStringList recentSources()
+{
+    return QSettings().value(kRecent).toStringList();
+}
+
+void addRecentSource(const QString &source)
+{
+    QStringList recent = recentSources();
+    recent.removeAll(source);
+    recent.prepend(source);
+    while (recent.size() > kMaxRecentSources)
+        recent.removeLast();
+    QSettings().setValue(kRecent, recent);
+}
+
+QByteArray windowGeometry()
+{
+    return QSettings().value(kGeometry).toByteArray();
+}
+
+QByteArray windowState()
+{
+    return QSettings().value(kState).toByteArray();
+}
+
+void setWindowGeometry(const QByteArray &geometry, const QByteArray &state)
+{
+    QSettings s;
+    s.setValue(kGeometry, geometry);
+    s.setValue(kState, state);
+}
+
+} // namespace settings
 
 } // namespace atlas

@@ -1,15 +1,38 @@
 #pragma once
 
-#include <QSettings>
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
 
 namespace atlas {
 
 // Bump when the saved window state's layout changes, so that an old state is not restored.
 inline constexpr int kStateVersion = 1;
 
-// The application's settings live in QSettings() under the organisation and application names set in
-// main(): network/endpoint, network/caBundle, network/connections, ui/theme, window/geometry,
-// window/state, recent/sources.
+// The organisation and application names QSettings() files the settings under.
 void setApplicationIdentity();
+
+// A typed view of the application's settings: every key and its default are written here once.
+namespace settings {
+
+inline constexpr int kDefaultConnections = 16;
+inline constexpr int kMaxConnections = 256;
+inline constexpr int kMaxRecentSources = 10;
+
+QString hubEndpoint(); // empty: $HF_ENDPOINT or https://huggingface.co
+void setHubEndpoint(const QString &url);
+QString caBundle(); // empty: the system trust store only
+void setCaBundle(const QString &file);
+int connections(); // 1 .. kMaxConnections
+void setConnections(int n);
+bool darkTheme();
+void setDarkTheme(bool dark);
+QStringList recentSources(); // newest first
+void addRecentSource(const QString &source);
+QByteArray windowGeometry();
+QByteArray windowState();
+void setWindowGeometry(const QByteArray &geometry, const QByteArray &state);
+
+} // namespace settings
 
 } // namespace atlas

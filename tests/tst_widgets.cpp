@@ -26,6 +26,7 @@
 #include "view_export.h"
 
 #include <QAbstractItemModelTester>
+#include <QDir>
 #include <QImage>
 #include <QLineEdit>
 #include <QProcess>
@@ -157,6 +158,25 @@ private slots:
         QVERIFY(!view.tree()->isExpanded(view.proxy()->index(0, 0)));
         view.setFilterText(QString());
         QCOMPARE(view.proxy()->rowCount(), 80);
+    }
+
+    void exportAllNamesEveryFormatAlike()
+    {
+        MainWindow window(false);
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(openAndWait(window, m_small.path()));
+        QTemporaryDir out;
+        QVERIFY(window.exportAllTo(out.path()).isEmpty());
+        // One number per view, in sidebar order, shared by its PNG, SVG and PDF.
+        const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);
+        QCOMPARE(files.size(), int(window.views().size()) * 3);
+        for (int i = 0; i < window.views().size(); ++i)
+            for (const char *suffix : {".png", ".svg", ".pdf"})
+                QVERIFY2(files.contains(QStringLiteral("%1-%2%3")
+                                            .arg(i + 1, 2, 10, QLatin1Char('0'))
+                                            .arg(window.views()[i]->fileStem(), QLatin1String(suffix))),
+                         qPrintable(files.join(QLatin1Char(' '))));
     }
 
     void windowOnFullLayout()

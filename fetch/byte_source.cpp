@@ -59,7 +59,7 @@ LocalDirectorySource::LocalDirectorySource(std::string directory)
 
 SourceInfo LocalDirectorySource::info() const
 {
-    return {"local", m_dir, {}, {}};
+    return {SourceKind::Local, m_dir, {}, {}};
 }
 
 std::optional<std::string> LocalDirectorySource::readSmallFile(const std::string &file)

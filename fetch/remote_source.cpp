@@ -222,7 +222,7 @@ HttpDirectorySource::HttpDirectorySource(std::string baseUrl, HttpClient::Option
 
 SourceInfo HttpDirectorySource::info() const
 {
-    return {"https", redactUrl(m_base), {}, {}};
+    return {SourceKind::Https, redactUrl(m_base), {}, {}};
 }
 
 std::string HttpDirectorySource::fileUrl(const std::string &file)
@@ -241,7 +241,7 @@ HubSource::HubSource(std::string endpoint, std::string repo, std::string revisio
 
 SourceInfo HubSource::info() const
 {
-    return {"hub", "hf://" + m_repo, m_revision, m_commit};
+    return {SourceKind::Hub, "hf://" + m_repo, m_revision, m_commit};
 }
 
 void HubSource::resolve()

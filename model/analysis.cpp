@@ -53,6 +53,21 @@ std::string_view layerKindName(LayerKind k)
     return "dense";
 }
 
+std::string_view indexShareSourceName(IndexShareSource s)
+{
+    switch (s) {
+    case IndexShareSource::IndexerTypes:
+        return "indexer_types";
+    case IndexShareSource::Formula:
+        return "formula";
+    case IndexShareSource::EveryLayer:
+        return "every_layer";
+    case IndexShareSource::None:
+        break;
+    }
+    return "none";
+}
+
 std::string_view indexerRoleName(IndexerRole r)
 {
     switch (r) {
@@ -132,13 +147,13 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
                                  " layers but the model has " + std::to_string(L) + "; it was not used");
     }
     if (cfg.indexerTypes && static_cast<int>(cfg.indexerTypes->size()) == L) {
-        map.source = "indexer_types";
+        map.source = IndexShareSource::IndexerTypes;
         for (int i = 0; i < L; ++i)
             roles[static_cast<std::size_t>(i)] = (*cfg.indexerTypes)[static_cast<std::size_t>(i)] == "full"
                                                      ? IndexerRole::Full
                                                      : IndexerRole::Shared;
     } else if (cfg.indexTopkFreq && *cfg.indexTopkFreq > 0) {
-        map.source = "formula";
+        map.source = IndexShareSource::Formula;
         for (int i = 0; i < L; ++i) {
             const bool full = formula(i, 0);
             roles[static_cast<std::size_t>(i)] = full ? IndexerRole::Full : IndexerRole::Shared;
@@ -146,7 +161,7 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
             if (formula(i, 1)) map.atomFull.push_back(i);
         }
     } else if (cfg.indexTopk || anyOnDisk) {
-        map.source = "every_layer";
+        map.source = IndexShareSource::EveryLayer;
         std::fill(roles.begin(), roles.end(), IndexerRole::Full);
     }
     if (map.atomDiffers.empty()) map.atomFull.clear();

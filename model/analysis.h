@@ -92,11 +92,15 @@ struct QuantRow
     std::map<std::string, std::uint64_t> scaleDtypes;
 };
 
+// Where the IndexShare map came from (the report's words: indexer_types, formula, every_layer, none).
+enum class IndexShareSource { None, IndexerTypes, Formula, EveryLayer };
+std::string_view indexShareSourceName(IndexShareSource s);
+
 struct IndexShareMap
 {
-    std::string source = "none"; // indexer_types | formula | every_layer | none
-    std::vector<int> full;       // main layers that own an indexer
-    std::vector<int> shared;     // main layers that reuse one
+    IndexShareSource source = IndexShareSource::None;
+    std::vector<int> full;   // main layers that own an indexer
+    std::vector<int> shared; // main layers that reuse one
     std::vector<std::string> mismatches;
     // The ATOM fallback (offset shifted by one), only where it differs from the transformers rule.
     std::vector<int> atomFull;

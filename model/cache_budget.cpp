@@ -86,7 +86,7 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
                    "self_attn.indexer.wk";
         return c;
     }
-    if (c.indexLayers > 0 || a.indexShare.source != "none") {
+    if (c.indexLayers > 0 || a.indexShare.source != IndexShareSource::None) {
         c.indexBytesPerToken = static_cast<std::uint64_t>(c.indexLayers * c.indexEntryBytes);
         c.indexBytesPerTokenEveryLayer = static_cast<std::uint64_t>(a.mainLayers * c.indexEntryBytes);
     }

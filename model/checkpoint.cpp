@@ -2,6 +2,19 @@
 
 namespace atlas {
 
+std::string_view sourceKindName(SourceKind kind)
+{
+    switch (kind) {
+    case SourceKind::Hub:
+        return "hub";
+    case SourceKind::Https:
+        return "https";
+    case SourceKind::Local:
+        break;
+    }
+    return "local";
+}
+
 std::size_t Checkpoint::tensorCount() const
 {
     std::size_t n = 0;

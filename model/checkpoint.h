@@ -4,13 +4,18 @@
 #include "safetensors.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace atlas {
 
+// Where a checkpoint was read from.
+enum class SourceKind { Local, Hub, Https };
+std::string_view sourceKindName(SourceKind kind); // "local", "hub", "https" (the report's words)
+
 struct SourceInfo
 {
-    std::string kind;     // "local", "hub" or "https"
+    SourceKind kind = SourceKind::Local;
     std::string location; // path or URL, never with a token
     std::string revision; // as asked for (hub only)
     std::string commit;   // resolved commit (hub only)

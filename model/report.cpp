@@ -75,7 +75,7 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     J r;
     r["schema"] = kReportSchema;
     J source;
-    source["kind"] = ckpt.source.kind;
+    source["kind"] = sourceKindName(ckpt.source.kind);
     source["location"] = ckpt.source.location;
     source["revision"] = ckpt.source.revision.empty() ? J() : J(ckpt.source.revision);
     source["commit"] = ckpt.source.commit.empty() ? J() : J(ckpt.source.commit);
@@ -127,7 +127,7 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
 
     const IndexShareMap &m = a.indexShare;
     J idx;
-    idx["source"] = m.source;
+    idx["source"] = indexShareSourceName(m.source);
     idx["full"] = intList(m.full);
     idx["shared"] = intList(m.shared);
     idx["mismatches"] = stringList(m.mismatches);
@@ -164,7 +164,7 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     const ParameterBudget &b = a.budget;
     if (ckpt.synthetic())
         o << "SYNTHETIC checkpoint written by ckpt-atlas (header-faithful layout, no real weights)\n";
-    o << "Source      " << ckpt.source.kind << "  " << ckpt.source.location << "\n";
+    o << "Source      " << sourceKindName(ckpt.source.kind) << "  " << ckpt.source.location << "\n";
     if (!ckpt.source.commit.empty()) o << "Commit      " << ckpt.source.commit << "\n";
     o << "Model       " << (ckpt.config.modelType.empty() ? "(unknown type)" : ckpt.config.modelType);
     for (const auto &arch : ckpt.config.architectures)
@@ -220,8 +220,8 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     }
 
     const IndexShareMap &m = a.indexShare;
-    o << "\nIndexShare  source: " << m.source << ", " << m.full.size() << " full, " << m.shared.size()
-      << " shared\n";
+    o << "\nIndexShare  source: " << indexShareSourceName(m.source) << ", " << m.full.size() << " full, "
+      << m.shared.size() << " shared\n";
     if (!m.full.empty()) {
         o << "  full layers:";
         for (int i : m.full)

@@ -156,7 +156,7 @@ private slots:
         QTemporaryDir dir;
         const Opened o = writeAndOpen(spec, dir.path());
         const IndexShareMap &m = o.analysis.indexShare;
-        QCOMPARE(QString::fromStdString(m.source), source);
+        QCOMPARE(QString::fromStdString(std::string(indexShareSourceName(m.source))), source);
         QVERIFY2(m.mismatches.empty(), m.mismatches.empty() ? "" : m.mismatches.front().c_str());
         int lastFull = -1;
         for (std::int64_t i = 0; i < spec.layers; ++i) {
@@ -198,7 +198,7 @@ private slots:
         const auto want = expected::budget(spec);
         QCOMPARE(o.analysis.budget.total, want.total);
         QCOMPARE(*o.analysis.budget.activatedPerToken, want.active);
-        QCOMPARE(o.analysis.indexShare.source, std::string("every_layer"));
+        QCOMPARE(o.analysis.indexShare.source, IndexShareSource::EveryLayer);
         QCOMPARE(o.analysis.indexShare.full.size(), std::size_t(61));
         QCOMPARE(o.checkpoint.shards.size(), std::size_t(163));
         QCOMPARE(o.checkpoint.config.nGroup.value_or(0), std::int64_t(8));

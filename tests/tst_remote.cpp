@@ -94,7 +94,7 @@ private slots:
     void fullScaleHubEqualsLocal()
     {
         const Loaded remote = load("hf://atlas/glm5", m_trusted);
-        QCOMPARE(remote.checkpoint.source.kind, std::string("hub"));
+        QCOMPARE(remote.checkpoint.source.kind, SourceKind::Hub);
         QCOMPARE(remote.checkpoint.source.commit.size(), std::size_t(40));
         QCOMPARE(remote.checkpoint.shards.size(), std::size_t(141));
         const Loaded local = load(m_hub.repoFolder("atlas/glm5"));
@@ -164,7 +164,7 @@ private slots:
     void plainHttpsDirectory()
     {
         const Loaded l = load(m_hub.storageUrl("atlas/small"), m_trusted);
-        QCOMPARE(l.checkpoint.source.kind, std::string("https"));
+        QCOMPARE(l.checkpoint.source.kind, SourceKind::Https);
         QCOMPARE(l.checkpoint.shards.size(), std::size_t(3));
         QVERIFY(reportOf(l.checkpoint) == reportOf(load(m_hub.repoFolder("atlas/small")).checkpoint));
     }

@@ -154,12 +154,12 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     const IndexShareMap &m = a.indexShare;
     m_strip->setLayers(a.layers);
     QString source;
-    if (m.source == "indexer_types")
+    if (m.source == IndexShareSource::IndexerTypes)
         source = tr("config.json's <i>indexer_types</i> (authoritative)");
-    else if (m.source == "formula")
+    else if (m.source == IndexShareSource::Formula)
         source =
             tr("the formula from <i>index_topk_freq</i> / <i>index_skip_topk_offset</i> (no indexer_types)");
-    else if (m.source == "every_layer")
+    else if (m.source == IndexShareSource::EveryLayer)
         source = tr("no IndexShare keys: every layer owns its indexer, as in DeepSeek-V3.2");
     else
         source = tr("no sparse-attention indexer in this model");

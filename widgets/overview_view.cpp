@@ -134,7 +134,8 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         rows << QStringLiteral("<tr><td style='padding-right:18px'><b>%1</b></td><td>%2</td></tr>")
                     .arg(k, v.toHtmlEscaped());
     };
-    row(tr("Source"), qs(c.source.location) + QStringLiteral("  (") + qs(c.source.kind) + QLatin1Char(')'));
+    row(tr("Source"), qs(c.source.location) + QStringLiteral("  (") +
+                          qs(std::string(sourceKindName(c.source.kind))) + QLatin1Char(')'));
     if (!c.source.revision.empty()) row(tr("Revision"), qs(c.source.revision));
     if (!c.source.commit.empty()) row(tr("Commit"), qs(c.source.commit));
     row(tr("Model type"), c.config.modelType.empty() ? tr("(not in config.json)") : qs(c.config.modelType));
@@ -164,8 +165,10 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     set(5, tr("%1 + %2 MTP").arg(a.mainLayers).arg(mtp), tr("%1 dense, %2 MoE").arg(dense).arg(moe));
     const auto &m = a.indexShare;
     set(6,
-        m.source == "none" ? tr("none") : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
-        tr("map from %1").arg(qs(m.source)));
+        m.source == IndexShareSource::None
+            ? tr("none")
+            : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
+        tr("map from %1").arg(qs(std::string(indexShareSourceName(m.source)))));
     const CacheBudget &cache = m_data->cache;
     set(7, cache.available ? groupDigitsQ(cache.bytesPerToken) + tr(" B/token") : tr("n/a"),
         cache.available ? tr("BF16 KV, %1-byte index entries; %2 at %3 tokens")

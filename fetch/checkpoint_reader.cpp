@@ -102,237 +102,283 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
     }
 }
 
-} // namespace
-
-Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
+// One read of a checkpoint, step by step: the small files (with a probe of the first shard), the
+// shard list, what the header cache already holds, the headers themselves, their parsing, and the
+// cross-check of the index against what the headers say.
+class CheckpointRead
 {
-    Checkpoint ckpt;
-    HeaderBudget budget{options.headerBudget};
-    LoadProgress progress;
-    std::mutex progressLock;
-    auto report = [&](std::size_t files) {
-        std::lock_guard lock(progressLock);
-        progress.filesDone += files;
-        progress.bytes = source.bytesReceived();
-        progress.requests = source.requestsMade();
-        if (options.progress) options.progress(progress);
-    };
-    source.setTrafficListener([&] { report(0); });
-    struct ListenerReset
+public:
+    CheckpointRead(ByteSource &source, const ReadOptions &options)
+        : m_source(source), m_options(options), m_budget{options.headerBudget}
     {
-        ByteSource &s;
-        ~ListenerReset() { s.setTrafficListener({}); }
-    } listenerReset{source};
+        m_source.setTrafficListener([this] { reportProgress(0); });
+    }
+    ~CheckpointRead() { m_source.setTrafficListener({}); }
+    CheckpointRead(const CheckpointRead &) = delete;
+    CheckpointRead &operator=(const CheckpointRead &) = delete;
+
+    Checkpoint run()
+    {
+        readSmallFiles();
+        listShards();
+        const std::vector<std::size_t> toFetch = takeCached();
+        try {
+            fetchShardHeaders(toFetch);
+        } catch (const AtlasError &e) {
+            if (!m_index && e.kind() == ErrorKind::Source && !m_source.isCancelled())
+                throw AtlasError(ErrorKind::Source,
+                                 m_ckpt.source.location +
+                                     ": no model.safetensors.index.json and no model.safetensors (" +
+                                     e.what() + ")");
+            throw;
+        }
+        parseAll();
+        if (m_index) crossCheckIndex();
+        return std::move(m_ckpt);
+    }
+
+private:
+    void reportProgress(std::size_t files)
+    {
+        std::lock_guard lock(m_progressLock);
+        m_progress.filesDone += files;
+        m_progress.bytes = m_source.bytesReceived();
+        m_progress.requests = m_source.requestsMade();
+        if (m_options.progress) m_options.progress(m_progress);
+    }
 
     // Round one: config and index together, with a probe of the first shard when the source can
     // name it (the Hub lists a commit's files), so that its header size is known early.
-    const std::array<std::string, 2> smallNames{"config.json", "model.safetensors.index.json"};
-    std::array<std::optional<std::string>, 2> small;
-    std::vector<std::string> toRead;
-    for (std::size_t i = 0; i < smallNames.size(); ++i) {
-        std::optional<std::optional<std::string>> cached;
-        if (options.cache) cached = options.cache->smallFile(smallNames[i]);
-        if (cached)
-            small[i] = *cached;
-        else
-            toRead.push_back(smallNames[i]);
-    }
-    std::string guess;
+    void readSmallFiles()
     {
+        const std::array<std::string, 2> smallNames{"config.json", "model.safetensors.index.json"};
+        std::array<std::optional<std::string>, 2> small;
+        std::vector<std::string> toRead;
+        for (std::size_t i = 0; i < smallNames.size(); ++i) {
+            std::optional<std::optional<std::string>> cached;
+            if (m_options.cache) cached = m_options.cache->smallFile(smallNames[i]);
+            if (cached)
+                small[i] = *cached;
+            else
+                toRead.push_back(smallNames[i]);
+        }
         std::vector<std::string> candidates;
-        for (const auto &f : source.knownFiles())
+        for (const auto &f : m_source.knownFiles())
             if (f.ends_with(".safetensors") && f.find('/') == std::string::npos) candidates.push_back(f);
         std::sort(candidates.begin(), candidates.end(),
                   [](const std::string &a, const std::string &b) { return naturalLess(a, b); });
-        if (!candidates.empty() && !(options.cache && options.cache->shard(candidates.front())))
-            guess = candidates.front();
-    }
-    std::optional<RangeAnswer> probe;
-    if (!toRead.empty() || !guess.empty()) {
-        std::vector<RangeRequest> speculative;
-        if (!guess.empty()) speculative.push_back({guess, 0, kProbeRead});
-        BatchAnswer batch = source.readBatch(toRead, speculative);
-        for (std::size_t k = 0; k < toRead.size(); ++k) {
-            const std::size_t i = toRead[k] == smallNames[0] ? 0 : 1;
-            small[i] = std::move(batch.files[k]);
-            if (options.cache) options.cache->storeSmallFile(smallNames[i], small[i]);
+        if (!candidates.empty() && !(m_options.cache && m_options.cache->shard(candidates.front())))
+            m_guess = candidates.front();
+        if (!toRead.empty() || !m_guess.empty()) {
+            std::vector<RangeRequest> speculative;
+            if (!m_guess.empty()) speculative.push_back({m_guess, 0, kProbeRead});
+            BatchAnswer batch = m_source.readBatch(toRead, speculative);
+            for (std::size_t k = 0; k < toRead.size(); ++k) {
+                const std::size_t i = toRead[k] == smallNames[0] ? 0 : 1;
+                small[i] = std::move(batch.files[k]);
+                if (m_options.cache) m_options.cache->storeSmallFile(smallNames[i], small[i]);
+            }
+            if (!batch.ranges.empty()) m_probe = std::move(batch.ranges.front());
         }
-        if (!batch.ranges.empty()) probe = std::move(batch.ranges.front());
-    }
-
-    if (small[0]) {
-        ckpt.config = parseModelConfig("config.json", *small[0]);
-        ckpt.hasConfig = true;
-    }
-    ckpt.source = source.info(); // after the first read: a Hub source knows its commit by now
-
-    std::vector<PendingShard> shards;
-    std::optional<CheckpointIndex> index;
-    if (small[1]) {
-        index = parseCheckpointIndex("model.safetensors.index.json", *small[1]);
-        for (const auto &file : index->shardFiles)
-            shards.push_back({file, {}, 0, {}, 0, false, false, false});
-        for (const auto &[tensor, slot] : index->weightMap)
-            shards[slot].names.push_back(tensor);
-        for (auto &s : shards)
-            s.firstRead = estimateHeaderBytes(s.names);
-    } else {
-        shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false, false, false});
-    }
-    if (probe) {
-        for (auto &s : shards)
-            if (s.file == guess) {
-                s.answer = std::move(*probe);
-                s.haveFirst = true;
-            }
-    }
-    progress.filesTotal = shards.size();
-
-    std::vector<std::size_t> toFetch;
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-        if (options.cache) {
-            if (auto c = options.cache->shard(shards[i].file)) {
-                shards[i].answer.bytes = std::move(c->header);
-                shards[i].answer.fileSize = c->fileSize;
-                shards[i].cached = true;
-                continue;
-            }
+        if (small[0]) {
+            m_ckpt.config = parseModelConfig("config.json", *small[0]);
+            m_ckpt.hasConfig = true;
         }
-        toFetch.push_back(i);
+        m_ckpt.source = m_source.info(); // after the first read: a Hub source knows its commit by now
+        if (small[1]) m_index = parseCheckpointIndex("model.safetensors.index.json", *small[1]);
     }
 
-    try {
-        // One shard first, with a generous guess; what its header costs per tensor then sizes the
-        // guesses for all the others, which go out together.
-        if (!toFetch.empty()) {
-            // The probe, when it came with the index, or else the first shard now.
-            auto probed = std::find_if(toFetch.begin(), toFetch.end(),
-                                       [&](std::size_t i) { return shards[i].haveFirst; });
-            if (probed == toFetch.end()) probed = toFetch.begin();
-            std::iter_swap(toFetch.begin(), probed);
-            if (!shards[toFetch.front()].haveFirst)
-                fetchHeaders(source, shards, {toFetch.front()}, budget);
-            else
-                shards[toFetch.front()].headerLength =
-                    parseHeaderLength(shards[toFetch.front()].file, shards[toFetch.front()].answer.bytes,
-                                      shards[toFetch.front()].answer.fileSize);
-            if (!shards[toFetch.front()].charged) {
-                budget.charge(shards[toFetch.front()].file, 8 + shards[toFetch.front()].headerLength);
-                shards[toFetch.front()].charged = true;
-            }
-            const PendingShard &probe = shards[toFetch.front()];
-            if (index && !probe.names.empty()) {
-                std::uint64_t nameBytes = 0;
-                for (auto n : probe.names)
-                    nameBytes += n.size();
-                const std::uint64_t total = 8 + probe.headerLength;
-                const double perTensor = static_cast<double>(total > nameBytes ? total - nameBytes : 0) /
-                                         static_cast<double>(probe.names.size());
-                for (std::size_t k = 1; k < toFetch.size(); ++k) {
-                    auto &s = shards[toFetch[k]];
-                    std::uint64_t names = 0;
-                    for (auto n : s.names)
-                        names += n.size();
-                    s.firstRead =
-                        names +
-                        static_cast<std::uint64_t>(perTensor * 1.03 * static_cast<double>(s.names.size())) +
-                        256;
+    // The shards the index names (or the single model.safetensors), with a first-read guess each.
+    void listShards()
+    {
+        if (m_index) {
+            for (const auto &file : m_index->shardFiles)
+                m_shards.push_back({file, {}, 0, {}, 0, false, false, false});
+            for (const auto &[tensor, slot] : m_index->weightMap)
+                m_shards[slot].names.push_back(tensor);
+            for (auto &s : m_shards)
+                s.firstRead = estimateHeaderBytes(s.names);
+        } else {
+            m_shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false, false, false});
+        }
+        if (m_probe) {
+            for (auto &s : m_shards)
+                if (s.file == m_guess) {
+                    s.answer = std::move(*m_probe);
+                    s.haveFirst = true;
+                }
+        }
+        m_progress.filesTotal = m_shards.size();
+    }
+
+    // Headers the cache holds for this commit; the others are returned to be fetched.
+    std::vector<std::size_t> takeCached()
+    {
+        std::vector<std::size_t> toFetch;
+        for (std::size_t i = 0; i < m_shards.size(); ++i) {
+            if (m_options.cache) {
+                if (auto c = m_options.cache->shard(m_shards[i].file)) {
+                    m_shards[i].answer.bytes = std::move(c->header);
+                    m_shards[i].answer.fileSize = c->fileSize;
+                    m_shards[i].cached = true;
+                    continue;
                 }
             }
-            // The rest in one batch, with the remainder of the probe's header if it was longer.
-            std::vector<std::size_t> rest(toFetch.begin() + 1, toFetch.end());
-            if (probe.answer.bytes.size() < 8 + probe.headerLength) rest.push_back(toFetch.front());
-            fetchHeaders(source, shards, rest, budget);
+            toFetch.push_back(i);
         }
-    } catch (const AtlasError &e) {
-        if (!index && e.kind() == ErrorKind::Source && !source.isCancelled())
-            throw AtlasError(ErrorKind::Source,
-                             ckpt.source.location +
-                                 ": no model.safetensors.index.json and no model.safetensors (" + e.what() +
-                                 ")");
-        throw;
+        return toFetch;
     }
 
-    ckpt.shards.resize(shards.size());
-    std::vector<char> stale(shards.size(), 0);
-    auto parse = [&](std::size_t i) {
-        auto &s = shards[i];
+    // One shard first, with a generous guess; what its header costs per tensor then sizes the
+    // guesses for all the others, which go out together.
+    void fetchShardHeaders(std::vector<std::size_t> toFetch)
+    {
+        if (toFetch.empty()) return;
+        // The probe, when it came with the index, or else the first shard now.
+        auto probed = std::find_if(toFetch.begin(), toFetch.end(),
+                                   [&](std::size_t i) { return m_shards[i].haveFirst; });
+        if (probed == toFetch.end()) probed = toFetch.begin();
+        std::iter_swap(toFetch.begin(), probed);
+        PendingShard &probe = m_shards[toFetch.front()];
+        if (!probe.haveFirst)
+            fetchHeaders(m_source, m_shards, {toFetch.front()}, m_budget);
+        else
+            probe.headerLength = parseHeaderLength(probe.file, probe.answer.bytes, probe.answer.fileSize);
+        if (!probe.charged) {
+            m_budget.charge(probe.file, 8 + probe.headerLength);
+            probe.charged = true;
+        }
+        if (m_index && !probe.names.empty()) sizeGuessesFrom(probe, toFetch);
+        // The rest in one batch, with the remainder of the probe's header if it was longer.
+        std::vector<std::size_t> rest(toFetch.begin() + 1, toFetch.end());
+        if (probe.answer.bytes.size() < 8 + probe.headerLength) rest.push_back(toFetch.front());
+        fetchHeaders(m_source, m_shards, rest, m_budget);
+    }
+
+    void sizeGuessesFrom(const PendingShard &probe, const std::vector<std::size_t> &toFetch)
+    {
+        std::uint64_t nameBytes = 0;
+        for (auto n : probe.names)
+            nameBytes += n.size();
+        const std::uint64_t total = 8 + probe.headerLength;
+        const double perTensor = static_cast<double>(total > nameBytes ? total - nameBytes : 0) /
+                                 static_cast<double>(probe.names.size());
+        for (std::size_t k = 1; k < toFetch.size(); ++k) {
+            auto &s = m_shards[toFetch[k]];
+            std::uint64_t names = 0;
+            for (auto n : s.names)
+                names += n.size();
+            s.firstRead = names +
+                          static_cast<std::uint64_t>(perTensor * 1.03 * static_cast<double>(s.names.size())) +
+                          256;
+        }
+    }
+
+    // Every header parsed on a few threads; a damaged cache entry is read again.
+    void parseAll()
+    {
+        m_ckpt.shards.resize(m_shards.size());
+        std::vector<char> stale(m_shards.size(), 0);
+        parallelFor(m_shards.size(), m_options.parseThreads, [&](std::size_t i) { stale[i] = !parseOne(i); });
+        std::vector<std::size_t> refetch;
+        for (std::size_t i = 0; i < m_shards.size(); ++i)
+            if (stale[i]) {
+                auto &s = m_shards[i];
+                s.cached = false;
+                s.charged = false;
+                s.haveFirst = false;
+                s.firstRead = estimateHeaderBytes(s.names);
+                refetch.push_back(i);
+            }
+        if (refetch.empty()) return;
+        fetchHeaders(m_source, m_shards, refetch, m_budget);
+        for (std::size_t i : refetch)
+            parseOne(i);
+    }
+
+    // False for a cached header that no longer parses (it is then fetched again).
+    bool parseOne(std::size_t i)
+    {
+        auto &s = m_shards[i];
         try {
             s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
             if (s.answer.bytes.size() < 8 + s.headerLength)
                 throw AtlasError(ErrorKind::Invalid, s.file + ": header shorter than its length prefix");
             s.answer.bytes.resize(8 + s.headerLength); // a speculative read may have brought data bytes too
             const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
-            ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize);
+            m_ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize);
         } catch (const AtlasError &) {
             if (!s.cached) throw;
-            stale[i] = 1; // a damaged cache entry: read the shard again
-            return;
+            return false;
         }
-        for (auto &t : ckpt.shards[i].tensors)
+        for (auto &t : m_ckpt.shards[i].tensors)
             t.shard = static_cast<std::uint32_t>(i);
-        if (options.cache && !s.cached)
-            options.cache->storeShard(s.file, {s.answer.bytes, s.answer.fileSize});
+        if (m_options.cache && !s.cached)
+            m_options.cache->storeShard(s.file, {s.answer.bytes, s.answer.fileSize});
         std::string().swap(s.answer.bytes);
-        report(1);
-    };
-    parallelFor(shards.size(), options.parseThreads, parse);
-    std::vector<std::size_t> refetch;
-    for (std::size_t i = 0; i < shards.size(); ++i)
-        if (stale[i]) {
-            shards[i].cached = false;
-            shards[i].charged = false;
-            shards[i].haveFirst = false;
-            shards[i].firstRead = estimateHeaderBytes(shards[i].names);
-            refetch.push_back(i);
-        }
-    if (!refetch.empty()) {
-        fetchHeaders(source, shards, refetch, budget);
-        for (std::size_t i : refetch)
-            parse(i);
+        reportProgress(1);
+        return true;
     }
 
-    if (index) {
-        // Every tensor the index names must be in the shard it names, and the other way round.
+    // Every tensor the index names must be in the shard it names, and the other way round.
+    void crossCheckIndex()
+    {
         std::size_t matched = 0;
         std::vector<std::string> unlisted;
-        for (const auto &shard : ckpt.shards) {
+        for (const auto &shard : m_ckpt.shards) {
             for (const auto &t : shard.tensors) {
-                auto it = index->weightMap.find(t.name);
-                if (it == index->weightMap.end()) {
+                auto it = m_index->weightMap.find(t.name);
+                if (it == m_index->weightMap.end()) {
                     unlisted.push_back(t.name + " (in " + shard.file + ")");
-                } else if (index->shardFiles[it->second] != shard.file) {
+                } else if (m_index->shardFiles[it->second] != shard.file) {
                     throw AtlasError(ErrorKind::Invalid,
                                      "model.safetensors.index.json: tensor '" + t.name + "' is listed in " +
-                                         index->shardFiles[it->second] + " but found in " + shard.file);
+                                         m_index->shardFiles[it->second] + " but found in " + shard.file);
                 } else {
                     ++matched;
                 }
             }
         }
-        if (matched != index->weightMap.size()) {
-            for (std::size_t i = 0; i < shards.size(); ++i) {
+        if (matched != m_index->weightMap.size()) {
+            for (std::size_t i = 0; i < m_shards.size(); ++i) {
                 std::unordered_set<std::string_view> present;
-                for (const auto &t : ckpt.shards[i].tensors)
+                for (const auto &t : m_ckpt.shards[i].tensors)
                     present.insert(t.name);
-                for (auto name : shards[i].names)
+                for (auto name : m_shards[i].names)
                     if (!present.count(name))
                         throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" +
                                                                  std::string(name) + "' is listed in " +
-                                                                 shards[i].file +
+                                                                 m_shards[i].file +
                                                                  ", whose header has no such tensor");
             }
         }
         if (!unlisted.empty())
-            ckpt.warnings.push_back(std::to_string(unlisted.size()) +
-                                    " tensors are in shard headers but not in the index, e.g. " +
-                                    unlisted.front());
-        if (index->totalSize && *index->totalSize != ckpt.tensorBytes())
-            ckpt.warnings.push_back("the index says total_size " + std::to_string(*index->totalSize) +
-                                    " but the shard headers hold " + std::to_string(ckpt.tensorBytes()) +
-                                    " bytes");
+            m_ckpt.warnings.push_back(std::to_string(unlisted.size()) +
+                                      " tensors are in shard headers but not in the index, e.g. " +
+                                      unlisted.front());
+        if (m_index->totalSize && *m_index->totalSize != m_ckpt.tensorBytes())
+            m_ckpt.warnings.push_back("the index says total_size " + std::to_string(*m_index->totalSize) +
+                                      " but the shard headers hold " + std::to_string(m_ckpt.tensorBytes()) +
+                                      " bytes");
     }
-    return ckpt;
+
+    ByteSource &m_source;
+    const ReadOptions &m_options;
+    HeaderBudget m_budget;
+    Checkpoint m_ckpt;
+    LoadProgress m_progress;
+    std::mutex m_progressLock;
+    std::string m_guess;                // the first shard, probed with the small files
+    std::optional<RangeAnswer> m_probe; // what the probe brought
+    std::optional<CheckpointIndex> m_index;
+    std::vector<PendingShard> m_shards;
+};
+
+} // namespace
+
+Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
+{
+    return CheckpointRead(source, options).run();
 }
 
 } // namespace atlas

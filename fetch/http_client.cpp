@@ -246,203 +246,254 @@ void HttpClient::configure(Transfer &t)
     t.lastActivity = t.started;
 }
 
+// One perform() call: its transfers, those waiting to start (new or backing off), and what becomes
+// of each finished transfer: done, retried, or redirected.
+class HttpClient::Batch
+{
+public:
+    using Clock = std::chrono::steady_clock;
+
+    Batch(HttpClient &client, const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
+          const std::function<void(std::uint64_t, std::uint64_t)> &onProgress)
+        : m_client(client), m_transfers(requests.size()), m_cancel(cancel), m_onProgress(onProgress)
+    {
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            Transfer &t = m_transfers[i];
+            t.client = &client;
+            t.request = &requests[i];
+            t.url = requests[i].url;
+            t.cancel = cancel;
+            t.easy = curl_easy_init();
+            t.notBefore = Clock::now();
+            m_waiting.push_back(&t);
+        }
+    }
+    ~Batch()
+    {
+        for (auto &t : m_transfers) {
+            if (t.easy) {
+                curl_multi_remove_handle(m_client.m_multi, t.easy);
+                curl_easy_cleanup(t.easy);
+            }
+            curl_slist_free_all(t.headerList);
+        }
+    }
+
+    std::vector<HttpResponse> run()
+    {
+        while (m_done < m_transfers.size()) {
+            checkCancelAndDeadline();
+            startDue();
+            int running = 0;
+            curl_multi_perform(m_client.m_multi, &running);
+            reportBytes();
+            int left = 0;
+            while (CURLMsg *msg = curl_multi_info_read(m_client.m_multi, &left))
+                if (msg->msg == CURLMSG_DONE) finished(msg);
+            if (m_done >= m_transfers.size()) break;
+            sleep();
+        }
+        std::vector<HttpResponse> out;
+        out.reserve(m_transfers.size());
+        for (auto &t : m_transfers)
+            out.push_back(std::move(t.response));
+        return out;
+    }
+
+private:
+    const HttpClient::Options &options() const { return m_client.m_options; }
+
+    void checkCancelAndDeadline() const
+    {
+        if (m_cancel && m_cancel->load()) throw AtlasError(ErrorKind::Source, "cancelled");
+        if (options().deadline && Clock::now() > *options().deadline)
+            throw AtlasError(ErrorKind::Source, "the load did not finish within its time limit of " +
+                                                    std::to_string(options().timeoutSeconds) +
+                                                    " s (--timeout); waiting on " +
+                                                    redactUrl(m_transfers[0].url) +
+                                                    (m_transfers.size() > 1 ? " and others" : ""));
+    }
+
+    // Transfers whose time has come, up to the in-flight cap.
+    void startDue()
+    {
+        const auto now = Clock::now();
+        for (auto it = m_waiting.begin(); it != m_waiting.end();) {
+            if ((*it)->notBefore <= now &&
+                m_active < static_cast<std::size_t>(std::max(1, options().maxInFlight))) {
+                m_client.configure(**it);
+                curl_multi_add_handle(m_client.m_multi, (*it)->easy);
+                ++m_active;
+                it = m_waiting.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
+    void reportBytes()
+    {
+        if (!m_onProgress) return;
+        std::uint64_t fresh = 0;
+        for (auto &t : m_transfers) {
+            fresh += t.response.body.size() > t.reportedBytes ? t.response.body.size() - t.reportedBytes : 0;
+            t.reportedBytes = std::max<std::uint64_t>(t.reportedBytes, t.response.body.size());
+        }
+        if (fresh) m_onProgress(fresh, 0);
+    }
+
+    void finished(CURLMsg *msg)
+    {
+        Transfer *t = nullptr;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char **>(&t));
+        const CURLcode code = msg->data.result;
+        curl_multi_remove_handle(m_client.m_multi, t->easy);
+        --m_active;
+        long status = 0;
+        curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+        ++t->response.attempts;
+        if (m_onProgress) m_onProgress(0, 1);
+        if (m_cancel && m_cancel->load()) {
+            m_client.record(*t, status, "cancelled");
+            throw AtlasError(ErrorKind::Source, "cancelled");
+        }
+        const bool cutByUs = code == CURLE_WRITE_ERROR && t->response.cutOff;
+        if (code != CURLE_OK && !cutByUs) {
+            transportFailure(*t, code, status);
+            return;
+        }
+        if (isRedirect(status) && t->redirects >= options().maxRedirects) {
+            m_client.record(*t, status, "too many redirects");
+            complete(*t, status, "more than " + std::to_string(options().maxRedirects) + " redirects");
+            return;
+        }
+        if (isRedirect(status) && followRedirect(*t, status)) return;
+        if (isRetryableStatus(status) && t->response.attempts < options().maxAttempts &&
+            retryLater(*t, status))
+            return;
+        m_client.record(*t, status, cutByUs ? "stopped reading: more bytes than asked for" : "");
+        complete(*t, status, {});
+    }
+
+    // A failed connection, a stalled or too-slow body: retried with backoff, except for TLS trust.
+    void transportFailure(Transfer &t, CURLcode code, long status)
+    {
+        const std::string error =
+            t.stalled ? "the transfer stalled: no data for " + std::to_string(options().stallSeconds) + " s"
+            : code == CURLE_OPERATION_TIMEDOUT && t.liveStatus != 0
+                ? "the transfer was slower than " + std::to_string(options().minBytesPerSecond) +
+                      " bytes/s for " + std::to_string(options().lowSpeedSeconds) + " s"
+                : std::string(curl_easy_strerror(code));
+        m_client.record(t, status, error);
+        const bool tls = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR ||
+                         code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CERTPROBLEM;
+        if (!tls && t.response.attempts < options().maxTransportAttempts) {
+            const double wait = options().firstBackoffSeconds * (1 << (t.response.attempts - 1));
+            later(t, std::min(wait, 8.0));
+            return;
+        }
+        std::string message = error;
+        if (code == CURLE_PEER_FAILED_VERIFICATION)
+            message += " (the server's certificate is not trusted; add its CA with --ca-bundle)";
+        complete(t, status, message);
+    }
+
+    bool followRedirect(Transfer &t, long status)
+    {
+        char *location = nullptr;
+        curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_URL, &location);
+        if (!location) return false;
+        m_client.record(t, status, "redirect");
+        t.url = location;
+        ++t.redirects;
+        t.response.attempts = 0;
+        later(t, 0);
+        return true;
+    }
+
+    // 408, 429 and 5xx: again after Retry-After or the backoff, unless that is too long to wait.
+    bool retryLater(Transfer &t, long status)
+    {
+        double wait = options().firstBackoffSeconds * (1 << (t.response.attempts - 1));
+        if (auto ra = parseRetryAfter(t.response.header("retry-after"))) wait = *ra;
+        if (wait > options().maxRetryWaitSeconds) return false;
+        m_client.record(t, status, "retry after " + std::to_string(status));
+        later(t, wait);
+        return true;
+    }
+
+    void later(Transfer &t, double seconds)
+    {
+        t.notBefore = Clock::now() +
+                      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+        m_waiting.push_back(&t);
+    }
+
+    void complete(Transfer &t, long status, const std::string &transportError)
+    {
+        t.response.transportError = transportError;
+        t.response.status = status;
+        t.response.finalUrl = t.url;
+        ++m_done;
+    }
+
+    // Until a socket is ready, the next retry is due, or a cancel check is due.
+    void sleep()
+    {
+        int timeoutMs = 50;
+        if (m_active == 0 && !m_waiting.empty()) {
+            auto next = std::min_element(m_waiting.begin(), m_waiting.end(), [](Transfer *a, Transfer *b) {
+                return a->notBefore < b->notBefore;
+            });
+            const auto ms =
+                std::chrono::duration_cast<std::chrono::milliseconds>((*next)->notBefore - Clock::now())
+                    .count();
+            timeoutMs = static_cast<int>(std::clamp<long long>(ms, 0, 50));
+        }
+        curl_multi_poll(m_client.m_multi, nullptr, 0, timeoutMs, nullptr);
+    }
+
+    HttpClient &m_client;
+    std::vector<Transfer> m_transfers;
+    std::vector<Transfer *> m_waiting; // not yet added, or backing off
+    std::size_t m_active = 0;
+    std::size_t m_done = 0;
+    const std::atomic<bool> *m_cancel;
+    const std::function<void(std::uint64_t, std::uint64_t)> &m_onProgress;
+};
+
+void HttpClient::record(Transfer &t, long status, const std::string &note)
+{
+    Receipt r;
+    r.url = redactUrl(t.url);
+    if (t.request->offset) {
+        r.rangeOffset = *t.request->offset;
+        r.rangeLength = t.request->length;
+    }
+    r.status = status;
+    long version = 0;
+    curl_easy_getinfo(t.easy, CURLINFO_HTTP_VERSION, &version);
+    r.httpVersion = version == CURL_HTTP_VERSION_2_0 ? 2
+                    : version == CURL_HTTP_VERSION_3 ? 3
+                    : version                        ? 1
+                                                     : 0;
+    r.bytes = t.response.body.size();
+    r.sha256 = sha256Hex(t.response.body);
+    r.startSeconds = std::chrono::duration<double>(t.started - m_epoch).count();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t.started).count();
+    r.note = note;
+    m_receipts->add(std::move(r));
+}
+
 std::vector<HttpResponse>
 HttpClient::perform(const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
                     const std::function<void(std::uint64_t, std::uint64_t)> &onProgress)
 {
-    using Clock = std::chrono::steady_clock;
     if (!m_started) {
-        m_epoch = Clock::now();
+        m_epoch = std::chrono::steady_clock::now();
         m_started = true;
     }
-    std::vector<Transfer> transfers(requests.size());
-    std::vector<Transfer *> waiting; // not yet added, or backing off
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        Transfer &t = transfers[i];
-        t.client = this;
-        t.request = &requests[i];
-        t.url = requests[i].url;
-        t.cancel = cancel;
-        t.easy = curl_easy_init();
-        t.notBefore = Clock::now();
-        waiting.push_back(&t);
-    }
-    std::size_t active = 0;
-    std::size_t done = 0;
-    auto cleanup = [&] {
-        for (auto &t : transfers) {
-            if (t.easy) {
-                curl_multi_remove_handle(m_multi, t.easy);
-                curl_easy_cleanup(t.easy);
-                t.easy = nullptr;
-            }
-            curl_slist_free_all(t.headerList);
-            t.headerList = nullptr;
-        }
-    };
-
-    auto record = [&](Transfer &t, long status, const std::string &note) {
-        Receipt r;
-        r.url = redactUrl(t.url);
-        if (t.request->offset) {
-            r.rangeOffset = *t.request->offset;
-            r.rangeLength = t.request->length;
-        }
-        r.status = status;
-        long version = 0;
-        curl_easy_getinfo(t.easy, CURLINFO_HTTP_VERSION, &version);
-        r.httpVersion = version == CURL_HTTP_VERSION_2_0 ? 2
-                        : version == CURL_HTTP_VERSION_3 ? 3
-                        : version                        ? 1
-                                                         : 0;
-        r.bytes = t.response.body.size();
-        r.sha256 = sha256Hex(t.response.body);
-        r.startSeconds = std::chrono::duration<double>(t.started - m_epoch).count();
-        r.seconds = std::chrono::duration<double>(Clock::now() - t.started).count();
-        r.note = note;
-        m_receipts->add(std::move(r));
-    };
-
-    try {
-        while (done < transfers.size()) {
-            if (cancel && cancel->load()) throw AtlasError(ErrorKind::Source, "cancelled");
-            const auto now = Clock::now();
-            if (m_options.deadline && now > *m_options.deadline)
-                throw AtlasError(ErrorKind::Source, "the load did not finish within its time limit of " +
-                                                        std::to_string(m_options.timeoutSeconds) +
-                                                        " s (--timeout); waiting on " +
-                                                        redactUrl(transfers[0].url) +
-                                                        (transfers.size() > 1 ? " and others" : ""));
-            for (auto it = waiting.begin(); it != waiting.end();) {
-                if ((*it)->notBefore <= now &&
-                    active < static_cast<std::size_t>(std::max(1, m_options.maxInFlight))) {
-                    configure(**it);
-                    curl_multi_add_handle(m_multi, (*it)->easy);
-                    ++active;
-                    it = waiting.erase(it);
-                } else {
-                    ++it;
-                }
-            }
-            int running = 0;
-            curl_multi_perform(m_multi, &running);
-            if (onProgress) {
-                std::uint64_t fresh = 0;
-                for (auto &t : transfers) {
-                    fresh += t.response.body.size() > t.reportedBytes
-                                 ? t.response.body.size() - t.reportedBytes
-                                 : 0;
-                    t.reportedBytes = std::max<std::uint64_t>(t.reportedBytes, t.response.body.size());
-                }
-                if (fresh) onProgress(fresh, 0);
-            }
-            int left = 0;
-            while (CURLMsg *msg = curl_multi_info_read(m_multi, &left)) {
-                if (msg->msg != CURLMSG_DONE) continue;
-                Transfer *t = nullptr;
-                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char **>(&t));
-                const CURLcode code = msg->data.result;
-                curl_multi_remove_handle(m_multi, t->easy);
-                --active;
-                long status = 0;
-                curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-                ++t->response.attempts;
-                if (onProgress) onProgress(0, 1);
-                if (cancel && cancel->load()) {
-                    record(*t, status, "cancelled");
-                    throw AtlasError(ErrorKind::Source, "cancelled");
-                }
-                const bool cutByUs = code == CURLE_WRITE_ERROR && t->response.cutOff;
-                if (code != CURLE_OK && !cutByUs) {
-                    const std::string error =
-                        t->stalled ? "the transfer stalled: no data for " +
-                                         std::to_string(m_options.stallSeconds) + " s"
-                        : code == CURLE_OPERATION_TIMEDOUT && t->liveStatus != 0
-                            ? "the transfer was slower than " + std::to_string(m_options.minBytesPerSecond) +
-                                  " bytes/s for " + std::to_string(m_options.lowSpeedSeconds) + " s"
-                            : std::string(curl_easy_strerror(code));
-                    record(*t, status, error);
-                    const bool tls = code == CURLE_PEER_FAILED_VERIFICATION ||
-                                     code == CURLE_SSL_CONNECT_ERROR || code == CURLE_SSL_CACERT_BADFILE ||
-                                     code == CURLE_SSL_CERTPROBLEM;
-                    if (!tls && t->response.attempts < m_options.maxTransportAttempts) {
-                        const double wait = m_options.firstBackoffSeconds * (1 << (t->response.attempts - 1));
-                        t->notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                          std::chrono::duration<double>(std::min(wait, 8.0)));
-                        waiting.push_back(t);
-                        continue;
-                    }
-                    t->response.transportError = error;
-                    if (code == CURLE_PEER_FAILED_VERIFICATION)
-                        t->response.transportError +=
-                            " (the server's certificate is not trusted; add its CA with --ca-bundle)";
-                    t->response.status = status;
-                    t->response.finalUrl = t->url;
-                    ++done;
-                    continue;
-                }
-                if (isRedirect(status) && t->redirects >= m_options.maxRedirects) {
-                    record(*t, status, "too many redirects");
-                    t->response.transportError =
-                        "more than " + std::to_string(m_options.maxRedirects) + " redirects";
-                    t->response.status = status;
-                    t->response.finalUrl = t->url;
-                    ++done;
-                    continue;
-                }
-                if (isRedirect(status)) {
-                    char *location = nullptr;
-                    curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_URL, &location);
-                    if (location) {
-                        record(*t, status, "redirect");
-                        t->url = location;
-                        ++t->redirects;
-                        t->response.attempts = 0;
-                        t->notBefore = Clock::now();
-                        waiting.push_back(t);
-                        continue;
-                    }
-                }
-                if (isRetryableStatus(status) && t->response.attempts < m_options.maxAttempts) {
-                    double wait = m_options.firstBackoffSeconds * (1 << (t->response.attempts - 1));
-                    if (auto ra = parseRetryAfter(t->response.header("retry-after"))) wait = *ra;
-                    if (wait <= m_options.maxRetryWaitSeconds) {
-                        record(*t, status, "retry after " + std::to_string(status));
-                        t->notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                          std::chrono::duration<double>(wait));
-                        waiting.push_back(t);
-                        continue;
-                    }
-                }
-                record(*t, status, cutByUs ? "stopped reading: more bytes than asked for" : "");
-                t->response.status = status;
-                t->response.finalUrl = t->url;
-                ++done;
-            }
-            if (done >= transfers.size()) break;
-            // Sleep until a socket is ready, the next retry is due, or a cancel check is due.
-            int timeoutMs = 50;
-            if (active == 0 && !waiting.empty()) {
-                auto next = std::min_element(waiting.begin(), waiting.end(), [](Transfer *a, Transfer *b) {
-                    return a->notBefore < b->notBefore;
-                });
-                const auto ms =
-                    std::chrono::duration_cast<std::chrono::milliseconds>((*next)->notBefore - Clock::now())
-                        .count();
-                timeoutMs = static_cast<int>(std::clamp<long long>(ms, 0, 50));
-            }
-            curl_multi_poll(m_multi, nullptr, 0, timeoutMs, nullptr);
-        }
-    } catch (...) {
-        cleanup();
-        throw;
-    }
-    cleanup();
-    std::vector<HttpResponse> out;
-    out.reserve(transfers.size());
-    for (auto &t : transfers)
-        out.push_back(std::move(t.response));
-    return out;
+    return Batch(*this, requests, cancel, onProgress).run();
 }
 
 } // namespace atlas

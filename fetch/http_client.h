@@ -79,7 +79,9 @@ public:
 
 private:
     struct Transfer;
+    class Batch;
     void configure(Transfer &t);
+    void record(Transfer &t, long status, const std::string &note); // a receipt
     Options m_options;
     std::shared_ptr<ReceiptLog> m_receipts;
     void *m_multi = nullptr;

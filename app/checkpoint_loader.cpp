@@ -15,6 +15,7 @@ CheckpointLoader::CheckpointLoader(QObject *parent) : QObject(parent)
 {
     qRegisterMetaType<std::shared_ptr<const LoadedCheckpoint>>();
     qRegisterMetaType<std::shared_ptr<const BiasAudit>>();
+    qRegisterMetaType<std::shared_ptr<const PreparedViews>>();
     // Progress is polled, so the worker never floods the event loop: ten updates a second at most.
     m_progressTimer.setInterval(100);
     connect(&m_progressTimer, &QTimer::timeout, this, [this] {
@@ -44,10 +45,13 @@ void CheckpointLoader::start(const SourceSpec &spec, const NetworkOptions &optio
     m_progressTimer.start();
     NetworkOptions network = options;
     if (m_timeoutSeconds > 0) network.timeoutSeconds = m_timeoutSeconds;
-    m_jobs.start([this, spec, network](const std::shared_ptr<Job> &job) { run(spec, network, job); });
+    m_jobs.start([this, spec, network, preparer = m_preparer](const std::shared_ptr<Job> &job) {
+        run(spec, network, preparer, job);
+    });
 }
 
-void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, const std::shared_ptr<Job> &jobRef)
+void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, const Preparer &preparer,
+                           const std::shared_ptr<Job> &jobRef)
 {
     Job &job = *jobRef;
     auto finish = [this, &jobRef](auto signal) {
@@ -90,10 +94,12 @@ void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, const std::s
             job.counters[Bytes] = p.bytes;
             job.counters[Requests] = p.requests;
         };
-        observer.layout = [this, &jobRef](std::shared_ptr<const LoadedCheckpoint> layout) {
-            deliver(jobRef, [this, layout] {
+        observer.layout = [this, &jobRef, &preparer](std::shared_ptr<const LoadedCheckpoint> layout) {
+            auto prepared =
+                std::make_shared<const PreparedViews>(preparer ? preparer(*layout) : PreparedViews());
+            deliver(jobRef, [this, layout, prepared] {
                 m_layoutMs = m_clock.elapsed();
-                emit layoutReady(layout);
+                emit layoutReady(layout, prepared);
             });
         };
         observer.biases = [this, &jobRef](std::shared_ptr<const BiasAudit> biases) {

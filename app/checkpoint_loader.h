@@ -1,5 +1,6 @@
 #pragma once
 
+#include "atlas_view.h"
 #include "job_threads.h"
 #include "loaded_checkpoint.h"
 #include "source_spec.h"
@@ -27,6 +28,10 @@ public:
     void startDemo(const NetworkOptions &options = {});
     void cancel();
     bool isRunning() const { return m_running; }
+    // Work the views do off the GUI thread once the layout is known (AtlasView::prepare); its
+    // result travels with layoutReady.
+    using Preparer = std::function<PreparedViews(const LoadedCheckpoint &)>;
+    void setPreparer(Preparer preparer) { m_preparer = std::move(preparer); }
     // The deadline of a remote load, in seconds (the command line's --timeout).
     void setTimeoutSeconds(int seconds) { m_timeoutSeconds = seconds; }
     // Milliseconds from start() to the layout, and to the end of the load.
@@ -36,7 +41,8 @@ public:
 signals:
     void progress(quint64 filesDone, quint64 filesTotal, quint64 bytes, quint64 requests);
     void stage(const QString &what);
-    void layoutReady(std::shared_ptr<const atlas::LoadedCheckpoint> data);
+    void layoutReady(std::shared_ptr<const atlas::LoadedCheckpoint> data,
+                     std::shared_ptr<const atlas::PreparedViews> prepared);
     void biasesReady(std::shared_ptr<const atlas::BiasAudit> audit);
     void finished();
     // kind: the ErrorKind (2 usage, 3 source or network, 4 invalid checkpoint).
@@ -45,7 +51,8 @@ signals:
 
 private:
     using Job = JobThreads::Job;
-    void run(SourceSpec spec, NetworkOptions options, const std::shared_ptr<Job> &job);
+    void run(SourceSpec spec, NetworkOptions options, const Preparer &preparer,
+             const std::shared_ptr<Job> &job);
     template <typename Fn> void deliver(const std::shared_ptr<Job> &job, Fn fn)
     {
         m_jobs.deliver(this, job, fn);
@@ -54,6 +61,7 @@ private:
     JobThreads m_jobs;
     bool m_running = false;
     int m_timeoutSeconds = 0;
+    Preparer m_preparer;
     QElapsedTimer m_clock;
     qint64 m_layoutMs = -1;
     qint64 m_totalMs = -1;
@@ -64,3 +72,4 @@ private:
 
 Q_DECLARE_METATYPE(std::shared_ptr<const atlas::LoadedCheckpoint>)
 Q_DECLARE_METATYPE(std::shared_ptr<const atlas::BiasAudit>)
+Q_DECLARE_METATYPE(std::shared_ptr<const atlas::PreparedViews>)

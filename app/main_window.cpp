@@ -121,13 +121,26 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                         .arg(binaryBytesQ(bytes))
                         .arg(requests));
             });
-    connect(m_loader, &CheckpointLoader::layoutReady, this,
-            [this](std::shared_ptr<const LoadedCheckpoint> data) {
-                m_error->hide();
-                forEachView([&](AtlasView *v) { v->setCheckpoint(data); });
-                const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
-                setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
-            });
+    // The heavy part of showing a checkpoint (the Layers tree) is prepared on the loader's thread.
+    m_loader->setPreparer([views = m_views](const LoadedCheckpoint &data) {
+        PreparedViews prepared;
+        for (const AtlasView *v : views)
+            prepared.push_back(v->prepare(data));
+        return prepared;
+    });
+    connect(
+        m_loader, &CheckpointLoader::layoutReady, this,
+        [this](std::shared_ptr<const LoadedCheckpoint> data, std::shared_ptr<const PreparedViews> prepared) {
+            m_error->hide();
+            for (int i = 0; i < m_views.size(); ++i) {
+                AtlasView *v = m_views[i];
+                const auto p =
+                    prepared && std::size_t(i) < prepared->size() ? (*prepared)[std::size_t(i)] : nullptr;
+                guarded(v, [&] { v->setCheckpoint(data, p); });
+            }
+            const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
+            setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
+        });
     connect(m_loader, &CheckpointLoader::biasesReady, this, [this](std::shared_ptr<const BiasAudit> audit) {
         forEachView([&](AtlasView *v) { v->setBiases(audit); });
     });

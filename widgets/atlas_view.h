@@ -6,11 +6,21 @@
 #include <QWidget>
 
 #include <memory>
+#include <vector>
 
 class QLabel;
 class QTableWidget;
 
 namespace atlas {
+
+// What a view computed from a checkpoint off the GUI thread, before showing it.
+struct PreparedView
+{
+    virtual ~PreparedView() = default;
+};
+
+// What every view prepared, in the order of the views.
+using PreparedViews = std::vector<std::shared_ptr<const PreparedView>>;
 
 // One page of the main window. Views only show what model/ computed; they keep the data alive
 // through shared pointers, so a new load can replace it at any time.
@@ -22,6 +32,15 @@ public:
     virtual QString title() const = 0;
     virtual QString fileStem() const = 0; // for exported figures: "overview", "layers", ...
     virtual void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) = 0;
+    // Work too heavy for the GUI thread: a pure function of the checkpoint that touches no widget,
+    // run by whoever loads (the window's loader, on its worker thread). Most views need none.
+    virtual std::shared_ptr<const PreparedView> prepare(const LoadedCheckpoint &) const { return nullptr; }
+    // Shows the checkpoint with what prepare() made (or without: then the view does the work itself).
+    virtual void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
+                               std::shared_ptr<const PreparedView>)
+    {
+        setCheckpoint(std::move(data));
+    }
     virtual void setBiases(std::shared_ptr<const BiasAudit>) {}
     virtual void clearAll() = 0;
 };

@@ -12,53 +12,47 @@
 
 namespace atlas {
 
-LayerTreeModel::LayerTreeModel(QObject *parent) : QAbstractItemModel(parent)
-{
-    m_nodes.push_back({});
-}
+LayerTreeModel::LayerTreeModel(QObject *parent) : QAbstractItemModel(parent) {}
 
-int LayerTreeModel::addNode(int parent, const QString &name, Kind kind)
+int LayerTreeModel::Tree::add(int parent, const QString &name, Kind kind)
 {
     Node n;
     n.name = name;
     n.parent = parent;
     n.kind = kind;
-    n.row = static_cast<int>(m_nodes[static_cast<std::size_t>(parent)].children.size());
-    m_nodes.push_back(std::move(n));
-    const int id = static_cast<int>(m_nodes.size() - 1);
-    m_nodes[static_cast<std::size_t>(parent)].children.push_back(id);
+    n.row = static_cast<int>(nodes[static_cast<std::size_t>(parent)].children.size());
+    nodes.push_back(std::move(n));
+    const int id = static_cast<int>(nodes.size() - 1);
+    nodes[static_cast<std::size_t>(parent)].children.push_back(id);
     return id;
 }
 
 void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
+    std::shared_ptr<const Tree> tree = data ? buildTree(*data) : nullptr;
+    setCheckpoint(std::move(data), std::move(tree));
+}
+
+void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
+                                   std::shared_ptr<const Tree> tree)
+{
     beginResetModel();
-    m_data = std::move(data);
-    m_nodes.clear();
-    m_nodes.push_back({});
-    m_tensors = 0;
-    if (!m_data) {
-        endResetModel();
-        return;
-    }
-    try {
-        build();
-    } catch (...) {
-        // Leave a consistent, empty model behind; the caller shows the error.
-        m_nodes.clear();
-        m_nodes.push_back({});
-        m_tensors = 0;
-        m_data.reset();
-        endResetModel();
-        throw;
-    }
+    m_data = data && tree ? std::move(data) : nullptr;
+    m_tree = m_data ? std::move(tree) : std::make_shared<const Tree>(Tree{{Node{}}, 0}); // the root alone
+    m_visible.assign(m_tree->nodes.size(), 1);
+    m_filter.clear();
+    m_matches = static_cast<std::size_t>(m_tree->tensors);
     endResetModel();
 }
 
-void LayerTreeModel::build()
+std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const LoadedCheckpoint &data)
 {
-    const Checkpoint &c = m_data->checkpoint;
-    const CheckpointAnalysis &a = m_data->analysis;
+    auto tree = std::make_shared<Tree>();
+    Tree &t = *tree;
+    std::vector<Node> &nodes = t.nodes;
+    nodes.push_back({}); // the invisible root
+    const Checkpoint &c = data.checkpoint;
+    const CheckpointAnalysis &a = data.analysis;
 
     // Collect tensors by layer (-1: outside layers), then by module path, in natural order.
     struct Entry
@@ -68,10 +62,11 @@ void LayerTreeModel::build()
     };
     std::map<int, std::vector<Entry>> byLayer;
     for (const auto &s : c.shards)
-        for (const auto &t : s.tensors) {
+        for (const auto &tensor : s.tensors) {
             // Layer numbers the model does not have stay with the tensors outside layers.
-            const int layer = a.layerOf(t.name);
-            byLayer[layer].push_back({layer < 0 ? std::string_view(t.name) : placeOf(t.name).rest, &t});
+            const int layer = a.layerOf(tensor.name);
+            byLayer[layer].push_back(
+                {layer < 0 ? std::string_view(tensor.name) : placeOf(tensor.name).rest, &tensor});
         }
 
     auto moduleOf = [](std::string_view rest) {
@@ -83,18 +78,18 @@ void LayerTreeModel::build()
                   [](const Entry &x, const Entry &y) { return naturalLess(x.rest, y.rest); });
         int layerNode;
         if (layer < 0) {
-            layerNode = addNode(0, tr("Embedding, final norm and head"), Kind::Group);
+            layerNode = t.add(0, tr("Embedding, final norm and head"), Kind::Group);
         } else {
             const LayerInfo &info = a.layers[static_cast<std::size_t>(layer)];
             QString name =
                 info.kind == LayerKind::Mtp ? tr("MTP layer %1").arg(layer) : tr("Layer %1").arg(layer);
-            layerNode = addNode(0, name, Kind::Layer);
+            layerNode = t.add(0, name, Kind::Layer);
             QString note = qs(std::string(layerKindName(info.kind)));
             if (info.indexer != IndexerRole::None)
                 note += QStringLiteral(" · indexer ") + qs(std::string(indexerRoleName(info.indexer)));
             if (info.indexer == IndexerRole::Shared && info.reusesLayer >= 0)
                 note += tr(" (reuses layer %1)").arg(info.reusesLayer);
-            m_nodes[static_cast<std::size_t>(layerNode)].note = note;
+            nodes[static_cast<std::size_t>(layerNode)].note = note;
         }
         std::map<std::string_view, int> modules;
         int expertsNode = -1;
@@ -104,15 +99,15 @@ void LayerTreeModel::build()
             std::string_view rest = e.rest;
             // "mlp.experts.7.w1.weight" groups under expert 7; a bare "mlp.experts.7" is a tensor there.
             if (layer >= 0 && rest.size() > 12 && rest.substr(0, 12) == "mlp.experts.") {
-                if (expertsNode < 0) expertsNode = addNode(layerNode, QString(), Kind::Experts);
+                if (expertsNode < 0) expertsNode = t.add(layerNode, QString(), Kind::Experts);
                 const std::string_view afterPrefix = rest.substr(12);
                 const std::string_view expert = afterPrefix.substr(0, afterPrefix.find('.'));
                 auto [it, fresh] = experts.try_emplace(expert, 0);
                 if (fresh)
                     it->second =
-                        addNode(expertsNode,
-                                tr("expert %1").arg(QString::fromUtf8(expert.data(), int(expert.size()))),
-                                Kind::Expert);
+                        t.add(expertsNode,
+                              tr("expert %1").arg(QString::fromUtf8(expert.data(), int(expert.size()))),
+                              Kind::Expert);
                 parent = it->second;
                 rest = expert.size() < afterPrefix.size() ? afterPrefix.substr(expert.size() + 1) : expert;
             }
@@ -126,21 +121,21 @@ void LayerTreeModel::build()
                 auto [it, fresh] = modules.try_emplace(key, 0);
                 if (fresh)
                     it->second =
-                        addNode(parent, QString::fromUtf8(module.data(), int(module.size())), Kind::Module);
+                        t.add(parent, QString::fromUtf8(module.data(), int(module.size())), Kind::Module);
                 parent = it->second;
                 rest = rest.substr(module.size() + 1);
             }
-            const int leaf = addNode(parent, QString::fromUtf8(rest.data(), int(rest.size())), Kind::Tensor);
-            m_nodes[static_cast<std::size_t>(leaf)].tensor = e.tensor;
-            ++m_tensors;
+            const int leaf = t.add(parent, QString::fromUtf8(rest.data(), int(rest.size())), Kind::Tensor);
+            nodes[static_cast<std::size_t>(leaf)].tensor = e.tensor;
+            ++t.tensors;
         }
         if (expertsNode >= 0)
-            m_nodes[static_cast<std::size_t>(expertsNode)].name =
+            nodes[static_cast<std::size_t>(expertsNode)].name =
                 tr("mlp.experts (%1 experts)").arg(experts.size());
     }
 
     // Aggregate bottom-up: children always come after their parent.
-    for (auto it = m_nodes.rbegin(); it != m_nodes.rend(); ++it) {
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
         Node &n = *it;
         if (n.tensor) {
             n.bytes = n.tensor->bytes();
@@ -148,7 +143,7 @@ void LayerTreeModel::build()
             n.dtypes = qs(std::string(dtypeName(n.tensor->dtype)));
         }
         if (n.parent < 0) continue;
-        Node &p = m_nodes[static_cast<std::size_t>(n.parent)];
+        Node &p = nodes[static_cast<std::size_t>(n.parent)];
         p.bytes += n.bytes;
         p.parameters += n.parameters;
         // Scales do not make a weight "mixed".
@@ -156,30 +151,53 @@ void LayerTreeModel::build()
         if (!scale && !n.dtypes.isEmpty())
             p.dtypes = p.dtypes.isEmpty() || p.dtypes == n.dtypes ? n.dtypes : tr("mixed");
     }
+    return tree;
 }
 
-std::size_t LayerTreeModel::countMatching(const QString &text) const
+void LayerTreeModel::setFilter(const QString &text)
 {
     // ASCII case folding on both sides: tensor names are ASCII in practice, and anything else
-    // still matches byte for byte.
+    // still matches byte for byte. A match shows its tensor and every row above it.
+    m_filter = text;
+    const auto &nodes = m_tree->nodes;
+    if (text.isEmpty()) {
+        m_visible.assign(nodes.size(), 1);
+        m_matches = static_cast<std::size_t>(m_tree->tensors);
+        return;
+    }
     std::string needle = text.toUtf8().toStdString();
     auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
     std::transform(needle.begin(), needle.end(), needle.begin(), fold);
-    std::size_t n = 0;
+    m_visible.assign(nodes.size(), 0);
+    m_visible[0] = 1;
+    m_matches = 0;
     std::string name;
-    for (const Node &node : m_nodes) {
-        if (!node.tensor) continue;
-        name = node.tensor->name;
-        std::transform(name.begin(), name.end(), name.begin(), fold);
-        n += name.find(needle) != std::string::npos;
+    for (std::size_t i = nodes.size(); i-- > 1;) {
+        const Node &node = nodes[i];
+        if (node.tensor) {
+            name = node.tensor->name;
+            std::transform(name.begin(), name.end(), name.begin(), fold);
+            if (name.find(needle) == std::string::npos) continue;
+            m_visible[i] = 1;
+            ++m_matches;
+        }
+        // Children come after their parents: walking backwards, a visible node lights its parent.
+        if (m_visible[i] && node.parent >= 0) m_visible[static_cast<std::size_t>(node.parent)] = 1;
     }
-    return n;
+}
+
+bool LayerTreeModel::isShown(int row, const QModelIndex &parent) const
+{
+    const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
+    const auto &children = m_tree->nodes[static_cast<std::size_t>(p)].children;
+    if (row < 0 || row >= static_cast<int>(children.size())) return false;
+    return m_visible[static_cast<std::size_t>(children[static_cast<std::size_t>(row)])] != 0;
 }
 
 QModelIndex LayerTreeModel::index(int row, int column, const QModelIndex &parent) const
 {
     const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
-    const auto &children = m_nodes[static_cast<std::size_t>(p)].children;
+    const auto &children = m_tree->nodes[static_cast<std::size_t>(p)].children;
     if (row < 0 || row >= static_cast<int>(children.size()) || column < 0 || column >= ColumnCount) return {};
     return createIndex(row, column, quintptr(children[static_cast<std::size_t>(row)]));
 }
@@ -187,16 +205,16 @@ QModelIndex LayerTreeModel::index(int row, int column, const QModelIndex &parent
 QModelIndex LayerTreeModel::parent(const QModelIndex &child) const
 {
     if (!child.isValid()) return {};
-    const Node &n = m_nodes[child.internalId()];
+    const Node &n = m_tree->nodes[child.internalId()];
     if (n.parent <= 0) return {};
-    return createIndex(m_nodes[static_cast<std::size_t>(n.parent)].row, 0, quintptr(n.parent));
+    return createIndex(m_tree->nodes[static_cast<std::size_t>(n.parent)].row, 0, quintptr(n.parent));
 }
 
 int LayerTreeModel::rowCount(const QModelIndex &parent) const
 {
     if (parent.isValid() && parent.column() != 0) return 0;
     const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
-    return static_cast<int>(m_nodes[static_cast<std::size_t>(p)].children.size());
+    return static_cast<int>(m_tree->nodes[static_cast<std::size_t>(p)].children.size());
 }
 
 int LayerTreeModel::columnCount(const QModelIndex &) const
@@ -207,7 +225,7 @@ int LayerTreeModel::columnCount(const QModelIndex &) const
 QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
 {
     if (!index.isValid()) return {};
-    const Node &n = m_nodes[index.internalId()];
+    const Node &n = m_tree->nodes[index.internalId()];
     if (role == KindRole) return static_cast<int>(n.kind);
     if (role == FilterRole) return n.tensor ? qs(n.tensor->name) : n.name;
     if (role == SortRole) {

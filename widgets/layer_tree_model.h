@@ -23,22 +23,6 @@ public:
     };
     enum class Kind { Group, Layer, Module, Experts, Expert, Tensor };
 
-    explicit LayerTreeModel(QObject *parent = nullptr);
-    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data);
-
-    QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
-    QModelIndex parent(const QModelIndex &child) const override;
-    int rowCount(const QModelIndex &parent = {}) const override;
-    int columnCount(const QModelIndex &parent = {}) const override;
-    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
-
-    int tensorCount() const { return m_tensors; }
-    const std::shared_ptr<const LoadedCheckpoint> &checkpoint() const { return m_data; }
-    // Tensors whose full name contains `text`, ignoring case: what the Layers filter shows.
-    std::size_t countMatching(const QString &text) const;
-
-private:
     struct Node
     {
         QString name;
@@ -52,11 +36,44 @@ private:
         QString dtypes; // "F8_E4M3" or "mixed"
         QString note;   // layer: "moe · indexer full"
     };
-    int addNode(int parent, const QString &name, Kind kind);
-    void build(); // the nodes of m_data, inside a model reset
+    // The rows of one checkpoint, built once and never changed: node 0 is the invisible root, and
+    // children always come after their parent. Its tensor pointers point into the checkpoint.
+    struct Tree
+    {
+        std::vector<Node> nodes;
+        int tensors = 0;
+        int add(int parent, const QString &name, Kind kind);
+    };
+    // A pure function of the checkpoint: it may run on any thread (the window builds it off the GUI
+    // thread while loading, so that showing 118,629 tensors costs the GUI thread a model reset).
+    static std::shared_ptr<const Tree> buildTree(const LoadedCheckpoint &data);
+
+    explicit LayerTreeModel(QObject *parent = nullptr);
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data); // builds the tree here
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::shared_ptr<const Tree> tree);
+
+    QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
+    QModelIndex parent(const QModelIndex &child) const override;
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    int tensorCount() const { return m_tree->tensors; }
+    const std::shared_ptr<const LoadedCheckpoint> &checkpoint() const { return m_data; }
+
+    // Marks the tensors whose full name contains `text` (ignoring case) and every row above them;
+    // a proxy then shows the marked rows (isShown). An empty text shows everything.
+    void setFilter(const QString &text);
+    std::size_t matchCount() const { return m_matches; }
+    bool isShown(int row, const QModelIndex &parent) const;
+
+private:
     std::shared_ptr<const LoadedCheckpoint> m_data;
-    std::vector<Node> m_nodes; // node 0 is the invisible root
-    int m_tensors = 0;
+    std::shared_ptr<const Tree> m_tree = std::make_shared<const Tree>(Tree{{Node{}}, 0});
+    std::vector<char> m_visible{1};
+    QString m_filter;
+    std::size_t m_matches = 0;
 };
 
 } // namespace atlas

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "atlas_view.h"
+#include "layer_tree_model.h"
 
 class QLineEdit;
 class QSortFilterProxyModel;
@@ -9,8 +10,6 @@ class QTreeView;
 class QLabel;
 
 namespace atlas {
-
-class LayerTreeModel;
 
 // The layer tree with a debounced filter.
 class LayersView final : public AtlasView
@@ -21,6 +20,10 @@ public:
     QString title() const override { return tr("Layers"); }
     QString fileStem() const override { return QStringLiteral("layers"); }
     void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
+    // The tree of 118,629 rows is built by prepare(), off the GUI thread.
+    std::shared_ptr<const PreparedView> prepare(const LoadedCheckpoint &data) const override;
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
+                       std::shared_ptr<const PreparedView> prepared) override;
     void clearAll() override;
 
     LayerTreeModel *model() const { return m_model; }
@@ -32,6 +35,10 @@ public:
     static constexpr qint64 kExpandMatches = 200;
 
 private:
+    struct PreparedTree final : PreparedView
+    {
+        std::shared_ptr<const LayerTreeModel::Tree> tree;
+    };
     void applyFilter();
     LayerTreeModel *m_model;
     QSortFilterProxyModel *m_proxy;

@@ -99,7 +99,7 @@ void ChartWidget::clear()
     m_markers.clear();
     m_plot->clearPlottables();
     m_plot->clearItems();
-    m_plot->replot();
+    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
 }
 
 void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &series,
@@ -164,7 +164,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     }
     m_plot->legend->setVisible(series.size() > 1);
     applyPalette();
-    m_plot->replot();
+    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
 }
 
 void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel,
@@ -214,7 +214,7 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
     }
     m_plot->legend->setVisible(series.size() > 1);
     applyPalette();
-    m_plot->replot();
+    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
 }
 
 void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, const QColor &color)
@@ -238,7 +238,7 @@ void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, cons
         m_plot->xAxis->setRange(xr.lower - pad, xr.upper + pad);
     }
     m_plot->legend->setVisible(true);
-    m_plot->replot();
+    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
 }
 
 QStringList ChartWidget::seriesNames() const
@@ -284,7 +284,7 @@ void ChartWidget::applyPalette()
     m_plot->legend->setBorderPen(QPen(pal.color(QPalette::Mid)));
     m_plot->legend->setBorderPen(Qt::NoPen);
     if (m_titleElement) m_titleElement->setTextColor(pal.color(QPalette::WindowText));
-    m_plot->replot();
+    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
 }
 
 } // namespace atlas

@@ -9,6 +9,7 @@
 #include "splitmix64.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -16,14 +17,73 @@
 #include <stdexcept>
 #include <thread>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <sys/resource.h>
 #include <unistd.h>
 
 namespace atlas {
 
+namespace {
+
+// exp(t) for t already clamped to [-87, 87]: t = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two-part
+// ln2), e^r by its Taylor series to r^7/7! (relative error below 2e-8 on that interval), and 2^n
+// put straight into the exponent bits. Plain float arithmetic in a fixed order, so the compiler
+// can run it four or eight lanes at a time and every machine gets the same bits (no FMA
+// contraction: routing.cpp is built with -ffp-contract=off).
+inline float expClamped(float t)
+{
+    constexpr float kLog2e = 1.44269504088896341f;
+    constexpr float kLn2Hi = 0.693145751953125f; // 0x3F317200: exact in float, n*kLn2Hi exact too
+    constexpr float kLn2Lo = 1.42860682030941723212e-6f;
+    constexpr float kRound = 12582912.0f; // 1.5 * 2^23: adding and subtracting it rounds to an integer
+    const float n = (t * kLog2e + kRound) - kRound;
+    const float r = (t - n * kLn2Hi) - n * kLn2Lo;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const auto scale =
+        std::bit_cast<float>(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23);
+    return p * scale;
+}
+
+} // namespace
+
+void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        const float v = x[i];
+        float t = -v; // beyond +-87, sigmoid is 0 or 1 to float precision
+        t = t < -87.0f ? -87.0f : t;
+        t = t > 87.0f ? 87.0f : t;
+        const float s = 1.0f / (1.0f + expClamped(t));
+        out[i] = v == v ? s : v; // NaN stays NaN (it then ranks as -inf in the selection)
+    }
+}
+
+const std::vector<float> &sigmoidOfEveryBf16()
+{
+    static const std::vector<float> table = [] {
+        std::vector<float> in(65536), out(65536);
+        for (std::uint32_t b = 0; b < 65536; ++b)
+            in[b] = bf16ToFloat(static_cast<std::uint16_t>(b));
+        sigmoidRow(in.data(), out.data(), 65536);
+        return out;
+    }();
+    return table;
+}
+
 float sigmoid(float x)
 {
-    return 1.0f / (1.0f + std::exp(-x));
+    float out;
+    sigmoidRow(&x, &out, 1);
+    return out;
 }
 
 const char *variantName(Variant v)
@@ -52,7 +112,11 @@ Router::Router(RouterConfig config) : m_config(config)
     m_groupScores.resize(static_cast<std::size_t>(m_config.groups));
 }
 
-void Router::route(const float *scores, const float *bias, Routing &out)
+namespace {
+constexpr int kLanes = 32; // classes of experts for the top-K threshold (see route)
+}
+
+void Router::route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint)
 {
     const int E = m_config.experts, K = m_config.topk, G = m_config.groups;
     float *c = m_choice.data();
@@ -103,11 +167,9 @@ void Router::route(const float *scores, const float *bias, Routing &out)
         val = big.data();
     }
     int filled = 0;
-    const int per = E / G;
-    for (int e = 0; e < E; ++e) {
-        if (G > 1 && !m_groupKept[static_cast<std::size_t>(e / per)]) continue;
+    auto offer = [&](int e) {
         const float v = c[e];
-        if (filled == K && !(v > val[K - 1])) continue;
+        if (filled == K && !(v > val[K - 1])) return;
         int pos = filled < K ? filled++ : K - 1;
         while (pos > 0 && v > val[pos - 1]) {
             val[pos] = val[pos - 1];
@@ -116,6 +178,73 @@ void Router::route(const float *scores, const float *bias, Routing &out)
         }
         val[pos] = v;
         idx[pos] = e;
+    };
+    // Offers, in ascending order, every expert whose choice score is at least `threshold`.
+    auto offerFrom = [&](float threshold) {
+#if defined(__SSE2__)
+        if (E % 4 == 0) {
+            // Four experts per compare; only the few at or above the threshold are offered.
+            const __m128 t4 = _mm_set1_ps(threshold);
+            for (int e = 0; e < E; e += 4) {
+                int mask = _mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(c + e), t4));
+                while (mask) {
+                    offer(e + __builtin_ctz(static_cast<unsigned>(mask)));
+                    mask &= mask - 1;
+                }
+            }
+            return;
+        }
+#endif
+        for (int e = 0; e < E; ++e)
+            if (c[e] >= threshold) offer(e);
+    };
+    if (G > 1) {
+        const int per = E / G;
+        for (int e = 0; e < E; ++e)
+            if (m_groupKept[static_cast<std::size_t>(e / per)]) offer(e);
+    } else if (hint && static_cast<int>(hint->size()) == K) {
+        // K experts whose choice scores are all at least t: no expert below t can be in the top K,
+        // so only those at or above t are offered (in ascending order: the full pass's answer).
+        // The hint, another routing of the same token, makes t tight.
+        float threshold = INFINITY;
+        for (int e : *hint)
+            threshold = c[e] < threshold ? c[e] : threshold;
+        offerFrom(threshold);
+    } else if (E % kLanes == 0 && E >= 2 * kLanes && K <= kLanes) {
+        // The same pass over fewer experts. Split the experts into kLanes classes (e mod kLanes) and
+        // take each class's best score: the K-th best of those, t, is reached by at least K experts,
+        // so no expert below t can be in the top K. Offering only the experts at or above t, in
+        // ascending order, gives exactly the full pass's answer, ties included. With K <= 8, sixteen
+        // classes give as tight a t for less sorting.
+        const int lanes = K <= 8 ? 16 : kLanes;
+        float laneMax[kLanes];
+        for (int l = 0; l < lanes; ++l)
+            laneMax[l] = c[l];
+        if (lanes == 16) {
+            for (int e = 16; e < E; e += 16)
+                for (int l = 0; l < 16; ++l)
+                    laneMax[l] = c[e + l] > laneMax[l] ? c[e + l] : laneMax[l];
+        } else {
+            for (int e = kLanes; e < E; e += kLanes)
+                for (int l = 0; l < kLanes; ++l)
+                    laneMax[l] = c[e + l] > laneMax[l] ? c[e + l] : laneMax[l];
+        }
+        float top[kLanes];
+        int n = 0;
+        for (int l = 0; l < lanes; ++l) { // the K largest lane maxima, descending
+            const float v = laneMax[l];
+            if (n == K && !(v > top[K - 1])) continue;
+            int pos = n < K ? n++ : K - 1;
+            while (pos > 0 && v > top[pos - 1]) {
+                top[pos] = top[pos - 1];
+                --pos;
+            }
+            top[pos] = v;
+        }
+        offerFrom(top[K - 1]);
+    } else {
+        for (int e = 0; e < E; ++e)
+            offer(e);
     }
     if (filled < K) // fewer kept experts than K (topk_group too small): the rest stay empty
         out.experts.resize(static_cast<std::size_t>(filled)),
@@ -168,7 +297,10 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
     for (auto &v : result.variants)
         v.load.assign(static_cast<std::size_t>(E), 0);
 
+    // Where each expert sits in the reference and the variant's choice (-1: not chosen), per token.
+    std::vector<int> refPos(static_cast<std::size_t>(E), -1), varPos(static_cast<std::size_t>(E), -1);
     std::vector<float> s32(static_cast<std::size_t>(E)), s16(static_cast<std::size_t>(E));
+    const std::vector<float> &bf16Sigmoid = sigmoidOfEveryBf16();
     Routing ref, var;
     std::uint64_t changed[kVariantCount] = {}, replaced[kVariantCount] = {}, reordered[kVariantCount] = {};
     double l1[kVariantCount] = {};
@@ -176,24 +308,28 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
         if (cancel && (t & 255) == 0 && cancel->load(std::memory_order_relaxed))
             throw AtlasError(ErrorKind::Source, "cancelled");
         const float *row = logits + static_cast<std::size_t>(t) * static_cast<std::size_t>(E);
-        for (int e = 0; e < E; ++e) {
-            s32[static_cast<std::size_t>(e)] = sigmoid(row[e]);
-            s16[static_cast<std::size_t>(e)] = sigmoid(roundToBf16(row[e]));
-        }
+        sigmoidRow(row, s32.data(), E);
+        // A BF16 logit has one of 65,536 values: its sigmoid is looked up (the same bits as computed).
+        for (int e = 0; e < E; ++e)
+            s16[static_cast<std::size_t>(e)] = bf16Sigmoid[bf16Bits(row[e])];
         router.route(s32.data(), bias.data(), ref);
-        for (int e : ref.experts)
-            ++result.referenceLoad[static_cast<std::size_t>(e)];
+        for (std::size_t k = 0; k < ref.experts.size(); ++k) {
+            ++result.referenceLoad[static_cast<std::size_t>(ref.experts[k])];
+            refPos[static_cast<std::size_t>(ref.experts[k])] = static_cast<int>(k);
+        }
 
         for (int v = 0; v < kVariantCount; ++v) {
             const bool roundedLogits = v != static_cast<int>(Variant::BiasBf16);
             const bool roundedBias = v != static_cast<int>(Variant::LogitsBf16);
             router.route(roundedLogits ? s16.data() : s32.data(), roundedBias ? biasBf16.data() : bias.data(),
-                         var);
+                         var, &ref.experts);
             VariantStats &st = result.variants[v];
             int common = 0;
-            for (int e : var.experts) {
-                ++st.load[static_cast<std::size_t>(e)];
-                common += std::find(ref.experts.begin(), ref.experts.end(), e) != ref.experts.end();
+            for (std::size_t k = 0; k < var.experts.size(); ++k) {
+                const auto e = static_cast<std::size_t>(var.experts[k]);
+                ++st.load[e];
+                common += refPos[e] >= 0;
+                varPos[e] = static_cast<int>(k);
             }
             const int lost = static_cast<int>(ref.experts.size()) - common;
             if (lost > 0) {
@@ -202,21 +338,22 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
             } else if (var.experts != ref.experts) {
                 ++reordered[v];
             }
-            // L1 distance of the weight vectors over all experts.
+            // L1 distance of the weight vectors over all experts (positions looked up, not searched).
             double d = 0;
             for (std::size_t k = 0; k < ref.experts.size(); ++k) {
-                const int e = ref.experts[k];
-                const auto it = std::find(var.experts.begin(), var.experts.end(), e);
-                const float w = it == var.experts.end()
-                                    ? 0.0f
-                                    : var.weights[static_cast<std::size_t>(it - var.experts.begin())];
+                const int at = varPos[static_cast<std::size_t>(ref.experts[k])];
+                const float w = at < 0 ? 0.0f : var.weights[static_cast<std::size_t>(at)];
                 d += std::fabs(static_cast<double>(ref.weights[k]) - w);
             }
-            for (std::size_t k = 0; k < var.experts.size(); ++k)
-                if (std::find(ref.experts.begin(), ref.experts.end(), var.experts[k]) == ref.experts.end())
-                    d += std::fabs(static_cast<double>(var.weights[k]));
+            for (std::size_t k = 0; k < var.experts.size(); ++k) {
+                const auto e = static_cast<std::size_t>(var.experts[k]);
+                if (refPos[e] < 0) d += std::fabs(static_cast<double>(var.weights[k]));
+                varPos[e] = -1;
+            }
             l1[v] += d;
         }
+        for (int e : ref.experts)
+            refPos[static_cast<std::size_t>(e)] = -1;
     }
     for (int v = 0; v < kVariantCount; ++v) {
         VariantStats &st = result.variants[v];

@@ -35,8 +35,9 @@ class Router
 public:
     explicit Router(RouterConfig config);
     const RouterConfig &config() const { return m_config; }
-    // scores: sigmoid(logits) already computed (FP32).
-    void route(const float *scores, const float *bias, Routing &out);
+    // scores: sigmoid(logits) already computed (FP32). `hint`, when given, is K experts of another
+    // routing of the same token: it only makes the search faster, never changes the answer.
+    void route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint = nullptr);
 
 private:
     RouterConfig m_config;
@@ -45,7 +46,12 @@ private:
     std::vector<std::pair<float, int>> m_groupScores;
 };
 
+// 1 / (1 + e^-x) in FP32, to within a few units in the last place, the same bits on every machine;
+// NaN stays NaN. sigmoidRow does a whole row and is what the simulation uses.
 float sigmoid(float x);
+void sigmoidRow(const float *__restrict x, float *__restrict out, int n);
+// sigmoid of every BF16 value, indexed by its bits (built once, thread-safe).
+const std::vector<float> &sigmoidOfEveryBf16();
 
 // The three variants against the FP32 reference.
 enum class Variant { BiasBf16 = 0, LogitsBf16 = 1, BothBf16 = 2 };

@@ -220,6 +220,59 @@ private slots:
         QCOMPARE(r.weights[0], 0.1f * 2.5f);
     }
 
+    void fastSelectionEqualsTheFullPass()
+    {
+        // The selection skips experts below a threshold; it must pick exactly what one ascending pass
+        // over every expert picks (top K by choice score, ties to the lower index, NaN as -inf).
+        // Scores on a coarse grid make ties frequent; some are -inf, NaN or +inf.
+        std::uint64_t state = 12345;
+        auto next = [&] {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            return static_cast<std::uint32_t>(state >> 33);
+        };
+        for (const int experts : {64, 128, 256, 384}) {
+            for (const int topk : {1, 2, 8, 32}) {
+                RouterConfig config;
+                config.experts = experts;
+                config.topk = topk;
+                Router router(config);
+                std::vector<float> scores(static_cast<std::size_t>(experts)), bias(scores.size());
+                for (int trial = 0; trial < 300; ++trial) {
+                    for (std::size_t e = 0; e < scores.size(); ++e) {
+                        const std::uint32_t r = next();
+                        scores[e] = static_cast<float>(r % 16) / 16.0f;
+                        bias[e] = static_cast<float>((r >> 8) % 4) / 8.0f;
+                        if ((r >> 16) % 97 == 0) bias[e] = -INFINITY;
+                        if ((r >> 16) % 89 == 0) bias[e] = NAN;
+                        if ((r >> 16) % 211 == 0) scores[e] = INFINITY;
+                    }
+                    Routing got;
+                    router.route(scores.data(), bias.data(), got);
+                    std::vector<int> order(scores.size());
+                    for (std::size_t e = 0; e < order.size(); ++e)
+                        order[e] = static_cast<int>(e);
+                    auto choice = [&](int e) {
+                        const float v = scores[std::size_t(e)] + bias[std::size_t(e)];
+                        return std::isnan(v) ? -INFINITY : v;
+                    };
+                    std::stable_sort(order.begin(), order.end(),
+                                     [&](int a, int b) { return choice(a) > choice(b); });
+                    order.resize(static_cast<std::size_t>(topk));
+                    QCOMPARE(got.experts, order);
+                    // A hint from another routing of the token (here: the bias in BF16) speeds the
+                    // search up and must not change the answer.
+                    std::vector<float> rounded(bias.size());
+                    for (std::size_t e = 0; e < bias.size(); ++e)
+                        rounded[e] = roundToBf16(bias[e] + 0.01f * static_cast<float>(e % 3));
+                    Routing other, hinted;
+                    router.route(scores.data(), rounded.data(), other);
+                    router.route(scores.data(), bias.data(), hinted, &other.experts);
+                    QCOMPARE(hinted.experts, order);
+                }
+            }
+        }
+    }
+
     void badConfigsAreRefused()
     {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Router(config(8, 9)));

@@ -1,11 +1,14 @@
 // The routing simulation at GLM-5.x scale: 76 layers x 4,096 tokens x 256 experts, the FP32
-// reference and three BF16 variants, synthetic logits generated on the way. Prints the wall time.
+// reference and three BF16 variants, synthetic logits generated on the way. Prints the wall time,
+// and, when Debian's python3-torch is installed, the same workload in PyTorch on the CPU with the
+// same number of threads (bench/routing_torch.py), measured in the same run, and the ratio.
 #include "routing.h"
 #include "synthetic_layout.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <thread>
 
 int main()
@@ -31,9 +34,29 @@ int main()
         changed = result.layers.front().variants[2].changedSetFraction;
     }
     std::sort(times.begin(), times.end());
+    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     std::printf(
         "routing simulation: 76 layers x 4096 tokens x 256 experts x (FP32 + 3 variants) on %u threads: "
         "median %.0f ms, best %.0f ms (target < 1000 ms); layer 3 both_bf16 changed %.2f%%\n",
-        std::thread::hardware_concurrency(), times[1] * 1000, times[0] * 1000, changed * 100);
+        threads, times[1] * 1000, times[0] * 1000, changed * 100);
+
+    // The same workload in torch, if it is installed (Debian: python3-torch for /usr/bin/python3).
+    const std::string command = "/usr/bin/python3 " ATLAS_BENCH_SOURCE_DIR "/routing_torch.py " +
+                                std::to_string(threads) + " 2>/dev/null";
+    double torchMs = 0;
+    if (FILE *p = popen(command.c_str(), "r")) {
+        char line[256];
+        while (std::fgets(line, sizeof line, p)) {
+            if (std::sscanf(line, "torch: %lf ms", &torchMs) == 1) continue;
+            std::fputs(line, stdout);
+        }
+        pclose(p);
+    }
+    if (torchMs > 0)
+        std::printf("ckpt-atlas %.0f ms vs torch %.0f ms on the CPU: %.1fx (target >= 6x)\n", times[1] * 1000,
+                    torchMs, torchMs / (times[1] * 1000));
+    else
+        std::printf(
+            "torch: not installed for /usr/bin/python3 (apt-get install python3-torch); no comparison\n");
     return 0;
 }

@@ -26,12 +26,12 @@ def route(scores, bias):
 
 
 def compare(ref_i, ref_w, i, w):
-    common = (i.unsqueeze(-1) == ref_i.unsqueeze(-2)).any(-1).sum(-1)
-    replaced = K - common
+    match = i.unsqueeze(-1) == ref_i.unsqueeze(-2)  # [T, K, K]: variant slot x reference slot
+    in_ref = match.any(-1)
+    replaced = K - in_ref.sum(-1)
     changed = (replaced > 0).float().mean()
-    dense_ref = torch.zeros(T, E).scatter_(1, ref_i, ref_w)
-    dense_var = torch.zeros(T, E).scatter_(1, i, w)
-    l1 = (dense_ref - dense_var).abs().sum(-1).mean()
+    w_at_ref = (match * w.unsqueeze(-1)).sum(-2)  # the variant's weight of each reference expert
+    l1 = ((ref_w - w_at_ref).abs().sum(-1) + (w * ~in_ref).sum(-1)).mean()
     load = torch.bincount(i.flatten(), minlength=E)
     return changed, replaced.float().mean(), l1, load
 

@@ -23,6 +23,15 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+// The hot loops are built twice on x86-64: for AVX-512 (x86-64-v4) and for the baseline, and the
+// loader picks one at start-up. Both compute the same bits: integer arithmetic is exact, and the
+// float operations are the same IEEE operations in the same order (no FMA contraction).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ATLAS_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define ATLAS_VECTOR_CLONES
+#endif
+
 namespace atlas {
 
 namespace {
@@ -55,7 +64,7 @@ inline float expClamped(float t)
 
 } // namespace
 
-void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
+ATLAS_VECTOR_CLONES void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
 {
     for (int i = 0; i < n; ++i) {
         const float v = x[i];
@@ -261,7 +270,8 @@ void Router::route(const float *scores, const float *bias, Routing &out, const s
     }
 }
 
-void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out)
+ATLAS_VECTOR_CLONES void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts,
+                                         float std, float *out)
 {
     std::uint64_t state =
         seed * 0xD1B54A32D192ED03ULL + static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1;

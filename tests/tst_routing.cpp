@@ -220,6 +220,50 @@ private slots:
         QCOMPARE(r.weights[0], 0.1f * 2.5f);
     }
 
+    void sigmoidIsTheDocumentedArithmetic()
+    {
+        // The library's sigmoid may run as a vector clone (AVX-512 or baseline): it must give the bits
+        // of the plain scalar arithmetic written out here, and stay within a few ulp of 1/(1+exp(-x)).
+        auto reference = [](float v) {
+            if (v != v) return v;
+            float t = -v;
+            t = t < -87.0f ? -87.0f : t;
+            t = t > 87.0f ? 87.0f : t;
+            volatile float n = (t * 1.44269504088896341f + 12582912.0f); // volatile: no constant folding
+            const float nn = n - 12582912.0f;
+            const float r = (t - nn * 0.693145751953125f) - nn * 1.42860682030941723212e-6f;
+            float p = 1.0f / 5040.0f;
+            for (float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f})
+                p = p * r + c;
+            const float e = p * std::bit_cast<float>(
+                                    static_cast<std::uint32_t>(static_cast<std::int32_t>(nn) + 127) << 23);
+            return 1.0f / (1.0f + e);
+        };
+        std::vector<float> x;
+        for (int i = -2000000; i <= 2000000; i += 7)
+            x.push_back(static_cast<float>(i) / 10000.0f); // -200 .. 200
+        for (float v : {0.0f, -0.0f, 87.0f, -87.0f, 88.5f, -88.5f, 1e-30f, -1e-30f, INFINITY, -INFINITY, NAN})
+            x.push_back(v);
+        std::vector<float> got(x.size());
+        sigmoidRow(x.data(), got.data(), static_cast<int>(x.size()));
+        int worstUlp = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const float want = reference(x[i]);
+            if (std::isnan(want)) {
+                QVERIFY(std::isnan(got[i]));
+                continue;
+            }
+            QCOMPARE(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want));
+            const double exact = 1.0 / (1.0 + std::exp(-static_cast<double>(x[i])));
+            if (exact < 1e-30) continue; // the clamp at -87: far below anything a router can tell apart
+            const float exactF = static_cast<float>(exact);
+            worstUlp = std::max(worstUlp, std::abs(static_cast<int>(std::bit_cast<std::uint32_t>(got[i]) -
+                                                                    std::bit_cast<std::uint32_t>(exactF))));
+        }
+        QVERIFY2(worstUlp <= 4, qPrintable(QStringLiteral("worst error %1 ulp").arg(worstUlp)));
+        QCOMPARE(sigmoid(0.0f), 0.5f);
+    }
+
     void fastSelectionEqualsTheFullPass()
     {
         // The selection skips experts below a threshold; it must pick exactly what one ascending pass

@@ -160,6 +160,45 @@ private slots:
         QCOMPARE(view.proxy()->rowCount(), 80);
     }
 
+    void cacheLabelsFollowTheCheckpoint()
+    {
+        // The small layout's indexer keys are 64 wide and its latent 512 + 64 (or whatever it says):
+        // the pickers must show this checkpoint's bytes, not GLM-5.x's 132 / 144 / 1,152.
+        const auto spec = synth::smallLayout();
+        CacheView view;
+        view.setCheckpoint(loadLocal(m_small.path()));
+        const auto padded = indexEntryBytesPadded(spec.indexHeadDim);
+        const auto reference = indexEntryBytesReference(spec.indexHeadDim);
+        QVERIFY(padded != 144 && reference != 132);
+        const QStringList entries = view.entryChoices();
+        QCOMPARE(entries.size(), 2);
+        QVERIFY2(entries[0].startsWith(QStringLiteral("%1 B").arg(padded)), qPrintable(entries[0]));
+        QVERIFY2(entries[1].startsWith(QStringLiteral("%1 B").arg(reference)), qPrintable(entries[1]));
+        const auto bf16 = kvBytesPerLayer(KvDtype::BF16, spec.kvLoraRank, spec.ropeDim);
+        QVERIFY2(view.layoutChoices()[0].contains(QStringLiteral("%1 B/layer").arg(bf16)),
+                 qPrintable(view.layoutChoices()[0]));
+        view.setIndexEntryBytes(int(reference));
+        QCOMPARE(view.budget().indexEntryBytes, std::int64_t(reference));
+    }
+
+    void headlessWindowLeavesTheWindowStateAlone()
+    {
+        QSettings().remove(QStringLiteral("window"));
+        {
+            MainWindow window(false);
+            window.show();
+            window.close();
+        }
+        QVERIFY(!QSettings().contains(QStringLiteral("window/geometry")));
+        {
+            MainWindow window; // interactive: it keeps the state (so the check above can fail)
+            window.show();
+            window.close();
+        }
+        QVERIFY(QSettings().contains(QStringLiteral("window/geometry")));
+        QSettings().remove(QStringLiteral("window"));
+    }
+
     void exportAllNamesEveryFormatAlike()
     {
         MainWindow window(false);

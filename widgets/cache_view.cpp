@@ -127,6 +127,22 @@ QString CacheView::breakdownText() const
     return m_breakdown->text();
 }
 
+QStringList CacheView::layoutChoices() const
+{
+    QStringList out;
+    for (int i = 0; i < m_kv->count(); ++i)
+        out << m_kv->itemText(i);
+    return out;
+}
+
+QStringList CacheView::entryChoices() const
+{
+    QStringList out;
+    for (int i = 0; i < m_entry->count(); ++i)
+        out << m_entry->itemText(i);
+    return out;
+}
+
 void CacheView::recompute()
 {
     if (!m_data) return;

@@ -28,6 +28,8 @@ public:
     const CacheBudget &budget() const { return m_budget; }
     ChartWidget *chart() const { return m_chart; }
     QString breakdownText() const;
+    QStringList layoutChoices() const; // the KV cache layout picker's labels
+    QStringList entryChoices() const;  // the index-key entry picker's labels
 
 private:
     void recompute();

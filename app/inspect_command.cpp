@@ -73,106 +73,121 @@ std::uint64_t parseCount(const std::string &option, const std::string &value, st
     return v;
 }
 
+// Everything `inspect` was told on its command line.
+struct InspectArgs
+{
+    bool help = false;
+    std::string sourceArg;
+    bool json = false;
+    CacheOptions cacheOptions;
+    std::vector<std::string> expectations;
+    std::string revision;
+    std::string receiptsFile;
+    NetworkOptions network;
+    bool biases = false, simulate = false;
+    std::vector<std::string> biasTensors;
+    RoutingOptions routing;
+    std::string logitsFile;
+};
+
+// Throws AtlasError(Usage) naming the option that is wrong.
+InspectArgs parseInspectArgs(const std::vector<std::string> &args)
+{
+    InspectArgs o;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= args.size()) throw AtlasError(ErrorKind::Usage, a + " needs a value");
+            return args[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            o.help = true;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a == "--context") {
+            o.cacheOptions.contextTokens = parseCount(a, value());
+        } else if (a == "--kv-dtype") {
+            const std::string v = value();
+            auto k = kvDtypeFromName(v);
+            if (!k)
+                throw AtlasError(ErrorKind::Usage,
+                                 "--kv-dtype takes bf16, fp8 or fp8_ds_mla, not '" + v + "'");
+            o.cacheOptions.kvDtype = *k;
+        } else if (a == "--index-entry-bytes") {
+            o.cacheOptions.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value(), 1 << 20));
+        } else if (a == "--revision") {
+            o.revision = value();
+        } else if (a == "--ca-bundle") {
+            o.network.caBundle = value();
+        } else if (a == "--connections") {
+            o.network.connections = static_cast<int>(parseCount(a, value(), 256));
+        } else if (a == "--receipts") {
+            o.receiptsFile = value();
+        } else if (a == "--timeout") {
+            o.network.timeoutSeconds = static_cast<long>(parseCount(a, value(), 7 * 24 * 3600));
+        } else if (a == "--no-cache") {
+            o.network.useCache = false;
+        } else if (a == "--biases") {
+            o.biases = true;
+        } else if (a == "--bias-tensor") {
+            o.biasTensors.push_back(value());
+            o.biases = true;
+        } else if (a == "--simulate") {
+            o.simulate = true;
+        } else if (a == "--tokens") {
+            o.routing.tokens = static_cast<std::uint32_t>(parseCount(a, value(), kMaxRoutingTokens));
+        } else if (a == "--seed") {
+            const std::string v = value();
+            auto r = std::from_chars(v.data(), v.data() + v.size(), o.routing.seed);
+            if (r.ec != std::errc() || r.ptr != v.data() + v.size())
+                throw AtlasError(ErrorKind::Usage, "--seed takes a whole number, not '" + v + "'");
+        } else if (a == "--logit-std") {
+            const std::string v = value();
+            char *end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            if (!end || *end || !(x > 0) || x > 1e6)
+                throw AtlasError(ErrorKind::Usage, "--logit-std takes a positive number, not '" + v + "'");
+            o.routing.logitStd = static_cast<float>(x);
+        } else if (a == "--logits") {
+            o.logitsFile = value();
+            o.simulate = true;
+        } else if (a == "--expect") {
+            o.expectations.push_back(value());
+        } else if (a.starts_with("--")) {
+            throw AtlasError(ErrorKind::Usage, "unknown option " + a);
+        } else if (o.sourceArg.empty()) {
+            o.sourceArg = a;
+        } else {
+            throw AtlasError(ErrorKind::Usage,
+                             "more than one SOURCE given ('" + o.sourceArg + "', '" + a + "')");
+        }
+    }
+    return o;
+}
+
 } // namespace
 
 int runInspect(const std::vector<std::string> &args)
 {
     try {
-        std::string sourceArg;
-        bool json = false;
-        CacheOptions cacheOptions;
-        std::vector<std::string> expectations;
-        std::string revision;
-        std::string receiptsFile;
-        NetworkOptions network;
-        bool biases = false, simulate = false;
-        std::vector<std::string> biasTensors;
-        RoutingOptions routing;
-        std::string logitsFile;
-        for (std::size_t i = 0; i < args.size(); ++i) {
-            const std::string &a = args[i];
-            auto value = [&]() -> std::string {
-                if (i + 1 >= args.size()) throw AtlasError(ErrorKind::Usage, a + " needs a value");
-                return args[++i];
-            };
-            if (a == "-h" || a == "--help") {
-                std::cout << kUsage;
-                return kExitOk;
-            } else if (a == "--json") {
-                json = true;
-            } else if (a == "--context") {
-                cacheOptions.contextTokens = parseCount(a, value());
-            } else if (a == "--kv-dtype") {
-                const std::string v = value();
-                auto k = kvDtypeFromName(v);
-                if (!k)
-                    throw AtlasError(ErrorKind::Usage,
-                                     "--kv-dtype takes bf16, fp8 or fp8_ds_mla, not '" + v + "'");
-                cacheOptions.kvDtype = *k;
-            } else if (a == "--index-entry-bytes") {
-                cacheOptions.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value(), 1 << 20));
-            } else if (a == "--revision") {
-                revision = value();
-            } else if (a == "--ca-bundle") {
-                network.caBundle = value();
-            } else if (a == "--connections") {
-                network.connections = static_cast<int>(parseCount(a, value(), 256));
-            } else if (a == "--receipts") {
-                receiptsFile = value();
-            } else if (a == "--timeout") {
-                network.timeoutSeconds = static_cast<long>(parseCount(a, value(), 7 * 24 * 3600));
-            } else if (a == "--no-cache") {
-                network.useCache = false;
-            } else if (a == "--biases") {
-                biases = true;
-            } else if (a == "--bias-tensor") {
-                biasTensors.push_back(value());
-                biases = true;
-            } else if (a == "--simulate") {
-                simulate = true;
-            } else if (a == "--tokens") {
-                routing.tokens = static_cast<std::uint32_t>(parseCount(a, value(), kMaxRoutingTokens));
-            } else if (a == "--seed") {
-                const std::string v = value();
-                auto r = std::from_chars(v.data(), v.data() + v.size(), routing.seed);
-                if (r.ec != std::errc() || r.ptr != v.data() + v.size())
-                    throw AtlasError(ErrorKind::Usage, "--seed takes a whole number, not '" + v + "'");
-            } else if (a == "--logit-std") {
-                const std::string v = value();
-                char *end = nullptr;
-                const double x = std::strtod(v.c_str(), &end);
-                if (!end || *end || !(x > 0) || x > 1e6)
-                    throw AtlasError(ErrorKind::Usage,
-                                     "--logit-std takes a positive number, not '" + v + "'");
-                routing.logitStd = static_cast<float>(x);
-            } else if (a == "--logits") {
-                logitsFile = value();
-                simulate = true;
-            } else if (a == "--expect") {
-                expectations.push_back(value());
-            } else if (a.starts_with("--")) {
-                throw AtlasError(ErrorKind::Usage, "unknown option " + a);
-            } else if (sourceArg.empty()) {
-                sourceArg = a;
-            } else {
-                throw AtlasError(ErrorKind::Usage,
-                                 "more than one SOURCE given ('" + sourceArg + "', '" + a + "')");
-            }
+        const InspectArgs o = parseInspectArgs(args);
+        if (o.help) {
+            std::cout << kUsage;
+            return kExitOk;
         }
-
         LoadRequest request;
-        if (sourceArg.empty()) {
-            if (!revision.empty()) throw AtlasError(ErrorKind::Usage, "--revision needs a Hub SOURCE");
+        if (o.sourceArg.empty()) {
+            if (!o.revision.empty()) throw AtlasError(ErrorKind::Usage, "--revision needs a Hub SOURCE");
         } else {
-            request.spec = parseSourceSpec(sourceArg, revision);
+            request.spec = parseSourceSpec(o.sourceArg, o.revision);
         }
-        request.network = network;
-        request.cache = cacheOptions;
-        request.biases = biases || simulate;
-        request.biasTensors = biasTensors;
-        request.simulate = simulate;
-        request.routing = routing;
-        request.logitsFile = logitsFile;
+        request.network = o.network;
+        request.cache = o.cacheOptions;
+        request.biases = o.biases || o.simulate;
+        request.biasTensors = o.biasTensors;
+        request.simulate = o.simulate;
+        request.routing = o.routing;
+        request.logitsFile = o.logitsFile;
 
         struct sigaction action = {};
         action.sa_handler = onInterrupt;
@@ -181,10 +196,10 @@ int runInspect(const std::vector<std::string> &args)
 
         LoadPipeline pipeline(std::move(request));
         auto writeReceipts = [&] {
-            if (!pipeline.remote() || receiptsFile.empty()) return;
-            std::ofstream out(receiptsFile);
+            if (!pipeline.remote() || o.receiptsFile.empty()) return;
+            std::ofstream out(o.receiptsFile);
             out << pipeline.receipts()->toJson().dump(2) << "\n";
-            if (!out) throw AtlasError(ErrorKind::Source, receiptsFile + ": cannot write the receipts");
+            if (!out) throw AtlasError(ErrorKind::Source, o.receiptsFile + ": cannot write the receipts");
         };
         LoadResult result;
         try {
@@ -197,15 +212,15 @@ int runInspect(const std::vector<std::string> &args)
             }
             throw;
         }
-        if (result.layout->cache.overflow && cacheOptions.contextTokens)
+        if (result.layout->cache.overflow && o.cacheOptions.contextTokens)
             throw AtlasError(ErrorKind::Usage, "--context: " + result.layout->cache.reason);
         writeReceipts();
         const auto report = buildReport(result);
-        if (json)
+        if (o.json)
             std::cout << report.dump(2) << "\n";
         else
             std::cout << formatReport(result);
-        const auto failures = checkExpectations(report, expectations);
+        const auto failures = checkExpectations(report, o.expectations);
         for (const auto &f : failures)
             std::cerr << f << "\n";
         return failures.empty() ? kExitOk : kExitExpectation;

@@ -68,7 +68,9 @@ ATLAS_VECTOR_CLONES void sigmoidRow(const float *__restrict x, float *__restrict
 {
     for (int i = 0; i < n; ++i) {
         const float v = x[i];
-        float t = -v; // beyond +-87, sigmoid is 0 or 1 to float precision
+        // Beyond +-87, sigmoid is 0 or 1 to float precision. A NaN goes through the arithmetic as 0
+        // (no float-to-int conversion of a NaN) and comes out as NaN again at the end.
+        float t = v == v ? -v : 0.0f;
         t = t < -87.0f ? -87.0f : t;
         t = t > 87.0f ? 87.0f : t;
         const float s = 1.0f / (1.0f + expClamped(t));

@@ -20,7 +20,12 @@ cmake --build "$build" --target "${targets[@]}" -j"$(nproc)" >/dev/null
 for target in "${targets[@]}"; do
     corpus="$build/corpus-$target"
     mkdir -p "$corpus"
-    if [ "$target" = fuzz_headers ]; then cp -n "$here"/seeds/* "$corpus"/ 2>/dev/null || true; fi
+    # Seeds, and every input that once found a failure, stay in the corpus as regressions.
+    case "$target" in
+        fuzz_headers) seeds="$here/seeds" ;;
+        fuzz_checkpoint) seeds="$here/seeds-checkpoint" ;;
+    esac
+    cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true
     echo "== $target, $seconds s"
     log="$build/$target.log"
     if ! (cd "$build" && ./tests/fuzz/"$target" -max_total_time="$seconds" -max_len=8192 -rss_limit_mb=2048 \

@@ -56,6 +56,8 @@ std::string_view layerKindName(LayerKind k)
 std::string_view indexShareSourceName(IndexShareSource s)
 {
     switch (s) {
+    case IndexShareSource::Pattern:
+        return "index_topk_pattern";
     case IndexShareSource::IndexerTypes:
         return "indexer_types";
     case IndexShareSource::Formula:
@@ -136,35 +138,84 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
     for (int i = 0; i < L; ++i)
         anyOnDisk = anyOnDisk || a.layers[static_cast<std::size_t>(i)].indexerWeights;
 
-    auto formula = [&](int i, std::int64_t shift) {
-        const std::int64_t freq = *cfg.indexTopkFreq;
-        const std::int64_t offset = cfg.indexSkipTopkOffset.value_or(0) + shift;
-        return std::max<std::int64_t>(i - offset + 1, 0) % freq == 0;
+    // Every source the config gives, in the order of precedence of domain.md section 6.
+    struct Source
+    {
+        IndexShareSource source;
+        const char *key;
+        std::vector<char> full;
     };
-
-    if (cfg.indexerTypes && static_cast<int>(cfg.indexerTypes->size()) != L) {
-        map.mismatches.push_back("indexer_types lists " + std::to_string(cfg.indexerTypes->size()) +
-                                 " layers but the model has " + std::to_string(L) + "; it was not used");
+    std::vector<Source> sources;
+    if (cfg.indexTopkPattern) {
+        const std::string &p = *cfg.indexTopkPattern;
+        const bool letters = std::all_of(p.begin(), p.end(), [](char c) { return c == 'F' || c == 'S'; });
+        if (static_cast<int>(p.size()) == L && letters) {
+            Source src{IndexShareSource::Pattern, "index_topk_pattern", {}};
+            for (char c : p)
+                src.full.push_back(c == 'F');
+            sources.push_back(std::move(src));
+        } else {
+            map.mismatches.push_back("index_topk_pattern has " + std::to_string(p.size()) +
+                                     (letters ? " letters" : " characters, not only F and S,") + " for " +
+                                     std::to_string(L) + " layers; it was not used");
+        }
     }
-    if (cfg.indexerTypes && static_cast<int>(cfg.indexerTypes->size()) == L) {
-        map.source = IndexShareSource::IndexerTypes;
-        for (int i = 0; i < L; ++i)
-            roles[static_cast<std::size_t>(i)] = (*cfg.indexerTypes)[static_cast<std::size_t>(i)] == "full"
-                                                     ? IndexerRole::Full
-                                                     : IndexerRole::Shared;
-    } else if (cfg.indexTopkFreq && *cfg.indexTopkFreq > 0) {
-        map.source = IndexShareSource::Formula;
+    if (cfg.indexerTypes) {
+        if (static_cast<int>(cfg.indexerTypes->size()) == L) {
+            Source src{IndexShareSource::IndexerTypes, "indexer_types", {}};
+            for (const auto &t : *cfg.indexerTypes)
+                src.full.push_back(t == "full");
+            sources.push_back(std::move(src));
+        } else {
+            map.mismatches.push_back("indexer_types lists " + std::to_string(cfg.indexerTypes->size()) +
+                                     " layers but the model has " + std::to_string(L) + "; it was not used");
+        }
+    }
+    if (cfg.indexTopkFreq) {
+        // An absent offset is 2, as the engines default it; ATOM's own rule max(i - offset, 0) with its
+        // default 1 gives the same map, and differs by one layer only when the offset is given.
+        const std::int64_t freq = *cfg.indexTopkFreq;
+        const std::int64_t offset = cfg.indexSkipTopkOffset.value_or(2);
+        Source src{IndexShareSource::Formula, "index_topk_freq", {}};
         for (int i = 0; i < L; ++i) {
-            const bool full = formula(i, 0);
-            roles[static_cast<std::size_t>(i)] = full ? IndexerRole::Full : IndexerRole::Shared;
-            if (full != formula(i, 1)) map.atomDiffers.push_back(i);
-            if (formula(i, 1)) map.atomFull.push_back(i);
+            const bool full = std::max<std::int64_t>(i - offset + 1, 0) % freq == 0;
+            src.full.push_back(full);
+            if (cfg.indexSkipTopkOffset) {
+                const bool atom = std::max<std::int64_t>(i - offset, 0) % freq == 0;
+                if (atom) map.atomFull.push_back(i);
+                if (atom != full) map.atomDiffers.push_back(i);
+            }
+        }
+        sources.push_back(std::move(src));
+    }
+    if (map.atomDiffers.empty()) map.atomFull.clear();
+
+    if (!sources.empty()) {
+        const Source &chosen = sources.front();
+        map.source = chosen.source;
+        for (int i = 0; i < L; ++i)
+            roles[static_cast<std::size_t>(i)] =
+                chosen.full[static_cast<std::size_t>(i)] ? IndexerRole::Full : IndexerRole::Shared;
+        // vLLM builds its indexers from pattern / freq / offset, transformers from the first source:
+        // every disagreement between two sources matters to someone.
+        for (std::size_t k = 1; k < sources.size(); ++k) {
+            std::string layers;
+            int count = 0;
+            for (int i = 0; i < L; ++i)
+                if (sources[k].full[static_cast<std::size_t>(i)] !=
+                    chosen.full[static_cast<std::size_t>(i)]) {
+                    if (++count <= 16) layers += (layers.empty() ? "" : ", ") + std::to_string(i);
+                }
+            if (count)
+                map.mismatches.push_back(std::string(chosen.key) + " and " + sources[k].key +
+                                         " disagree at " + std::to_string(count) + " layer" +
+                                         (count == 1 ? "" : "s") + " (" + layers +
+                                         (count > 16 ? ", ..." : "") + "); " + chosen.key + " was used");
         }
     } else if (cfg.indexTopk || anyOnDisk) {
         map.source = IndexShareSource::EveryLayer;
         std::fill(roles.begin(), roles.end(), IndexerRole::Full);
     }
-    if (map.atomDiffers.empty()) map.atomFull.clear();
 
     int lastFull = -1;
     for (int i = 0; i < L; ++i) {

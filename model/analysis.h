@@ -92,8 +92,9 @@ struct QuantRow
     std::map<std::string, std::uint64_t> scaleDtypes;
 };
 
-// Where the IndexShare map came from (the report's words: indexer_types, formula, every_layer, none).
-enum class IndexShareSource { None, IndexerTypes, Formula, EveryLayer };
+// Where the IndexShare map came from (the report's words: index_topk_pattern, indexer_types,
+// formula, every_layer, none).
+enum class IndexShareSource { None, Pattern, IndexerTypes, Formula, EveryLayer };
 std::string_view indexShareSourceName(IndexShareSource s);
 
 struct IndexShareMap

@@ -106,6 +106,14 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
         else
             cfg.warnings.push_back("indexer_types is not a list of \"full\"/\"shared\"; ignored");
     }
+    if (auto it = doc.find("index_topk_pattern"); it != doc.end() && !it->is_null()) {
+        if (it->is_string() &&
+            it->get_ref<const std::string &>().size() <= static_cast<std::size_t>(kMaxConfigLayers))
+            cfg.indexTopkPattern = it->get<std::string>();
+        else
+            cfg.warnings.push_back("index_topk_pattern is not a string of up to " +
+                                   std::to_string(kMaxConfigLayers) + " letters; ignored");
+    }
     if (auto it = doc.find("ckpt_atlas_synthetic"); it != doc.end() && it->is_boolean())
         cfg.synthetic = it->get<bool>();
     return cfg;

@@ -42,8 +42,9 @@ struct ModelConfig
     std::optional<std::int64_t> indexTopkFreq;
     std::optional<std::int64_t> indexSkipTopkOffset;
     std::optional<std::vector<std::string>> indexerTypes;
-    bool synthetic = false;            // written by ckpt-atlas's own checkpoint writer
-    std::vector<std::string> warnings; // keys present with the wrong type or out of bounds
+    std::optional<std::string> indexTopkPattern; // "FSSS...", one letter per main layer
+    bool synthetic = false;                      // written by ckpt-atlas's own checkpoint writer
+    std::vector<std::string> warnings;           // keys present with the wrong type or out of bounds
 };
 
 // Throws AtlasError(Invalid) only when the text is not a JSON object.

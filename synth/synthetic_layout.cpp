@@ -68,6 +68,7 @@ bool layerOwnsIndexer(const LayoutSpec &s, std::int64_t i)
         return true;
     case IndexerPolicy::IndexerTypes:
     case IndexerPolicy::Formula:
+    case IndexerPolicy::Pattern:
         return formulaFull(i, s.indexFreq, s.indexOffset);
     }
     return false;
@@ -191,7 +192,13 @@ nlohmann::ordered_json layoutConfig(const LayoutSpec &s)
     }
     if (s.indexer == IndexerPolicy::IndexerTypes || s.indexer == IndexerPolicy::Formula) {
         c["index_topk_freq"] = s.indexFreq;
-        c["index_skip_topk_offset"] = s.indexOffset;
+        if (s.writeIndexOffset) c["index_skip_topk_offset"] = s.indexOffset;
+    }
+    if (s.indexer == IndexerPolicy::Pattern) {
+        std::string pattern;
+        for (std::int64_t i = 0; i < s.layers; ++i)
+            pattern += formulaFull(i, s.indexFreq, s.indexOffset) ? 'F' : 'S';
+        c["index_topk_pattern"] = pattern;
     }
     if (s.indexer == IndexerPolicy::IndexerTypes) {
         auto types = nlohmann::ordered_json::array();

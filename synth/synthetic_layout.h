@@ -17,6 +17,7 @@ enum class IndexerPolicy {
     None,         // no DSA at all (DeepSeek-V3-like)
     IndexerTypes, // config.json lists indexer_types
     Formula,      // config.json gives index_topk_freq / index_skip_topk_offset only
+    Pattern,      // config.json gives index_topk_pattern ("FSSS...") only
     EveryLayer,   // no key: every layer owns one (DeepSeek-V3.2)
 };
 
@@ -52,6 +53,7 @@ struct LayoutSpec
     IndexerPolicy indexer = IndexerPolicy::IndexerTypes;
     std::int64_t indexFreq = 4;   // full every indexFreq layers ...
     std::int64_t indexOffset = 3; // ... after index_skip_topk_offset
+    bool writeIndexOffset = true; // false: leave the key out (then indexOffset must be 2, the default)
     std::int64_t maxPosition = 1048576;
     bool fp8 = true; // FP8 e4m3 weights with 128x128 F32 block scales
     bool correctionBias = true;

@@ -9,6 +9,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <nlohmann/json.hpp>
+
 #include <fstream>
 
 using namespace atlas;
@@ -144,8 +146,15 @@ private slots:
         formula.layers = 9;
         formula.indexFreq = 3;
         formula.indexOffset = 2;
+        LayoutSpec defaultOffset = formula; // the key absent: the engines' default offset 2
+        defaultOffset.indexOffset = 2;
+        defaultOffset.writeIndexOffset = false;
+        LayoutSpec pattern = synth::smallLayout();
+        pattern.indexer = IndexerPolicy::Pattern;
         QTest::newRow("indexer_types") << synth::smallLayout() << QStringLiteral("indexer_types");
         QTest::newRow("formula") << formula << QStringLiteral("formula");
+        QTest::newRow("formula, default offset") << defaultOffset << QStringLiteral("formula");
+        QTest::newRow("index_topk_pattern") << pattern << QStringLiteral("index_topk_pattern");
         QTest::newRow("every layer") << smallDeepseek() << QStringLiteral("every_layer");
         QTest::newRow("none") << noDsa() << QStringLiteral("none");
     }
@@ -177,7 +186,7 @@ private slots:
         // The MTP layer owns its indexer.
         if (spec.mtpLayers > 0 && spec.indexer != IndexerPolicy::None)
             QCOMPARE(o.analysis.layers.back().indexer, IndexerRole::Full);
-        if (source == QLatin1String("formula")) {
+        if (source == QLatin1String("formula") && spec.writeIndexOffset) {
             // ATOM's rule, max(i - offset, 0) % freq == 0, worked out here layer by layer.
             std::vector<int> differs;
             for (int i = 0; i < spec.layers; ++i) {
@@ -187,6 +196,50 @@ private slots:
             QVERIFY(!differs.empty());
             QCOMPARE(m.atomDiffers, differs);
         }
+    }
+
+    void indexShareDefaultOffsetLayers()
+    {
+        // freq 4 without an offset: full at 0, 1, 5, 9, ... (max(i - 1, 0) % 4 == 0), not 3, 7, 11.
+        LayoutSpec spec = synth::smallLayout();
+        spec.indexer = IndexerPolicy::Formula;
+        spec.layers = 12;
+        spec.indexFreq = 4;
+        spec.indexOffset = 2;
+        spec.writeIndexOffset = false;
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(spec, dir.path());
+        QCOMPARE(o.analysis.indexShare.full, (std::vector<int>{0, 1, 5, 9}));
+        QVERIFY(o.analysis.indexShare.atomDiffers.empty()); // ATOM's default gives the same map
+    }
+
+    void indexShareSourcesThatDisagree()
+    {
+        // A pattern that contradicts indexer_types: the pattern wins, and the disagreement is named.
+        QTemporaryDir dir;
+        const LayoutSpec spec = synth::smallLayout();
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        const std::string configPath = dir.path().toStdString() + "/config.json";
+        nlohmann::json config = nlohmann::json::parse(std::ifstream(configPath));
+        std::string pattern;
+        for (std::int64_t i = 0; i < spec.layers; ++i)
+            pattern += i == 2 ? 'F' : (expected::ownsIndexer(spec, i) ? 'F' : 'S');
+        QVERIFY(!expected::ownsIndexer(spec, 2)); // so layer 2 is the one they disagree on
+        config["index_topk_pattern"] = pattern;
+        std::ofstream(configPath) << config.dump();
+        LocalDirectorySource source(dir.path().toStdString());
+        const Checkpoint ckpt = readCheckpoint(source);
+        const CheckpointAnalysis a = analyze(ckpt);
+        QCOMPARE(a.indexShare.source, IndexShareSource::Pattern);
+        QCOMPARE(a.layers[2].indexer, IndexerRole::Full);
+        const auto &mm = a.indexShare.mismatches;
+        auto said = [&](const std::string &text) {
+            return std::any_of(mm.begin(), mm.end(),
+                               [&](const std::string &m) { return m.find(text) != std::string::npos; });
+        };
+        QVERIFY(said("index_topk_pattern and indexer_types disagree at 1 layer (2)"));
+        QVERIFY(said("index_topk_pattern and index_topk_freq disagree at 1 layer (2)"));
+        QVERIFY(said("layer 2: the map says full, but no self_attn.indexer.* tensors are on disk"));
     }
 
     void deepseekV32FullScale()
@@ -224,8 +277,12 @@ private slots:
         std::ofstream(dir.filePath(QStringLiteral("config.json")).toStdString()) << config.dump();
         LocalDirectorySource source(dir.path().toStdString());
         const auto a = analyze(readCheckpoint(source));
-        QCOMPARE(a.indexShare.mismatches.size(), std::size_t(1));
-        QVERIFY(a.indexShare.mismatches[0].starts_with("layer 3:"));
+        // Two disagreements: indexer_types against the freq/offset formula, and against the disk.
+        QCOMPARE(a.indexShare.mismatches.size(), std::size_t(2));
+        QCOMPARE(
+            a.indexShare.mismatches[0],
+            std::string("indexer_types and index_topk_freq disagree at 1 layer (3); indexer_types was used"));
+        QVERIFY(a.indexShare.mismatches[1].starts_with("layer 3:"));
     }
 
     void cache_data()

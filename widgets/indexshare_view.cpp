@@ -152,13 +152,17 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
     const CheckpointAnalysis &a = data->analysis;
     const IndexShareMap &m = a.indexShare;
+    m_offsetGiven = data->checkpoint.config.indexSkipTopkOffset.has_value();
     m_strip->setLayers(a.layers);
     QString source;
-    if (m.source == IndexShareSource::IndexerTypes)
-        source = tr("config.json's <i>indexer_types</i> (authoritative)");
+    if (m.source == IndexShareSource::Pattern)
+        source = tr("config.json's <i>index_topk_pattern</i> (first in precedence)");
+    else if (m.source == IndexShareSource::IndexerTypes)
+        source = tr("config.json's <i>indexer_types</i> (no index_topk_pattern)");
     else if (m.source == IndexShareSource::Formula)
-        source =
-            tr("the formula from <i>index_topk_freq</i> / <i>index_skip_topk_offset</i> (no indexer_types)");
+        source = m_offsetGiven
+                     ? tr("the formula from <i>index_topk_freq</i> / <i>index_skip_topk_offset</i>")
+                     : tr("the formula from <i>index_topk_freq</i>, with the engines' default offset 2");
     else if (m.source == IndexShareSource::EveryLayer)
         source = tr("no IndexShare keys: every layer owns its indexer, as in DeepSeek-V3.2");
     else

@@ -41,6 +41,7 @@ private:
     QLabel *m_summary;
     QLabel *m_mismatches;
     QTableWidget *m_table;
+    bool m_offsetGiven = false;
 };
 
 } // namespace atlas

@@ -61,6 +61,16 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     ModelConfig cfg;
     if (auto it = doc.find("model_type"); it != doc.end() && it->is_string())
         cfg.modelType = it->get<std::string>();
+    for (auto [key, out] :
+         {std::pair{"moe_router_dtype", &cfg.moeRouterDtype}, std::pair{"topk_method", &cfg.topkMethod},
+          std::pair{"scoring_func", &cfg.scoringFunc}}) {
+        if (auto it = doc.find(key); it != doc.end() && !it->is_null()) {
+            if (it->is_string() && it->get_ref<const std::string &>().size() <= 64)
+                *out = it->get<std::string>();
+            else
+                cfg.warnings.push_back(std::string(key) + " is not a short string; ignored");
+        }
+    }
     if (auto it = doc.find("architectures"); it != doc.end() && it->is_array())
         for (const auto &a : *it)
             if (a.is_string()) cfg.architectures.push_back(a.get<std::string>());

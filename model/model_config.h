@@ -22,6 +22,9 @@ inline constexpr std::int64_t kMaxConfigPositions = std::int64_t(1) << 40;
 struct ModelConfig
 {
     std::string modelType;
+    std::string moeRouterDtype; // "float32" declares FP32 routing; empty when absent
+    std::string topkMethod;     // "noaux_tc", "greedy", ...
+    std::string scoringFunc;    // "sigmoid", "softmax"
     std::vector<std::string> architectures;
     std::optional<std::int64_t> numHiddenLayers;
     std::optional<std::int64_t> hiddenSize;

@@ -85,6 +85,10 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     J model;
     model["model_type"] = ckpt.config.modelType.empty() ? J() : J(ckpt.config.modelType);
     model["architectures"] = stringList(ckpt.config.architectures);
+    auto optionalString = [](const std::string &v) { return v.empty() ? J() : J(v); };
+    model["moe_router_dtype"] = optionalString(ckpt.config.moeRouterDtype);
+    model["topk_method"] = optionalString(ckpt.config.topkMethod);
+    model["scoring_func"] = optionalString(ckpt.config.scoringFunc);
     r["model"] = model;
 
     J files;

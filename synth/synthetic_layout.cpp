@@ -181,6 +181,7 @@ nlohmann::ordered_json layoutConfig(const LayoutSpec &s)
     c["topk_group"] = s.topkGroup;
     c["topk_method"] = "noaux_tc";
     c["scoring_func"] = "sigmoid";
+    if (!s.moeRouterDtype.empty()) c["moe_router_dtype"] = s.moeRouterDtype;
     c["norm_topk_prob"] = s.normTopkProb;
     c["routed_scaling_factor"] = s.routedScaling;
     c["max_position_embeddings"] = s.maxPosition;

@@ -53,6 +53,7 @@ struct LayoutSpec
     IndexerPolicy indexer = IndexerPolicy::IndexerTypes;
     std::int64_t indexFreq = 4;   // full every indexFreq layers ...
     std::int64_t indexOffset = 3; // ... after index_skip_topk_offset
+    std::string moeRouterDtype;   // written as moe_router_dtype when set ("float32" in GLM-5.3)
     bool writeIndexOffset = true; // false: leave the key out (then indexOffset must be 2, the default)
     std::int64_t maxPosition = 1048576;
     bool fp8 = true; // FP8 e4m3 weights with 128x128 F32 block scales

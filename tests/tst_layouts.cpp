@@ -198,6 +198,24 @@ private slots:
         }
     }
 
+    void routerKeysReachTheReport()
+    {
+        LayoutSpec spec = synth::smallLayout();
+        spec.moeRouterDtype = "float32"; // as GLM-5.3 declares it
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(spec, dir.path());
+        const auto report =
+            buildReport(o.checkpoint, o.analysis, computeCacheBudget(o.checkpoint, o.analysis, {}));
+        QCOMPARE(report["model"]["moe_router_dtype"].get<std::string>(), std::string("float32"));
+        QCOMPARE(report["model"]["topk_method"].get<std::string>(), std::string("noaux_tc"));
+        QCOMPARE(report["model"]["scoring_func"].get<std::string>(), std::string("sigmoid"));
+        QTemporaryDir plain;
+        const Opened p = writeAndOpen(synth::smallLayout(), plain.path());
+        QVERIFY(buildReport(p.checkpoint, p.analysis,
+                            computeCacheBudget(p.checkpoint, p.analysis, {}))["model"]["moe_router_dtype"]
+                    .is_null());
+    }
+
     void indexShareDefaultOffsetLayers()
     {
         // freq 4 without an offset: full at 0, 1, 5, 9, ... (max(i - 1, 0) % 4 == 0), not 3, 7, 11.

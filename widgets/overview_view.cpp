@@ -143,6 +143,13 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     for (const auto &x : c.config.architectures)
         arch << qs(x);
     row(tr("Architectures"), arch.isEmpty() ? tr("(not in config.json)") : arch.join(QStringLiteral(", ")));
+    const ModelConfig &cfg = c.config;
+    if (!cfg.topkMethod.empty() || !cfg.scoringFunc.empty() || !cfg.moeRouterDtype.empty())
+        row(tr("Router"),
+            tr("%1 · scores %2 · router dtype %3")
+                .arg(cfg.topkMethod.empty() ? tr("top-k method not stated") : qs(cfg.topkMethod),
+                     cfg.scoringFunc.empty() ? tr("not stated") : qs(cfg.scoringFunc),
+                     cfg.moeRouterDtype.empty() ? tr("not declared") : qs(cfg.moeRouterDtype)));
     m_identity->setText(QStringLiteral("<table>") + rows.join(QString()) + QStringLiteral("</table>"));
 
     const ParameterBudget &b = a.budget;

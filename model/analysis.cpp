@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <optional>
+#include <regex>
 #include <set>
+#include <unordered_set>
 
 namespace atlas {
 
@@ -98,32 +102,71 @@ TensorPlace placeOf(std::string_view name)
 
 bool isQuantScale(std::string_view name, Dtype dtype)
 {
-    return dtype == Dtype::F8_E8M0 || endsWith(name, "_scale_inv") || endsWith(name, ".weight_scale") ||
-           endsWith(name, ".input_scale");
+    // Block and group scales, zero points, group indices and packing records (domain.md sections 5, 10).
+    static constexpr std::array<std::string_view, 12> kSuffixes{
+        "_scale_inv",        ".weight_scale",     ".weight_scale_2", ".input_scale",
+        ".weight_zero_point", ".weight_shape",    ".weight_global_scale", ".input_global_scale",
+        "_scales",           ".qzeros",           ".g_idx",          ".scales"};
+    if (dtype == Dtype::F8_E8M0) return true;
+    for (auto suffix : kSuffixes)
+        if (endsWith(name, suffix)) return true;
+    return false;
+}
+
+namespace {
+
+std::string_view segment(std::string_view s, int k)
+{
+    for (int i = 0; i < k; ++i) {
+        const auto dot = s.find('.');
+        if (dot == std::string_view::npos) return {};
+        s.remove_prefix(dot + 1);
+    }
+    return s.substr(0, s.find('.'));
+}
+
+bool isOneOf(std::string_view s, std::initializer_list<std::string_view> names)
+{
+    return std::find(names.begin(), names.end(), s) != names.end();
+}
+
+} // namespace
+
+LayerRole layerRole(std::string_view rest)
+{
+    const std::string_view s0 = segment(rest, 0), s1 = segment(rest, 1);
+    if (endsWith(rest, "e_score_correction_bias")) return {Category::Router};
+    if (isOneOf(s0, {"self_attn", "attention", "attn"}))
+        return {s1 == "indexer" ? Category::Indexer : Category::Attention};
+    if (isOneOf(s0, {"mlp", "block_sparse_moe", "feed_forward", "moe"})) {
+        if (s1 == "experts") {
+            const int expert = parseInt(segment(rest, 2));
+            return {Category::RoutedExperts, expert, expert < 0};
+        }
+        if (isOneOf(s1, {"shared_experts", "shared_expert", "shared_expert_gate"})) return {Category::SharedExperts};
+        if (isOneOf(s1, {"gate", "router"})) return {Category::Router};
+        return {Category::DenseMlp};
+    }
+    if (endsWith(s0, "norm")) return {Category::Norms}; // input_layernorm, post_attention_layernorm, ...
+    return {Category::Other};
 }
 
 Category categorize(std::string_view name, int layer, bool mtpLayer)
 {
     if (layer < 0) {
-        if (startsWith(name, "model.embed_tokens.") || startsWith(name, "lm_head.") ||
-            endsWith(name, ".embed_tokens.weight"))
+        if (name.find("embed_tokens.") != std::string_view::npos || startsWith(name, "lm_head.") ||
+            name.find(".lm_head.") != std::string_view::npos || name.find("embed_out.") != std::string_view::npos)
             return Category::Embedding;
-        if (startsWith(name, "model.norm.")) return Category::Norms;
+        // The final norm under any prefix: model.norm, model.language_model.norm, backbone.norm_f, ...
+        const auto lastDot = name.rfind('.');
+        const std::string_view module = lastDot == std::string_view::npos ? name : name.substr(0, lastDot);
+        const std::string_view last = module.substr(module.rfind('.') == std::string_view::npos ? 0 : module.rfind('.') + 1);
+        if (last == "norm" || last == "norm_f" || last == "final_layernorm" || last == "final_norm")
+            return Category::Norms;
         return Category::Other;
     }
     if (mtpLayer) return Category::Mtp;
-    const std::string_view rest = placeOf(name).rest;
-    if (startsWith(rest, "mlp.experts.")) return Category::RoutedExperts;
-    if (startsWith(rest, "mlp.shared_experts.")) return Category::SharedExperts;
-    if (startsWith(rest, "self_attn.indexer.")) return Category::Indexer;
-    if (startsWith(rest, "self_attn.")) return Category::Attention;
-    if (inModule(rest, "mlp.gate.weight") || inModule(rest, "mlp.gate.e_score_correction_bias"))
-        return Category::Router;
-    if (inModule(rest, "mlp.gate_proj") || inModule(rest, "mlp.up_proj") || inModule(rest, "mlp.down_proj"))
-        return Category::DenseMlp;
-    if (inModule(rest, "input_layernorm") || inModule(rest, "post_attention_layernorm"))
-        return Category::Norms;
-    return Category::Other;
+    return layerRole(placeOf(name).rest).category;
 }
 
 namespace {
@@ -290,6 +333,81 @@ int countLayers(const Checkpoint &ckpt, int &mainLayers)
 
 } // namespace
 
+std::uint64_t CheckpointAnalysis::parametersOf(const TensorInfo &t) const
+{
+    if (isQuantScale(t.name, t.dtype)) return 0;
+    if (auto it = packedElements.find(t.name); it != packedElements.end()) return it->second;
+    return t.numel;
+}
+
+namespace {
+
+// How many logical elements a stored tensor holds (domain.md section 10); nullopt when it is not packed.
+class Unpacker
+{
+public:
+    Unpacker(const Checkpoint &ckpt) : m_cfg(ckpt.config.quantization)
+    {
+        // NVFP4 (ModelOpt): a U8 weight beside an F8_E4M3 weight_scale (one per 16 values).
+        for (const auto &s : ckpt.shards)
+            for (const auto &t : s.tensors)
+                if (t.dtype == Dtype::F8_E4M3 && endsWith(t.name, ".weight_scale"))
+                    m_fp4Modules.insert(t.name.substr(0, t.name.size() - 13));
+    }
+
+    std::optional<std::uint64_t> logical(const TensorInfo &t)
+    {
+        if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return t.numel * 2; // MXFP4: two per byte
+        if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
+            m_fp4Modules.count(t.name.substr(0, t.name.size() - 7)))
+            return t.numel * 2; // NVFP4
+        if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight")) // AWQ / GPTQ
+            return t.numel * static_cast<std::uint64_t>(32 / (m_cfg.bits ? m_cfg.bits : 4));
+        if (t.dtype == Dtype::I32 && endsWith(t.name, ".weight_packed")) { // compressed-tensors
+            const int bits = bitsFor(std::string_view(t.name).substr(0, t.name.size() - 14));
+            if (bits == 0) {
+                if (m_unknown++ == 0) m_unknownExample = t.name;
+                return std::nullopt;
+            }
+            return t.numel * static_cast<std::uint64_t>(32 / bits);
+        }
+        return std::nullopt;
+    }
+    std::uint64_t unknown() const { return m_unknown; }
+    const std::string &unknownExample() const { return m_unknownExample; }
+
+private:
+    // The bits of the first config group whose targets name this module ("Linear": any; "re:": a
+    // regular expression matched from the start of the module name, as compressed-tensors does).
+    int bitsFor(std::string_view module)
+    {
+        for (const auto &g : m_cfg.groups) {
+            for (const auto &target : g.targets) {
+                if (target == "Linear") return g.numBits;
+                if (!startsWith(target, "re:")) continue;
+                try {
+                    auto [it, fresh] = m_regex.try_emplace(target);
+                    if (fresh) it->second = std::regex(target.substr(3), std::regex::ECMAScript | std::regex::optimize);
+                    std::cmatch m;
+                    if (std::regex_search(module.data(), module.data() + module.size(), m, it->second,
+                                          std::regex_constants::match_continuous))
+                        return g.numBits;
+                } catch (const std::regex_error &) {
+                }
+            }
+        }
+        return m_cfg.groups.size() == 1 && m_cfg.groups.front().targets.empty() ? m_cfg.groups.front().numBits : 0;
+    }
+
+    const QuantizationConfig &m_cfg;
+    std::unordered_set<std::string> m_fp4Modules;
+    std::map<std::string, std::regex> m_regex;
+    std::uint64_t m_unknown = 0;
+    std::string m_unknownExample;
+};
+
+} // namespace
+
 int CheckpointAnalysis::layerOf(std::string_view name) const
 {
     const int layer = placeOf(name).layer;
@@ -312,6 +430,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
     std::string strayExample;
 
     std::vector<std::set<int>> experts(static_cast<std::size_t>(layerCount));
+    std::vector<int> fused(static_cast<std::size_t>(layerCount), 0);
+    Unpacker unpacker(ckpt);
     std::array<std::map<std::string, Tally>, kCategoryCount> quant;
     std::array<Tally, kCategoryCount> quantScales;
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
@@ -333,14 +453,14 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
             const std::string_view rest = place.rest;
 
             if (layer) {
-                if (startsWith(rest, "self_attn.indexer.")) layer->indexerWeights = true;
-                if (!mtp && (startsWith(rest, "mlp.experts.") || inModule(rest, "mlp.gate.weight")))
+                const LayerRole role = layerRole(rest);
+                if (role.category == Category::Indexer) layer->indexerWeights = true;
+                if (!mtp && (role.category == Category::RoutedExperts || role.category == Category::Router))
                     layer->kind = LayerKind::Moe;
-                if (startsWith(rest, "mlp.experts.")) {
-                    std::string_view e = rest.substr(12);
-                    if (int idx = parseInt(e.substr(0, e.find('.'))); idx >= 0)
-                        experts[static_cast<std::size_t>(place.layer)].insert(idx);
-                }
+                if (role.expert >= 0) experts[static_cast<std::size_t>(place.layer)].insert(role.expert);
+                if (role.fusedExperts && t.shape.size() >= 2 && t.shape[0] <= std::uint64_t(kMaxConfigExperts))
+                    fused[static_cast<std::size_t>(place.layer)] =
+                        std::max(fused[static_cast<std::size_t>(place.layer)], static_cast<int>(t.shape[0]));
             }
             if (isQuantScale(t.name, t.dtype)) {
                 b.quantScales.add(t);
@@ -349,11 +469,16 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
                 if (layer) layer->scales.add(t);
                 continue;
             }
-            b.total += t.numel;
-            b.byCategory[ci] += t.numel;
-            b.byDtype[std::string(dtypeName(t.dtype))] += t.numel;
-            quant[ci][std::string(dtypeName(t.dtype))].add(t);
-            if (layer) layer->params.add(t);
+            std::uint64_t elements = t.numel;
+            if (const auto packed = unpacker.logical(t)) {
+                elements = *packed;
+                a.packedElements.emplace(t.name, elements);
+            }
+            b.total += elements;
+            b.byCategory[ci] += elements;
+            b.byDtype[std::string(dtypeName(t.dtype))] += elements;
+            quant[ci][std::string(dtypeName(t.dtype))].add(t, elements);
+            if (layer) layer->params.add(t, elements);
             if (cat == Category::Other) b.otherTensors.push_back(t.name);
 
             // Dimensions the cache math can fall back on when config.json is silent.
@@ -372,8 +497,12 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
                              " name a layer beyond the model's " + std::to_string(layerCount) +
                              " layers (e.g. " + strayExample + "); counted under other");
 
+    if (unpacker.unknown())
+        a.warnings.push_back(std::to_string(unpacker.unknown()) +
+                             " packed weights (e.g. " + unpacker.unknownExample() +
+                             ") match no quantization_config group with num_bits; counted as stored");
     for (std::size_t i = 0; i < a.layers.size(); ++i) {
-        a.layers[i].routedExperts = static_cast<int>(experts[i].size());
+        a.layers[i].routedExperts = std::max(static_cast<int>(experts[i].size()), fused[i]);
         if (a.layers[i].kind == LayerKind::Moe && !a.diskRoutedExperts && a.layers[i].routedExperts > 0)
             a.diskRoutedExperts = a.layers[i].routedExperts;
     }

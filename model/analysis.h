@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace atlas {
@@ -46,15 +47,27 @@ bool isQuantScale(std::string_view name, Dtype dtype);
 
 Category categorize(std::string_view name, int layer, bool mtpLayer);
 
+// What a tensor inside a layer is, by the module names every family uses: "mlp.experts.3.w1.weight",
+// "block_sparse_moe.experts.3.w1.weight" and a fused "mlp.experts.gate_up_proj_blocks" are all routed
+// experts; "mlp.gate.weight", "block_sparse_moe.gate.weight" and "mlp.router.weight" are routers.
+struct LayerRole
+{
+    Category category = Category::Other;
+    int expert = -1;           // a per-expert tensor's expert number
+    bool fusedExperts = false; // one tensor for all experts, the expert count its leading dimension
+};
+LayerRole layerRole(std::string_view rest);
+
 struct Tally
 {
     std::uint64_t tensors = 0;
     std::uint64_t elements = 0;
     std::uint64_t bytes = 0;
-    void add(const TensorInfo &t)
+    void add(const TensorInfo &t) { add(t, t.numel); }
+    void add(const TensorInfo &t, std::uint64_t logicalElements)
     {
         ++tensors;
-        elements += t.numel;
+        elements += logicalElements;
         bytes += t.bytes();
     }
 };
@@ -122,6 +135,11 @@ struct CheckpointAnalysis
     std::optional<std::int64_t> diskIndexHeadDim;
     std::optional<std::int64_t> diskRoutedExperts;
     std::vector<std::string> warnings;
+
+    // Logical elements of packed weights (MXFP4 blocks, NVFP4, compressed-tensors, AWQ / GPTQ), by name;
+    // every other tensor holds numel. parametersOf() is what a view shows.
+    std::unordered_map<std::string, std::uint64_t> packedElements;
+    std::uint64_t parametersOf(const TensorInfo &t) const;
 
     // The layer a tensor belongs to, or -1 outside layers and for layer numbers the model does
     // not have (those tensors count under other). Never an index past `layers`.

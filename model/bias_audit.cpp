@@ -14,7 +14,8 @@ namespace atlas {
 
 bool isCorrectionBias(std::string_view name)
 {
-    return name.ends_with("mlp.gate.e_score_correction_bias");
+    // Under any router's name: mlp.gate., block_sparse_moe.gate., mixer.gate., ...
+    return name.ends_with(".e_score_correction_bias") || name == "e_score_correction_bias";
 }
 
 BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::string> &extra)

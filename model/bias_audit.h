@@ -10,7 +10,7 @@
 
 namespace atlas {
 
-// mlp.gate.e_score_correction_bias of any layer.
+// An e_score_correction_bias of any layer, under any router name.
 bool isCorrectionBias(std::string_view tensorName);
 
 // Exactly which bytes to read for the router correction biases (or any tensors named).

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas {
@@ -46,6 +47,49 @@ void readInt(const nlohmann::json &doc, const char *key, std::optional<std::int6
     out = v;
 }
 
+// quantization_config: the method, the bits of AWQ / GPTQ, and compressed-tensors' groups.
+void readQuantization(const nlohmann::json &q, ModelConfig &cfg)
+{
+    QuantizationConfig &out = cfg.quantization;
+    if (auto it = q.find("quant_method"); it != q.end() && it->is_string()) out.method = it->get<std::string>();
+    if (auto it = q.find("bits"); it != q.end() && it->is_number_integer()) {
+        const auto bits = it->get<std::int64_t>();
+        if (bits == 2 || bits == 3 || bits == 4 || bits == 8)
+            out.bits = static_cast<int>(bits);
+        else
+            cfg.warnings.push_back("quantization_config.bits is " + std::to_string(bits) + "; ignored");
+    }
+    if (auto it = q.find("ignore"); it != q.end() && it->is_array())
+        for (const auto &v : *it)
+            if (v.is_string() && out.ignore.size() < 4096) out.ignore.push_back(v.get<std::string>());
+    auto groups = q.find("config_groups");
+    if (groups == q.end() || !groups->is_object()) return;
+    for (const auto &[name, g] : groups->items()) {
+        if (!g.is_object() || out.groups.size() >= 64) continue;
+        QuantGroup group;
+        group.name = name;
+        if (auto w = g.find("weights"); w != g.end() && w->is_object()) {
+            if (auto b = w->find("num_bits"); b != w->end() && b->is_number_integer()) {
+                const auto bits = b->get<std::int64_t>();
+                if (bits >= 1 && bits <= 32 && 32 % bits == 0) group.numBits = static_cast<int>(bits);
+            }
+            if (auto gs = w->find("group_size"); gs != w->end() && gs->is_number_integer())
+                group.groupSize = static_cast<int>(std::clamp<std::int64_t>(gs->get<std::int64_t>(), 0, 1 << 20));
+            if (auto sym = w->find("symmetric"); sym != w->end() && sym->is_boolean()) group.symmetric = sym->get<bool>();
+            if (auto t = w->find("type"); t != w->end() && t->is_string()) group.type = t->get<std::string>();
+        }
+        if (auto t = g.find("targets"); t != g.end() && t->is_array())
+            for (const auto &v : *t)
+                if (v.is_string() && v.get_ref<const std::string &>().size() <= 256)
+                    group.targets.push_back(v.get<std::string>());
+        if (group.numBits == 0)
+            cfg.warnings.push_back("quantization_config.config_groups." + name +
+                                   ": weights.num_bits is missing or does not divide 32; its packed weights are "
+                                   "counted as stored");
+        out.groups.push_back(std::move(group));
+    }
+}
+
 } // namespace
 
 ModelConfig parseModelConfig(std::string_view file, std::string_view text)
@@ -57,6 +101,11 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not valid JSON: " + e.what());
     }
     if (!doc.is_object()) throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not a JSON object");
+    // Multimodal wrappers nest the language model's keys under text_config: what the top level does
+    // not say, text_config does.
+    if (auto it = doc.find("text_config"); it != doc.end() && it->is_object())
+        for (const auto &[key, value] : it->items())
+            if (!doc.contains(key)) doc[key] = value;
 
     ModelConfig cfg;
     if (auto it = doc.find("model_type"); it != doc.end() && it->is_string())
@@ -78,7 +127,9 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readInt(doc, "hidden_size", cfg.hiddenSize, cfg, {1, kMaxConfigDim});
     readInt(doc, "n_routed_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
     if (!cfg.nRoutedExperts) readInt(doc, "num_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
+    if (!cfg.nRoutedExperts) readInt(doc, "num_local_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
     readInt(doc, "num_experts_per_tok", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
+    if (!cfg.numExpertsPerTok) readInt(doc, "experts_per_token", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
     readInt(doc, "n_shared_experts", cfg.nSharedExperts, cfg, {0, kMaxConfigExperts});
     readInt(doc, "first_k_dense_replace", cfg.firstKDenseReplace, cfg, {0, kMaxConfigLayers});
     readInt(doc, "n_group", cfg.nGroup, cfg, {1, kMaxConfigExperts});
@@ -124,6 +175,7 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
             cfg.warnings.push_back("index_topk_pattern is not a string of up to " +
                                    std::to_string(kMaxConfigLayers) + " letters; ignored");
     }
+    if (auto it = doc.find("quantization_config"); it != doc.end() && it->is_object()) readQuantization(*it, cfg);
     if (auto it = doc.find("ckpt_atlas_synthetic"); it != doc.end() && it->is_boolean())
         cfg.synthetic = it->get<bool>();
     return cfg;

@@ -17,6 +17,26 @@ inline constexpr std::int64_t kMaxConfigExperts = 65'536;
 inline constexpr std::int64_t kMaxConfigDim = 1 << 20;
 inline constexpr std::int64_t kMaxConfigPositions = std::int64_t(1) << 40;
 
+// One compressed-tensors config group: the bits of the weights it packs and which modules it targets
+// ("Linear", or "re:" and a regular expression on the module name).
+struct QuantGroup
+{
+    std::string name;
+    int numBits = 0; // 0: not given
+    int groupSize = 0;
+    bool symmetric = true;
+    std::string type; // "int", "float"
+    std::vector<std::string> targets;
+};
+
+struct QuantizationConfig
+{
+    std::string method; // quant_method: "fp8", "compressed-tensors", "modelopt", "mxfp4", "awq", "gptq", ...
+    int bits = 0;       // AWQ / GPTQ
+    std::vector<QuantGroup> groups;
+    std::vector<std::string> ignore;
+};
+
 // The config.json keys the analysis uses. Every key is optional: an unknown model
 // still gets a generic layer tree and budget.
 struct ModelConfig
@@ -46,6 +66,7 @@ struct ModelConfig
     std::optional<std::int64_t> indexSkipTopkOffset;
     std::optional<std::vector<std::string>> indexerTypes;
     std::optional<std::string> indexTopkPattern; // "FSSS...", one letter per main layer
+    QuantizationConfig quantization;
     bool synthetic = false;                      // written by ckpt-atlas's own checkpoint writer
     std::vector<std::string> warnings;           // keys present with the wrong type or out of bounds
 };

@@ -139,7 +139,7 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
         Node &n = *it;
         if (n.tensor) {
             n.bytes = n.tensor->bytes();
-            n.parameters = isQuantScale(n.tensor->name, n.tensor->dtype) ? 0 : n.tensor->numel;
+            n.parameters = a.parametersOf(*n.tensor); // logical elements of packed weights; scales 0
             n.dtypes = qs(std::string(dtypeName(n.tensor->dtype)));
         }
         if (n.parent < 0) continue;

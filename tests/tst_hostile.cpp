@@ -4,6 +4,7 @@
 // and what the report says.
 #include "checkpoint_reader.h"
 #include "errors.h"
+#include "fixture_writer.h"
 #include "http_client.h"
 
 #include <QProcess>
@@ -26,49 +27,8 @@ namespace {
 // threads, far below what the hostile inputs would otherwise allocate.
 constexpr rlim_t kAddressSpace = 4ull << 30;
 
-struct Tensor
-{
-    std::string name;
-    std::string dtype = "F32";
-    std::vector<std::uint64_t> shape{4};
-    std::string data; // little-endian bytes; zeros (sparse) when shorter than the tensor
-};
-
-std::uint64_t dtypeBytes(const std::string &d)
-{
-    return d == "F32" || d == "I32" ? 4 : d == "BF16" || d == "F16" ? 2 : d == "F64" ? 8 : 1;
-}
-
-// One safetensors file; the data region is sparse where no bytes are given.
-void writeSafetensors(const fs::path &path, const std::vector<Tensor> &tensors)
-{
-    json header = json::object();
-    std::uint64_t offset = 0;
-    for (const auto &t : tensors) {
-        std::uint64_t n = dtypeBytes(t.dtype);
-        for (auto d : t.shape)
-            n *= d;
-        header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + n}}};
-        offset += n;
-    }
-    const std::string text = header.dump();
-    {
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        for (int i = 0; i < 8; ++i)
-            out.put(static_cast<char>((text.size() >> (8 * i)) & 0xFF));
-        out << text;
-        std::uint64_t at = 0;
-        for (const auto &t : tensors) {
-            out.seekp(static_cast<std::streamoff>(8 + text.size() + at));
-            out << t.data;
-            std::uint64_t n = dtypeBytes(t.dtype);
-            for (auto d : t.shape)
-                n *= d;
-            at += n;
-        }
-    }
-    fs::resize_file(path, 8 + text.size() + offset);
-}
+using fixture::Tensor;
+using fixture::writeSafetensors;
 
 std::string f32(std::initializer_list<float> values)
 {

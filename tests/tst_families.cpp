@@ -1,0 +1,276 @@
+// A new checkpoint, counted right: other MoE families' naming and packed formats. Each layout is
+// header-faithful (the real names, dtypes and shapes; sparse data) and every expected figure is
+// worked out here from the config's numbers, then checked against the published anchors.
+#include "analysis.h"
+#include "byte_source.h"
+#include "checkpoint_reader.h"
+#include "fixture_writer.h"
+#include "layout_arithmetic.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace atlas;
+using fixture::Tensor;
+
+namespace {
+
+CheckpointAnalysis open(const QString &dir, Checkpoint *out = nullptr)
+{
+    LocalDirectorySource source(dir.toStdString());
+    Checkpoint ckpt = readCheckpoint(source);
+    CheckpointAnalysis a = analyze(ckpt);
+    if (out) *out = std::move(ckpt);
+    return a;
+}
+
+std::uint64_t category(const CheckpointAnalysis &a, Category c)
+{
+    return a.budget.byCategory[static_cast<std::size_t>(c)];
+}
+
+} // namespace
+
+class TestFamilies : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void mixtral8x7b()
+    {
+        // Mixtral-8x7B: block_sparse_moe.experts.N.w1/w2/w3 and block_sparse_moe.gate, GQA attention.
+        const std::uint64_t h = 4096, layers = 32, experts = 8, k = 2, inter = 14336, vocab = 32000,
+                            kvHeads = 8, headDim = 128;
+        nlohmann::json config = {{"model_type", "mixtral"},     {"hidden_size", h},
+                                 {"num_hidden_layers", layers}, {"num_local_experts", experts},
+                                 {"num_experts_per_tok", k},    {"intermediate_size", inter},
+                                 {"num_attention_heads", 32},   {"num_key_value_heads", kvHeads},
+                                 {"vocab_size", vocab}};
+        std::vector<Tensor> t;
+        for (std::uint64_t l = 0; l < layers; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            t.push_back({p + "self_attn.q_proj.weight", "BF16", {h, h}});
+            t.push_back({p + "self_attn.k_proj.weight", "BF16", {kvHeads * headDim, h}});
+            t.push_back({p + "self_attn.v_proj.weight", "BF16", {kvHeads * headDim, h}});
+            t.push_back({p + "self_attn.o_proj.weight", "BF16", {h, h}});
+            t.push_back({p + "block_sparse_moe.gate.weight", "BF16", {experts, h}});
+            for (std::uint64_t e = 0; e < experts; ++e) {
+                const std::string x = p + "block_sparse_moe.experts." + std::to_string(e) + ".";
+                t.push_back({x + "w1.weight", "BF16", {inter, h}});
+                t.push_back({x + "w2.weight", "BF16", {h, inter}});
+                t.push_back({x + "w3.weight", "BF16", {inter, h}});
+            }
+            t.push_back({p + "input_layernorm.weight", "BF16", {h}});
+            t.push_back({p + "post_attention_layernorm.weight", "BF16", {h}});
+        }
+        t.push_back({"model.embed_tokens.weight", "BF16", {vocab, h}});
+        t.push_back({"model.norm.weight", "BF16", {h}});
+        t.push_back({"lm_head.weight", "BF16", {vocab, h}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        const CheckpointAnalysis a = open(dir.path());
+
+        const std::uint64_t routed = layers * experts * 3 * inter * h;
+        const std::uint64_t attention = layers * (2 * h * h + 2 * kvHeads * headDim * h);
+        const std::uint64_t router = layers * experts * h;
+        const std::uint64_t rest = attention + router + layers * 2 * h + 2 * vocab * h + h;
+        QCOMPARE(category(a, Category::RoutedExperts), routed);
+        QCOMPARE(category(a, Category::Router), router);
+        QCOMPARE(category(a, Category::Other), std::uint64_t(0));
+        QCOMPARE(a.budget.total, routed + rest);
+        QCOMPARE(*a.budget.activatedPerToken, rest + routed * k / experts);
+        // The published anchors: 46.7 B total, 12.9 B active.
+        QCOMPARE(qRound64(double(a.budget.total) / 1e8), qint64(467));
+        QCOMPARE(qRound64(double(*a.budget.activatedPerToken) / 1e8), qint64(129));
+        for (const auto &l : a.layers) {
+            QCOMPARE(l.kind, LayerKind::Moe);
+            QCOMPARE(l.routedExperts, int(experts));
+        }
+    }
+
+    void gptOss120b()
+    {
+        // gpt-oss-120b: MXFP4 fused experts (*_blocks U8 [E, out, in/32, 16] + *_scales), mlp.router with
+        // a bias, attention biases and sinks, text under experts_per_token.
+        const std::uint64_t h = 2880, layers = 36, experts = 128, k = 4, inter = 2880, vocab = 201088,
+                            heads = 64, kvHeads = 8, headDim = 64;
+        nlohmann::json config = {{"model_type", "gpt_oss"},
+                                 {"hidden_size", h},
+                                 {"num_hidden_layers", layers},
+                                 {"num_local_experts", experts},
+                                 {"experts_per_token", k},
+                                 {"intermediate_size", inter},
+                                 {"num_attention_heads", heads},
+                                 {"num_key_value_heads", kvHeads},
+                                 {"head_dim", headDim},
+                                 {"vocab_size", vocab},
+                                 {"quantization_config", {{"quant_method", "mxfp4"}}}};
+        std::vector<Tensor> t;
+        std::uint64_t scaleTensors = 0;
+        for (std::uint64_t l = 0; l < layers; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            t.push_back({p + "self_attn.q_proj.weight", "BF16", {heads * headDim, h}});
+            t.push_back({p + "self_attn.q_proj.bias", "BF16", {heads * headDim}});
+            t.push_back({p + "self_attn.k_proj.weight", "BF16", {kvHeads * headDim, h}});
+            t.push_back({p + "self_attn.k_proj.bias", "BF16", {kvHeads * headDim}});
+            t.push_back({p + "self_attn.v_proj.weight", "BF16", {kvHeads * headDim, h}});
+            t.push_back({p + "self_attn.v_proj.bias", "BF16", {kvHeads * headDim}});
+            t.push_back({p + "self_attn.o_proj.weight", "BF16", {h, heads * headDim}});
+            t.push_back({p + "self_attn.o_proj.bias", "BF16", {h}});
+            t.push_back({p + "self_attn.sinks", "BF16", {heads}});
+            t.push_back({p + "mlp.router.weight", "BF16", {experts, h}});
+            t.push_back({p + "mlp.router.bias", "BF16", {experts}});
+            t.push_back({p + "mlp.experts.gate_up_proj_blocks", "U8", {experts, 2 * inter, h / 32, 16}});
+            t.push_back({p + "mlp.experts.gate_up_proj_scales", "U8", {experts, 2 * inter, h / 32}});
+            t.push_back({p + "mlp.experts.gate_up_proj_bias", "BF16", {experts, 2 * inter}});
+            t.push_back({p + "mlp.experts.down_proj_blocks", "U8", {experts, h, inter / 32, 16}});
+            t.push_back({p + "mlp.experts.down_proj_scales", "U8", {experts, h, inter / 32}});
+            t.push_back({p + "mlp.experts.down_proj_bias", "BF16", {experts, h}});
+            t.push_back({p + "input_layernorm.weight", "BF16", {h}});
+            t.push_back({p + "post_attention_layernorm.weight", "BF16", {h}});
+            scaleTensors += 2;
+        }
+        t.push_back({"model.embed_tokens.weight", "BF16", {vocab, h}});
+        t.push_back({"model.norm.weight", "BF16", {h}});
+        t.push_back({"lm_head.weight", "BF16", {vocab, h}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        const CheckpointAnalysis a = open(dir.path());
+
+        const std::uint64_t perExpert =
+            2 * inter * h + 2 * inter + h * inter + h; // weights (2 per byte) + biases
+        const std::uint64_t routed = layers * experts * perExpert;
+        const std::uint64_t attention =
+            layers * (2 * heads * headDim * h + heads * headDim +
+                      2 * (kvHeads * headDim * h + kvHeads * headDim) + h + heads);
+        const std::uint64_t router = layers * (experts * h + experts);
+        const std::uint64_t rest = attention + router + layers * 2 * h + 2 * vocab * h + h;
+        QCOMPARE(category(a, Category::RoutedExperts), routed);
+        QCOMPARE(category(a, Category::Attention), attention);
+        QCOMPARE(category(a, Category::Router), router);
+        QCOMPARE(category(a, Category::Other), std::uint64_t(0));
+        QCOMPARE(a.budget.total, routed + rest);
+        QCOMPARE(a.budget.total, std::uint64_t(116829156672)); // the published 116.83 B
+        QCOMPARE(*a.budget.activatedPerToken, rest + routed * k / experts);
+        QCOMPARE(a.budget.quantScales.tensors, scaleTensors);
+        QCOMPARE(a.layers.front().routedExperts, int(experts)); // the fused tensors' leading dimension
+        QCOMPARE(a.layers.front().kind, LayerKind::Moe);
+    }
+
+    void glmRepacked_data()
+    {
+        QTest::addColumn<QString>("format");
+        QTest::newRow("NVFP4 (ModelOpt)") << QStringLiteral("nvfp4");
+        QTest::newRow("compressed-tensors INT4 g64") << QStringLiteral("int4");
+        QTest::newRow("AWQ 4-bit") << QStringLiteral("awq");
+    }
+    void glmRepacked()
+    {
+        // The same GLM-style layout as FP8, repacked: the logical parameters must not change.
+        QFETCH(QString, format);
+        const auto spec = synth::smallLayout();
+        const auto want = expected::budget(spec);
+        nlohmann::json config = synth::layoutConfig(spec);
+        std::vector<Tensor> t;
+        std::uint64_t scales = 0;
+        for (const auto &s : synth::layoutTensors(spec)) {
+            if (s.name.ends_with("_scale_inv")) continue; // FP8 block scales: replaced below
+            const std::string dtype(dtypeName(s.dtype));
+            if (s.dtype != Dtype::F8_E4M3 || s.shape.size() != 2) {
+                t.push_back({s.name, dtype, s.shape});
+                continue;
+            }
+            const std::uint64_t out = s.shape[0], in = s.shape[1];
+            const std::string module = s.name.substr(0, s.name.size() - 7); // without ".weight"
+            if (format == QLatin1String("nvfp4")) {
+                t.push_back({module + ".weight", "U8", {out, in / 2}});
+                t.push_back({module + ".weight_scale", "F8_E4M3", {out, in / 16}});
+                t.push_back({module + ".weight_scale_2", "F32", {}});
+                scales += 2;
+            } else if (format == QLatin1String("int4")) {
+                t.push_back({module + ".weight_packed", "I32", {out, in / 8}});
+                t.push_back({module + ".weight_scale", "BF16", {out, in / 64}});
+                t.push_back({module + ".weight_shape", "I64", {2}});
+                scales += 2;
+            } else {
+                t.push_back({module + ".qweight", "I32", {in, out / 8}});
+                t.push_back({module + ".qzeros", "I32", {in / 128, out / 8}});
+                t.push_back({module + ".scales", "BF16", {in / 128, out}});
+                scales += 2;
+            }
+        }
+        if (format == QLatin1String("int4"))
+            config["quantization_config"] = {
+                {"quant_method", "compressed-tensors"},
+                {"config_groups",
+                 {{"group_0",
+                   {{"weights", {{"num_bits", 4}, {"group_size", 64}, {"symmetric", true}, {"type", "int"}}},
+                    {"targets", {"Linear"}}}}}}};
+        else if (format == QLatin1String("awq"))
+            config["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}};
+        else
+            config["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}};
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        Checkpoint ckpt;
+        const CheckpointAnalysis a = open(dir.path(), &ckpt);
+        QCOMPARE(a.budget.total, want.total);
+        QCOMPARE(*a.budget.activatedPerToken, want.active);
+        QCOMPARE(category(a, Category::RoutedExperts), want.routed);
+        QCOMPARE(category(a, Category::Other), std::uint64_t(0));
+        QCOMPARE(a.budget.quantScales.tensors, scales);
+        QVERIFY(a.warnings.empty() || a.warnings.front().find("packed") == std::string::npos);
+    }
+
+    void packedWeightsWithoutTheirBits()
+    {
+        // compressed-tensors weights whose group gives no num_bits: counted as stored, and said so.
+        nlohmann::json config = {{"num_hidden_layers", 1},
+                                 {"quantization_config",
+                                  {{"quant_method", "compressed-tensors"},
+                                   {"config_groups", {{"group_0", {{"targets", {"Linear"}}}}}}}}};
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config,
+                                 {{"model.layers.0.mlp.gate_proj.weight_packed", "I32", {64, 8}}});
+        const CheckpointAnalysis a = open(dir.path());
+        QCOMPARE(a.budget.total, std::uint64_t(64 * 8));
+        bool said = false;
+        for (const auto &w : a.warnings)
+            said = said || w.find("model.layers.0.mlp.gate_proj.weight_packed") != std::string::npos;
+        QVERIFY(said);
+    }
+
+    void textConfigAndOtherPrefixes()
+    {
+        // A multimodal wrapper: keys under text_config, the language model under model.language_model.
+        nlohmann::json config = {
+            {"model_type", "wrapper"},
+            {"text_config", {{"num_hidden_layers", 2}, {"num_experts", 4}, {"num_experts_per_tok", 2}}}};
+        std::vector<Tensor> t;
+        for (int l = 0; l < 2; ++l) {
+            const std::string p = "model.language_model.layers." + std::to_string(l) + ".";
+            t.push_back({p + "mlp.gate.weight", "BF16", {4, 8}});
+            for (int e = 0; e < 4; ++e)
+                t.push_back({p + "mlp.experts." + std::to_string(e) + ".down_proj.weight", "BF16", {8, 16}});
+            t.push_back({p + "mlp.shared_expert.down_proj.weight", "BF16", {8, 16}});
+            t.push_back({p + "mlp.shared_expert_gate.weight", "BF16", {1, 8}});
+        }
+        t.push_back({"model.language_model.embed_tokens.weight", "BF16", {100, 8}});
+        t.push_back({"model.language_model.norm.weight", "BF16", {8}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        Checkpoint ckpt;
+        const CheckpointAnalysis a = open(dir.path(), &ckpt);
+        QCOMPARE(*ckpt.config.numHiddenLayers, std::int64_t(2));
+        QCOMPARE(category(a, Category::RoutedExperts), std::uint64_t(2 * 4 * 8 * 16));
+        QCOMPARE(category(a, Category::SharedExperts), std::uint64_t(2 * (8 * 16 + 8)));
+        QCOMPARE(category(a, Category::Router), std::uint64_t(2 * 4 * 8));
+        QCOMPARE(category(a, Category::Embedding), std::uint64_t(800));
+        QCOMPARE(category(a, Category::Norms), std::uint64_t(8));
+        QCOMPARE(category(a, Category::Other), std::uint64_t(0));
+        QCOMPARE(*a.budget.activatedPerToken, a.budget.total - 2 * 4 * 8 * 16 + 2 * 4 * 8 * 16 * 2 / 4);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFamilies)
+#include "tst_families.moc"

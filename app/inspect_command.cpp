@@ -212,6 +212,8 @@ int runInspect(const std::vector<std::string> &args)
             }
             throw;
         }
+        if (result.layout->cache.kvDtypeMisfit)
+            throw AtlasError(ErrorKind::Usage, "--kv-dtype: " + result.layout->cache.reason);
         if (result.layout->cache.overflow && o.cacheOptions.contextTokens)
             throw AtlasError(ErrorKind::Usage, "--context: " + result.layout->cache.reason);
         writeReceipts();

@@ -21,11 +21,6 @@ bool endsWith(std::string_view s, std::string_view p)
     return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
-// Is `rest` the module `module` itself or something inside it ("mlp.gate_proj.weight")?
-bool inModule(std::string_view rest, std::string_view module)
-{
-    return startsWith(rest, module) && (rest.size() == module.size() || rest[module.size()] == '.');
-}
 
 int parseInt(std::string_view digits)
 {
@@ -103,10 +98,18 @@ TensorPlace placeOf(std::string_view name)
 bool isQuantScale(std::string_view name, Dtype dtype)
 {
     // Block and group scales, zero points, group indices and packing records (domain.md sections 5, 10).
-    static constexpr std::array<std::string_view, 12> kSuffixes{
-        "_scale_inv",        ".weight_scale",     ".weight_scale_2", ".input_scale",
-        ".weight_zero_point", ".weight_shape",    ".weight_global_scale", ".input_global_scale",
-        "_scales",           ".qzeros",           ".g_idx",          ".scales"};
+    static constexpr std::array<std::string_view, 12> kSuffixes{"_scale_inv",
+                                                                ".weight_scale",
+                                                                ".weight_scale_2",
+                                                                ".input_scale",
+                                                                ".weight_zero_point",
+                                                                ".weight_shape",
+                                                                ".weight_global_scale",
+                                                                ".input_global_scale",
+                                                                "_scales",
+                                                                ".qzeros",
+                                                                ".g_idx",
+                                                                ".scales"};
     if (dtype == Dtype::F8_E8M0) return true;
     for (auto suffix : kSuffixes)
         if (endsWith(name, suffix)) return true;
@@ -143,7 +146,8 @@ LayerRole layerRole(std::string_view rest)
             const int expert = parseInt(segment(rest, 2));
             return {Category::RoutedExperts, expert, expert < 0};
         }
-        if (isOneOf(s1, {"shared_experts", "shared_expert", "shared_expert_gate"})) return {Category::SharedExperts};
+        if (isOneOf(s1, {"shared_experts", "shared_expert", "shared_expert_gate"}))
+            return {Category::SharedExperts};
         if (isOneOf(s1, {"gate", "router"})) return {Category::Router};
         return {Category::DenseMlp};
     }
@@ -155,12 +159,14 @@ Category categorize(std::string_view name, int layer, bool mtpLayer)
 {
     if (layer < 0) {
         if (name.find("embed_tokens.") != std::string_view::npos || startsWith(name, "lm_head.") ||
-            name.find(".lm_head.") != std::string_view::npos || name.find("embed_out.") != std::string_view::npos)
+            name.find(".lm_head.") != std::string_view::npos ||
+            name.find("embed_out.") != std::string_view::npos)
             return Category::Embedding;
         // The final norm under any prefix: model.norm, model.language_model.norm, backbone.norm_f, ...
         const auto lastDot = name.rfind('.');
         const std::string_view module = lastDot == std::string_view::npos ? name : name.substr(0, lastDot);
-        const std::string_view last = module.substr(module.rfind('.') == std::string_view::npos ? 0 : module.rfind('.') + 1);
+        const std::string_view last =
+            module.substr(module.rfind('.') == std::string_view::npos ? 0 : module.rfind('.') + 1);
         if (last == "norm" || last == "norm_f" || last == "final_layernorm" || last == "final_norm")
             return Category::Norms;
         return Category::Other;
@@ -360,7 +366,7 @@ public:
         if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return t.numel * 2; // MXFP4: two per byte
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
             m_fp4Modules.count(t.name.substr(0, t.name.size() - 7)))
-            return t.numel * 2; // NVFP4
+            return t.numel * 2;                                    // NVFP4
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight")) // AWQ / GPTQ
             return t.numel * static_cast<std::uint64_t>(32 / (m_cfg.bits ? m_cfg.bits : 4));
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".weight_packed")) { // compressed-tensors
@@ -387,7 +393,9 @@ private:
                 if (!startsWith(target, "re:")) continue;
                 try {
                     auto [it, fresh] = m_regex.try_emplace(target);
-                    if (fresh) it->second = std::regex(target.substr(3), std::regex::ECMAScript | std::regex::optimize);
+                    if (fresh)
+                        it->second =
+                            std::regex(target.substr(3), std::regex::ECMAScript | std::regex::optimize);
                     std::cmatch m;
                     if (std::regex_search(module.data(), module.data() + module.size(), m, it->second,
                                           std::regex_constants::match_continuous))
@@ -396,7 +404,8 @@ private:
                 }
             }
         }
-        return m_cfg.groups.size() == 1 && m_cfg.groups.front().targets.empty() ? m_cfg.groups.front().numBits : 0;
+        return m_cfg.groups.size() == 1 && m_cfg.groups.front().targets.empty() ? m_cfg.groups.front().numBits
+                                                                                : 0;
     }
 
     const QuantizationConfig &m_cfg;
@@ -458,7 +467,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
                 if (!mtp && (role.category == Category::RoutedExperts || role.category == Category::Router))
                     layer->kind = LayerKind::Moe;
                 if (role.expert >= 0) experts[static_cast<std::size_t>(place.layer)].insert(role.expert);
-                if (role.fusedExperts && t.shape.size() >= 2 && t.shape[0] <= std::uint64_t(kMaxConfigExperts))
+                if (role.fusedExperts && t.shape.size() >= 2 &&
+                    t.shape[0] <= std::uint64_t(kMaxConfigExperts))
                     fused[static_cast<std::size_t>(place.layer)] =
                         std::max(fused[static_cast<std::size_t>(place.layer)], static_cast<int>(t.shape[0]));
             }
@@ -487,6 +497,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
             if (!mtp && t.shape.size() == 2 && endsWith(rest, "self_attn.kv_a_proj_with_mqa.weight") &&
                 a.diskKvLoraRank)
                 a.diskRopeDim = static_cast<std::int64_t>(t.shape[0]) - *a.diskKvLoraRank;
+            if (!mtp && !a.diskKvWidth && t.shape.size() == 2 && endsWith(rest, "self_attn.k_proj.weight") &&
+                !isQuantScale(t.name, t.dtype))
+                a.diskKvWidth = static_cast<std::int64_t>(t.shape[0]);
             if (t.shape.size() == 2 && endsWith(rest, "self_attn.indexer.wk.weight"))
                 a.diskIndexHeadDim = static_cast<std::int64_t>(t.shape[0]);
         }
@@ -498,8 +511,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
                              " layers (e.g. " + strayExample + "); counted under other");
 
     if (unpacker.unknown())
-        a.warnings.push_back(std::to_string(unpacker.unknown()) +
-                             " packed weights (e.g. " + unpacker.unknownExample() +
+        a.warnings.push_back(std::to_string(unpacker.unknown()) + " packed weights (e.g. " +
+                             unpacker.unknownExample() +
                              ") match no quantization_config group with num_bits; counted as stored");
     for (std::size_t i = 0; i < a.layers.size(); ++i) {
         a.layers[i].routedExperts = std::max(static_cast<int>(experts[i].size()), fused[i]);

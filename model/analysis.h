@@ -134,6 +134,7 @@ struct CheckpointAnalysis
     std::optional<std::int64_t> diskRopeDim;
     std::optional<std::int64_t> diskIndexHeadDim;
     std::optional<std::int64_t> diskRoutedExperts;
+    std::optional<std::int64_t> diskKvWidth; // k_proj's output width: num_key_value_heads x head_dim
     std::vector<std::string> warnings;
 
     // Logical elements of packed weights (MXFP4 blocks, NVFP4, compressed-tensors, AWQ / GPTQ), by name;

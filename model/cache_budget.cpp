@@ -46,6 +46,134 @@ std::int64_t kvBytesPerLayer(KvDtype dtype, std::int64_t kvLoraRank, std::int64_
     return 0;
 }
 
+std::string_view attentionKindName(AttentionKind k)
+{
+    switch (k) {
+    case AttentionKind::Mla:
+        return "mla";
+    case AttentionKind::Sliding:
+        return "sliding";
+    case AttentionKind::Linear:
+        return "linear";
+    case AttentionKind::Full:
+        break;
+    }
+    return "full";
+}
+
+namespace {
+unsigned __int128 exactBytesAt(const CacheBudget &c, std::uint64_t context);
+}
+
+std::uint64_t CacheBudget::bytesAt(std::uint64_t context) const
+{
+    const unsigned __int128 total = exactBytesAt(*this, context);
+    return total > static_cast<unsigned __int128>(UINT64_MAX) ? UINT64_MAX
+                                                              : static_cast<std::uint64_t>(total);
+}
+
+namespace {
+
+// GQA / MQA / MHA: K and V per layer, 2 x num_key_value_heads x head_dim elements per token, each
+// layer full, sliding (at most sliding_window tokens) or linear (a fixed state).
+bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOptions &opt, CacheBudget &c)
+{
+    std::int64_t width = 0;
+    if (cfg.numAttentionHeads || cfg.numKeyValueHeads) {
+        const std::int64_t heads = cfg.numAttentionHeads.value_or(*cfg.numKeyValueHeads);
+        const std::int64_t kv = cfg.numKeyValueHeads.value_or(heads);
+        const std::int64_t headDim = cfg.headDim      ? *cfg.headDim
+                                     : cfg.hiddenSize ? *cfg.hiddenSize / heads
+                                                      : 0;
+        width = kv * headDim;
+    }
+    if (width == 0 && a.diskKvWidth) width = *a.diskKvWidth;
+    if (width <= 0) return false;
+    if (opt.kvDtype == KvDtype::FP8_DS_MLA) {
+        c.kvDtypeMisfit = true;
+        c.reason = "fp8_ds_mla is FlashMLA's layout for an MLA latent; this model's attention keeps K and V "
+                   "(GQA), so only bf16 or fp8 apply";
+        return true;
+    }
+    c.kvWidth = width;
+    const std::uint64_t perLayer =
+        2 * static_cast<std::uint64_t>(width) * (opt.kvDtype == KvDtype::FP8 ? 1 : 2);
+    const int L = a.mainLayers;
+    const bool typed = static_cast<int>(cfg.layerTypes.size()) == L;
+    const bool allSliding = cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && !typed;
+    std::int64_t full = 0, sliding = 0, linear = 0;
+    for (int i = 0; i < L; ++i) {
+        const std::string type = typed ? cfg.layerTypes[static_cast<std::size_t>(i)] : std::string();
+        if (type == "sliding_attention" || allSliding)
+            ++sliding;
+        else if (type.find("linear") != std::string::npos || type == "mamba" || type == "recurrent")
+            ++linear;
+        else
+            ++full;
+    }
+    if (sliding && !cfg.slidingWindow) { // layer_types names sliding layers but no window: count them full
+        full += sliding;
+        sliding = 0;
+    }
+    if (full) c.attention.push_back({AttentionKind::Full, full, perLayer, std::nullopt});
+    if (sliding)
+        c.attention.push_back(
+            {AttentionKind::Sliding, sliding, perLayer, static_cast<std::uint64_t>(*cfg.slidingWindow)});
+    if (linear) c.attention.push_back({AttentionKind::Linear, linear, 0, std::nullopt});
+    c.kvLayers = full + sliding;
+    c.kvBytesPerLayer = static_cast<std::int64_t>(perLayer);
+    c.kvBytesPerToken = static_cast<std::uint64_t>(full + sliding) * perLayer;
+    c.available = true;
+    return true;
+}
+
+unsigned __int128 exactBytesAt(const CacheBudget &c, std::uint64_t context)
+{
+    unsigned __int128 total = static_cast<unsigned __int128>(c.indexBytesPerToken) * context;
+    for (const auto &g : c.attention) {
+        const std::uint64_t tokens = g.window ? std::min(*g.window, context) : context;
+        total += static_cast<unsigned __int128>(g.bytesPerTokenPerLayer) *
+                 static_cast<std::uint64_t>(g.layers) * tokens;
+    }
+    return total;
+}
+
+std::uint64_t defaultContext(const ModelConfig &config);
+
+// The totals at the chosen context, for every attention kind.
+void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
+{
+    c.bytesPerToken = c.kvBytesPerToken + c.indexBytesPerToken;
+    c.indexTopk = cfg.indexTopk;
+    c.contextTokens = opt.contextTokens ? *opt.contextTokens : defaultContext(cfg);
+    const unsigned __int128 total = exactBytesAt(c, c.contextTokens);
+    if (total > static_cast<unsigned __int128>(UINT64_MAX)) {
+        // Not thrown: a config's max_position_embeddings is not the user's fault, and a view must
+        // never see an exception. The command line turns a --context that overflows into a usage error.
+        c.available = false;
+        c.overflow = true;
+        c.reason = "a context of " + std::to_string(c.contextTokens) + " tokens (" +
+                   (opt.contextTokens           ? "asked for"
+                    : cfg.maxPositionEmbeddings ? "max_position_embeddings"
+                                                : "the default") +
+                   ") at " + std::to_string(c.bytesPerToken) + " bytes per token overflows 64 bits";
+        return;
+    }
+    c.totalBytes = static_cast<std::uint64_t>(total);
+    c.sparseReadTokens =
+        c.indexTopk ? std::min<std::uint64_t>(static_cast<std::uint64_t>(*c.indexTopk), c.contextTokens)
+                    : c.contextTokens;
+}
+
+} // namespace
+
+namespace {
+std::uint64_t defaultContext(const ModelConfig &config)
+{
+    return defaultContextTokens(config);
+}
+} // namespace
+
 std::uint64_t defaultContextTokens(const ModelConfig &config)
 {
     return config.maxPositionEmbeddings ? static_cast<std::uint64_t>(*config.maxPositionEmbeddings)
@@ -60,9 +188,13 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     const auto kvLora = cfg.kvLoraRank ? cfg.kvLoraRank : a.diskKvLoraRank;
     const auto rope = cfg.qkRopeHeadDim ? cfg.qkRopeHeadDim : a.diskRopeDim;
     if (!kvLora || !rope) {
-        c.reason =
-            "not an MLA model: kv_lora_rank / qk_rope_head_dim are neither in config.json nor readable "
-            "from the attention tensors";
+        if (gqaBudget(cfg, a, opt, c)) {
+            if (c.kvDtypeMisfit) return c;
+            finish(c, cfg, opt);
+            return c;
+        }
+        c.reason = "no attention to cache: neither kv_lora_rank / qk_rope_head_dim (MLA) nor "
+                   "num_attention_heads / num_key_value_heads / k_proj (GQA) say how wide K and V are";
         return c;
     }
     c.available = true;
@@ -71,6 +203,8 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     c.kvLayers = a.mainLayers;
     c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
     c.kvBytesPerToken = static_cast<std::uint64_t>(c.kvLayers * c.kvBytesPerLayer);
+    c.attention.push_back(
+        {AttentionKind::Mla, c.kvLayers, static_cast<std::uint64_t>(c.kvBytesPerLayer), std::nullopt});
 
     c.indexLayers = static_cast<std::int64_t>(a.indexShare.full.size());
     const auto headDim = cfg.indexHeadDim ? cfg.indexHeadDim : a.diskIndexHeadDim;
@@ -90,29 +224,7 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
         c.indexBytesPerToken = static_cast<std::uint64_t>(c.indexLayers * c.indexEntryBytes);
         c.indexBytesPerTokenEveryLayer = static_cast<std::uint64_t>(a.mainLayers * c.indexEntryBytes);
     }
-    c.bytesPerToken = c.kvBytesPerToken + c.indexBytesPerToken;
-    c.indexTopk = cfg.indexTopk;
-
-    c.contextTokens = opt.contextTokens ? *opt.contextTokens : defaultContextTokens(cfg);
-    const unsigned __int128 total = static_cast<unsigned __int128>(c.bytesPerToken) * c.contextTokens;
-    if (total > static_cast<unsigned __int128>(UINT64_MAX)) {
-        // Not thrown: a config's max_position_embeddings is not the user's fault, and a view must
-        // never see an exception. The command line turns a --context that overflows into a usage error.
-        c.available = false;
-        c.overflow = true;
-        c.reason = "a context of " + std::to_string(c.contextTokens) + " tokens (" +
-                   (opt.contextTokens           ? "asked for"
-                    : cfg.maxPositionEmbeddings ? "max_position_embeddings"
-                                                : "the default") +
-                   ") at " + std::to_string(c.bytesPerToken) + " bytes per token overflows 64 bits";
-        return c;
-    }
-    c.totalBytes = static_cast<std::uint64_t>(total);
-    if (c.indexTopk)
-        c.sparseReadTokens =
-            std::min<std::uint64_t>(static_cast<std::uint64_t>(*c.indexTopk), c.contextTokens);
-    else
-        c.sparseReadTokens = c.contextTokens;
+    finish(c, cfg, opt);
     return c;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace atlas {
 
@@ -20,12 +21,25 @@ struct CacheOptions
     std::optional<std::uint64_t> contextTokens;  // default: defaultContextTokens()
 };
 
-// Per-token MLA latent and index-key cache costs (domain.md section 7).
+// How a group of layers caches (domain.md section 7).
+enum class AttentionKind { Mla, Full, Sliding, Linear };
+std::string_view attentionKindName(AttentionKind k); // "mla", "full", "sliding", "linear"
+
+struct AttentionLayers
+{
+    AttentionKind kind = AttentionKind::Full;
+    std::int64_t layers = 0;
+    std::uint64_t bytesPerTokenPerLayer = 0; // 0 for linear layers: their state does not grow
+    std::optional<std::uint64_t> window;     // sliding layers hold at most this many tokens
+};
+
+// Per-token KV (MLA latent, or K and V of GQA / MQA / MHA) and index-key cache costs.
 struct CacheBudget
 {
     bool available = false;
-    std::string reason;    // why not available
-    bool overflow = false; // the total at this context does not fit 64 bits
+    std::string reason;         // why not available
+    bool overflow = false;      // the total at this context does not fit 64 bits
+    bool kvDtypeMisfit = false; // the KV dtype asked for does not apply to this attention (reason says why)
     KvDtype kvDtype = KvDtype::BF16;
     std::int64_t kvLoraRank = 0;
     std::int64_t ropeDim = 0;
@@ -42,7 +56,13 @@ struct CacheBudget
     std::uint64_t contextTokens = 0;
     std::uint64_t totalBytes = 0;
     std::optional<std::int64_t> indexTopk;
-    std::uint64_t sparseReadTokens = 0; // min(index_topk, context): entries attention reads per query
+    std::uint64_t sparseReadTokens = 0;     // min(index_topk, context): entries attention reads per query
+    std::vector<AttentionLayers> attention; // the layers by attention kind (MLA, full, sliding, linear)
+    std::int64_t kvWidth = 0;               // GQA: num_key_value_heads x head_dim
+    bool mla() const { return kvLoraRank > 0; }
+    // Bytes for one sequence at `context` tokens: every layer's bytes per token up to its window,
+    // plus the index keys.
+    std::uint64_t bytesAt(std::uint64_t context) const;
 };
 
 // Index-key entry: head_dim FP8 bytes + a 4-byte scale per 128, and that padded to 16 bytes.

@@ -51,7 +51,8 @@ void readInt(const nlohmann::json &doc, const char *key, std::optional<std::int6
 void readQuantization(const nlohmann::json &q, ModelConfig &cfg)
 {
     QuantizationConfig &out = cfg.quantization;
-    if (auto it = q.find("quant_method"); it != q.end() && it->is_string()) out.method = it->get<std::string>();
+    if (auto it = q.find("quant_method"); it != q.end() && it->is_string())
+        out.method = it->get<std::string>();
     if (auto it = q.find("bits"); it != q.end() && it->is_number_integer()) {
         const auto bits = it->get<std::int64_t>();
         if (bits == 2 || bits == 3 || bits == 4 || bits == 8)
@@ -74,8 +75,10 @@ void readQuantization(const nlohmann::json &q, ModelConfig &cfg)
                 if (bits >= 1 && bits <= 32 && 32 % bits == 0) group.numBits = static_cast<int>(bits);
             }
             if (auto gs = w->find("group_size"); gs != w->end() && gs->is_number_integer())
-                group.groupSize = static_cast<int>(std::clamp<std::int64_t>(gs->get<std::int64_t>(), 0, 1 << 20));
-            if (auto sym = w->find("symmetric"); sym != w->end() && sym->is_boolean()) group.symmetric = sym->get<bool>();
+                group.groupSize =
+                    static_cast<int>(std::clamp<std::int64_t>(gs->get<std::int64_t>(), 0, 1 << 20));
+            if (auto sym = w->find("symmetric"); sym != w->end() && sym->is_boolean())
+                group.symmetric = sym->get<bool>();
             if (auto t = w->find("type"); t != w->end() && t->is_string()) group.type = t->get<std::string>();
         }
         if (auto t = g.find("targets"); t != g.end() && t->is_array())
@@ -83,9 +86,10 @@ void readQuantization(const nlohmann::json &q, ModelConfig &cfg)
                 if (v.is_string() && v.get_ref<const std::string &>().size() <= 256)
                     group.targets.push_back(v.get<std::string>());
         if (group.numBits == 0)
-            cfg.warnings.push_back("quantization_config.config_groups." + name +
-                                   ": weights.num_bits is missing or does not divide 32; its packed weights are "
-                                   "counted as stored");
+            cfg.warnings.push_back(
+                "quantization_config.config_groups." + name +
+                ": weights.num_bits is missing or does not divide 32; its packed weights are "
+                "counted as stored");
         out.groups.push_back(std::move(group));
     }
 }
@@ -127,14 +131,26 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readInt(doc, "hidden_size", cfg.hiddenSize, cfg, {1, kMaxConfigDim});
     readInt(doc, "n_routed_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
     if (!cfg.nRoutedExperts) readInt(doc, "num_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
-    if (!cfg.nRoutedExperts) readInt(doc, "num_local_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
+    if (!cfg.nRoutedExperts)
+        readInt(doc, "num_local_experts", cfg.nRoutedExperts, cfg, {1, kMaxConfigExperts});
     readInt(doc, "num_experts_per_tok", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
-    if (!cfg.numExpertsPerTok) readInt(doc, "experts_per_token", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
+    if (!cfg.numExpertsPerTok)
+        readInt(doc, "experts_per_token", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
     readInt(doc, "n_shared_experts", cfg.nSharedExperts, cfg, {0, kMaxConfigExperts});
     readInt(doc, "first_k_dense_replace", cfg.firstKDenseReplace, cfg, {0, kMaxConfigLayers});
     readInt(doc, "n_group", cfg.nGroup, cfg, {1, kMaxConfigExperts});
     readInt(doc, "topk_group", cfg.topkGroup, cfg, {1, kMaxConfigExperts});
     readInt(doc, "kv_lora_rank", cfg.kvLoraRank, cfg, {1, kMaxConfigDim});
+    readInt(doc, "num_attention_heads", cfg.numAttentionHeads, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "num_key_value_heads", cfg.numKeyValueHeads, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "head_dim", cfg.headDim, cfg, {1, kMaxConfigDim});
+    readInt(doc, "sliding_window", cfg.slidingWindow, cfg, {1, kMaxConfigPositions});
+    if (auto it = doc.find("use_sliding_window"); it != doc.end() && it->is_boolean())
+        cfg.useSlidingWindow = it->get<bool>();
+    if (auto it = doc.find("layer_types");
+        it != doc.end() && it->is_array() && it->size() <= static_cast<std::size_t>(kMaxConfigLayers))
+        for (const auto &v : *it)
+            cfg.layerTypes.push_back(v.is_string() ? v.get<std::string>() : std::string());
     readInt(doc, "qk_rope_head_dim", cfg.qkRopeHeadDim, cfg, {0, kMaxConfigDim});
     readInt(doc, "max_position_embeddings", cfg.maxPositionEmbeddings, cfg, {1, kMaxConfigPositions});
     readInt(doc, "num_nextn_predict_layers", cfg.numNextnPredictLayers, cfg, {0, kMaxConfigMtpLayers});
@@ -175,7 +191,8 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
             cfg.warnings.push_back("index_topk_pattern is not a string of up to " +
                                    std::to_string(kMaxConfigLayers) + " letters; ignored");
     }
-    if (auto it = doc.find("quantization_config"); it != doc.end() && it->is_object()) readQuantization(*it, cfg);
+    if (auto it = doc.find("quantization_config"); it != doc.end() && it->is_object())
+        readQuantization(*it, cfg);
     if (auto it = doc.find("ckpt_atlas_synthetic"); it != doc.end() && it->is_boolean())
         cfg.synthetic = it->get<bool>();
     return cfg;

@@ -56,6 +56,12 @@ struct ModelConfig
     std::optional<std::int64_t> topkGroup;
     std::optional<bool> normTopkProb;
     std::optional<double> routedScalingFactor;
+    std::optional<std::int64_t> numAttentionHeads;
+    std::optional<std::int64_t> numKeyValueHeads;
+    std::optional<std::int64_t> headDim;
+    std::optional<std::int64_t> slidingWindow;
+    std::optional<bool> useSlidingWindow;
+    std::vector<std::string> layerTypes; // "full_attention", "sliding_attention", "linear_attention", ...
     std::optional<std::int64_t> kvLoraRank;
     std::optional<std::int64_t> qkRopeHeadDim;
     std::optional<std::int64_t> maxPositionEmbeddings;
@@ -67,8 +73,8 @@ struct ModelConfig
     std::optional<std::vector<std::string>> indexerTypes;
     std::optional<std::string> indexTopkPattern; // "FSSS...", one letter per main layer
     QuantizationConfig quantization;
-    bool synthetic = false;                      // written by ckpt-atlas's own checkpoint writer
-    std::vector<std::string> warnings;           // keys present with the wrong type or out of bounds
+    bool synthetic = false;            // written by ckpt-atlas's own checkpoint writer
+    std::vector<std::string> warnings; // keys present with the wrong type or out of bounds
 };
 
 // Throws AtlasError(Invalid) only when the text is not a JSON object.

@@ -152,6 +152,13 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         cache["context_tokens"] = c.contextTokens;
         cache["total_bytes"] = c.totalBytes;
         cache["sparse_read_tokens"] = c.sparseReadTokens;
+        J layers = J::array();
+        for (const auto &g : c.attention)
+            layers.push_back({{"kind", attentionKindName(g.kind)},
+                              {"layers", g.layers},
+                              {"bytes_per_token", g.bytesPerTokenPerLayer},
+                              {"window", g.window ? J(*g.window) : J()}});
+        cache["layers"] = layers;
         r["cache"] = cache;
     } else {
         r["cache"] = J();
@@ -245,12 +252,25 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     if (!c.available) {
         o << "       " << c.reason << "\n";
     } else {
-        o << "       " << kvDtypeName(c.kvDtype) << " KV, " << c.indexEntryBytes << "-byte index entries\n";
-        o << "  MLA latent  " << c.kvLayers << " layers x " << c.kvBytesPerLayer
-          << " B = " << groupDigits(c.kvBytesPerToken) << " B/token\n";
-        o << "  index keys  " << c.indexLayers << " layers x " << c.indexEntryBytes
-          << " B = " << groupDigits(c.indexBytesPerToken)
-          << " B/token (every layer indexed: " << groupDigits(c.indexBytesPerTokenEveryLayer) << ")\n";
+        o << "       " << kvDtypeName(c.kvDtype) << " KV";
+        if (c.indexLayers > 0) o << ", " << c.indexEntryBytes << "-byte index entries";
+        o << "\n";
+        for (const auto &g : c.attention) {
+            if (g.kind == AttentionKind::Mla)
+                o << "  MLA latent  " << g.layers << " layers x " << g.bytesPerTokenPerLayer
+                  << " B = " << groupDigits(static_cast<std::uint64_t>(g.layers) * g.bytesPerTokenPerLayer)
+                  << " B/token\n";
+            else if (g.kind == AttentionKind::Linear)
+                o << "  linear      " << g.layers << " layers: a fixed state per sequence, not per token\n";
+            else
+                o << "  " << (g.kind == AttentionKind::Sliding ? "sliding " : "K+V     ") << "   " << g.layers
+                  << " layers x " << g.bytesPerTokenPerLayer << " B"
+                  << (g.window ? " up to " + groupDigits(*g.window) + " tokens" : std::string()) << "\n";
+        }
+        if (c.mla() || c.indexLayers > 0)
+            o << "  index keys  " << c.indexLayers << " layers x " << c.indexEntryBytes
+              << " B = " << groupDigits(c.indexBytesPerToken)
+              << " B/token (every layer indexed: " << groupDigits(c.indexBytesPerTokenEveryLayer) << ")\n";
         o << "  total       " << groupDigits(c.bytesPerToken) << " B/token; at "
           << groupDigits(c.contextTokens) << " tokens: " << groupDigits(c.totalBytes) << " B ("
           << binaryBytes(c.totalBytes) << ")\n";

@@ -3,6 +3,7 @@
 // worked out here from the config's numbers, then checked against the published anchors.
 #include "analysis.h"
 #include "byte_source.h"
+#include "cache_budget.h"
 #include "checkpoint_reader.h"
 #include "fixture_writer.h"
 #include "layout_arithmetic.h"
@@ -86,6 +87,23 @@ private slots:
             QCOMPARE(l.kind, LayerKind::Moe);
             QCOMPARE(l.routedExperts, int(experts));
         }
+        // GQA: K and V of 8 heads x 128 per layer, in BF16; no sliding window, no indexer.
+        Checkpoint ckpt;
+        open(dir.path(), &ckpt);
+        CacheOptions opt;
+        opt.contextTokens = 32768;
+        const CacheBudget c = computeCacheBudget(ckpt, a, opt);
+        QVERIFY2(c.available, c.reason.c_str());
+        QCOMPARE(c.bytesPerToken, layers * 2 * kvHeads * headDim * 2);
+        QCOMPARE(c.totalBytes, c.bytesPerToken * 32768);
+        QCOMPARE(c.attention.size(), std::size_t(1));
+        QCOMPARE(c.attention[0].kind, AttentionKind::Full);
+        opt.kvDtype = KvDtype::FP8;
+        QCOMPARE(computeCacheBudget(ckpt, a, opt).bytesPerToken, layers * 2 * kvHeads * headDim);
+        opt.kvDtype = KvDtype::FP8_DS_MLA; // MLA's layout: it does not apply, and says why
+        const CacheBudget misfit = computeCacheBudget(ckpt, a, opt);
+        QVERIFY(misfit.kvDtypeMisfit && !misfit.available);
+        QVERIFY(misfit.reason.find("GQA") != std::string::npos);
     }
 
     void gptOss120b()
@@ -104,7 +122,12 @@ private slots:
                                  {"num_key_value_heads", kvHeads},
                                  {"head_dim", headDim},
                                  {"vocab_size", vocab},
-                                 {"quantization_config", {{"quant_method", "mxfp4"}}}};
+                                 {"quantization_config", {{"quant_method", "mxfp4"}}},
+                                 {"sliding_window", 128}};
+        std::vector<std::string> types;
+        for (std::uint64_t l = 0; l < layers; ++l)
+            types.push_back(l % 2 == 0 ? "sliding_attention" : "full_attention");
+        config["layer_types"] = types;
         std::vector<Tensor> t;
         std::uint64_t scaleTensors = 0;
         for (std::uint64_t l = 0; l < layers; ++l) {
@@ -155,6 +178,21 @@ private slots:
         QCOMPARE(a.budget.quantScales.tensors, scaleTensors);
         QCOMPARE(a.layers.front().routedExperts, int(experts)); // the fused tensors' leading dimension
         QCOMPARE(a.layers.front().kind, LayerKind::Moe);
+
+        // 18 full + 18 sliding (128-token) layers x 2,048 B: the sliding half stops growing at 128.
+        Checkpoint ckpt;
+        open(dir.path(), &ckpt);
+        const std::uint64_t perLayer = 2 * kvHeads * headDim * 2;
+        QCOMPARE(perLayer, std::uint64_t(2048));
+        for (const std::uint64_t context : {std::uint64_t(64), std::uint64_t(128), std::uint64_t(131072)}) {
+            CacheOptions opt;
+            opt.contextTokens = context;
+            const CacheBudget c = computeCacheBudget(ckpt, a, opt);
+            QVERIFY2(c.available, c.reason.c_str());
+            QCOMPARE(c.totalBytes,
+                     18 * perLayer * context + 18 * perLayer * std::min<std::uint64_t>(context, 128));
+            QCOMPARE(c.attention.size(), std::size_t(2));
+        }
     }
 
     void glmRepacked_data()

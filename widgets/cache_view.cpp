@@ -75,6 +75,11 @@ void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     const CacheBudget &c = m_data->cache;
     {
         QSignalBlocker blockKv(m_kv), blockEntry(m_entry);
+        if (c.available && !c.mla() && c.kvWidth > 0) {
+            m_kv->setItemText(0, tr("BF16 K and V (%1 B/layer)").arg(2 * 2 * c.kvWidth));
+            m_kv->setItemText(1, tr("FP8 K and V (%1 B/layer)").arg(2 * c.kvWidth));
+            m_kv->setItemText(2, tr("FlashMLA fp8_ds_mla (MLA models only)"));
+        }
         if (c.kvLoraRank > 0) {
             m_kv->setItemText(0, tr("BF16 latent (%1 B/layer at rank %2 + rope %3)")
                                      .arg(kvBytesPerLayer(KvDtype::BF16, c.kvLoraRank, c.ropeDim))
@@ -157,7 +162,35 @@ void CacheView::recompute()
         m_chart->clear();
         return;
     }
-    const double gib = 1024.0 * 1024.0 * 1024.0;
+    QString text;
+    if (!c.mla()) {
+        QStringList parts;
+        for (const auto &g : c.attention) {
+            if (g.kind == AttentionKind::Linear)
+                parts << tr("%1 linear-attention layers hold a fixed state, not per token").arg(g.layers);
+            else if (g.kind == AttentionKind::Sliding)
+                parts << tr("%1 sliding-window layers × %2 B up to %3 tokens")
+                             .arg(g.layers)
+                             .arg(g.bytesPerTokenPerLayer)
+                             .arg(groupDigitsQ(*g.window));
+            else
+                parts << tr("%1 full-attention layers × %2 B").arg(g.layers).arg(g.bytesPerTokenPerLayer);
+        }
+        text = tr("<b>Per token:</b> K and V (GQA, %1 values each per layer): %2.<br>")
+                   .arg(c.kvWidth)
+                   .arg(parts.join(QStringLiteral("; ")));
+        text +=
+            tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
+                .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
+    } else {
+        text = mlaBreakdown(c);
+    }
+    m_breakdown->setText(text);
+    drawCurves(c);
+}
+
+QString CacheView::mlaBreakdown(const CacheBudget &c) const
+{
     QString text =
         tr("<b>Per token:</b> MLA latent %1 layers × %2 B = <b>%3 B</b>; index keys %4 layers × %5 B = "
            "<b>%6 B</b>; total <b>%7 B</b>.<br>")
@@ -184,23 +217,36 @@ void CacheView::recompute()
                                   "attention")
                                    .arg(*c.indexTopk)
                              : QString());
-    m_breakdown->setText(text);
+    return text;
+}
 
+void CacheView::drawCurves(const CacheBudget &c)
+{
+    const double gib = 1024.0 * 1024.0 * 1024.0;
     // The curves over the whole context range, on log axes.
     QList<LineSeries> series;
-    LineSeries total{tr("KV + index (this map)"), {}, {}, ChartWidget::seriesColor(0)};
-    LineSeries kv{tr("MLA latent only"), {}, {}, ChartWidget::seriesColor(2), true};
+    LineSeries total{c.mla() ? tr("KV + index (this map)") : tr("K and V, all layers"),
+                     {},
+                     {},
+                     ChartWidget::seriesColor(0)};
+    LineSeries kv{c.mla() ? tr("MLA latent only") : tr("K and V if no layer slid"),
+                  {},
+                  {},
+                  ChartWidget::seriesColor(2),
+                  true};
     LineSeries every{tr("KV + index, every layer indexed"), {}, {}, ChartWidget::seriesColor(3), true};
     const double maxCtx = double(m_context->maximum());
     for (double x = std::min(1024.0, maxCtx); x <= maxCtx * 1.0001; x *= std::exp2(0.125)) {
         total.x << x;
-        total.y << double(c.bytesPerToken) * x / gib;
+        total.y << double(c.bytesAt(std::uint64_t(x))) / gib; // sliding layers plateau at their window
         kv.x << x;
-        kv.y << double(c.kvBytesPerToken) * x / gib;
+        kv.y << (c.mla() ? double(c.kvBytesPerToken) * x : double(c.bytesPerToken) * x) / gib;
         every.x << x;
         every.y << double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * x / gib;
     }
-    series << total << kv;
+    series << total;
+    if (c.mla() || c.bytesAt(std::uint64_t(maxCtx)) != std::uint64_t(double(c.bytesPerToken) * maxCtx))
+        series << kv;
     if (c.indexBytesPerTokenEveryLayer > 0) series << every;
     m_chart->showLines(series, tr("context (tokens, log scale)"), tr("GiB per sequence"), true, false);
     m_chart->addMarkers({double(c.contextTokens)}, tr("selected context"), ChartWidget::seriesColor(1));

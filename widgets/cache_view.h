@@ -33,6 +33,8 @@ public:
 
 private:
     void recompute();
+    QString mlaBreakdown(const CacheBudget &c) const;
+    void drawCurves(const CacheBudget &c);
     std::shared_ptr<const LoadedCheckpoint> m_data;
     CacheBudget m_budget;
     QSpinBox *m_context;

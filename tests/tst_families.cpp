@@ -198,15 +198,20 @@ private slots:
     void glmRepacked_data()
     {
         QTest::addColumn<QString>("format");
-        QTest::newRow("NVFP4 (ModelOpt)") << QStringLiteral("nvfp4");
-        QTest::newRow("compressed-tensors INT4 g64") << QStringLiteral("int4");
-        QTest::newRow("AWQ 4-bit") << QStringLiteral("awq");
+        QTest::addColumn<bool>("fullScale");
+        QTest::newRow("NVFP4 (ModelOpt)") << QStringLiteral("nvfp4") << false;
+        QTest::newRow("compressed-tensors INT4 g64") << QStringLiteral("int4") << false;
+        QTest::newRow("AWQ 4-bit") << QStringLiteral("awq") << false;
+        // GLM-5.x at full scale: 753,329,940,480 however it is packed.
+        QTest::newRow("GLM-5.x NVFP4, full scale") << QStringLiteral("nvfp4") << true;
+        QTest::newRow("GLM-5.x INT4, full scale") << QStringLiteral("int4") << true;
     }
     void glmRepacked()
     {
         // The same GLM-style layout as FP8, repacked: the logical parameters must not change.
         QFETCH(QString, format);
-        const auto spec = synth::smallLayout();
+        QFETCH(bool, fullScale);
+        const auto spec = fullScale ? synth::glm5Fp8() : synth::smallLayout();
         const auto want = expected::budget(spec);
         nlohmann::json config = synth::layoutConfig(spec);
         std::vector<Tensor> t;
@@ -258,6 +263,7 @@ private slots:
         QCOMPARE(category(a, Category::Other), std::uint64_t(0));
         QCOMPARE(a.budget.quantScales.tensors, scales);
         QVERIFY(a.warnings.empty() || a.warnings.front().find("packed") == std::string::npos);
+        if (fullScale) QCOMPARE(a.budget.total, std::uint64_t(753329940480));
     }
 
     void packedWeightsWithoutTheirBits()

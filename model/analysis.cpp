@@ -21,7 +21,6 @@ bool endsWith(std::string_view s, std::string_view p)
     return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
-
 int parseInt(std::string_view digits)
 {
     int v = -1;
@@ -359,6 +358,8 @@ public:
             for (const auto &t : s.tensors)
                 if (t.dtype == Dtype::F8_E4M3 && endsWith(t.name, ".weight_scale"))
                     m_fp4Modules.insert(t.name.substr(0, t.name.size() - 13));
+                else if (endsWith(t.name, ".weight_scale_inv"))
+                    m_blockScales.emplace(t.name.substr(0, t.name.size() - 17), t.shape);
     }
 
     std::optional<std::uint64_t> logical(const TensorInfo &t)
@@ -379,6 +380,44 @@ public:
         }
         return std::nullopt;
     }
+    // What a parameter tensor is stored as, in the words the Overview shows: "MXFP4", "NVFP4 g16",
+    // "INT4 g64 symmetric", "INT4 (awq)", "FP8 e4m3 128x128", or its dtype.
+    std::string formatOf(const TensorInfo &t)
+    {
+        if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return "MXFP4";
+        if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
+            m_fp4Modules.count(t.name.substr(0, t.name.size() - 7)))
+            return "NVFP4 g16";
+        if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight"))
+            return "INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
+                   (m_cfg.method.empty() ? std::string("AWQ/GPTQ") : m_cfg.method) + ")";
+        if (t.dtype == Dtype::I32 && endsWith(t.name, ".weight_packed")) {
+            const QuantGroup *g = groupFor(std::string_view(t.name).substr(0, t.name.size() - 14));
+            if (!g || !g->numBits) return "packed I32 (bits unknown)";
+            std::string f = (g->type == "float" ? "FP" : "INT") + std::to_string(g->numBits);
+            if (g->groupSize > 0) f += " g" + std::to_string(g->groupSize);
+            return f + (g->symmetric ? " symmetric" : " asymmetric");
+        }
+        if (t.dtype == Dtype::F8_E4M3 && t.shape.size() == 2) {
+            auto it =
+                m_blockScales.find(t.name.substr(0, t.name.size() - (endsWith(t.name, ".weight") ? 7 : 0)));
+            if (it != m_blockScales.end() && it->second.size() == 2 && it->second[0] && it->second[1]) {
+                // The block edge b with ceil(n / b) scales along a dimension: the power of two that
+                // fits (576 rows in 5 blocks are blocks of 128, the last one partial).
+                auto block = [](std::uint64_t n, std::uint64_t scales) {
+                    const std::uint64_t least = (n + scales - 1) / scales;
+                    std::uint64_t b = 1;
+                    while (b < least)
+                        b *= 2;
+                    return (n + b - 1) / b == scales ? b : least;
+                };
+                return "FP8 e4m3 " + std::to_string(block(t.shape[0], it->second[0])) + "x" +
+                       std::to_string(block(t.shape[1], it->second[1]));
+            }
+            return "FP8 e4m3";
+        }
+        return std::string(dtypeName(t.dtype));
+    }
     std::uint64_t unknown() const { return m_unknown; }
     const std::string &unknownExample() const { return m_unknownExample; }
 
@@ -387,9 +426,15 @@ private:
     // regular expression matched from the start of the module name, as compressed-tensors does).
     int bitsFor(std::string_view module)
     {
+        const QuantGroup *g = groupFor(module);
+        return g ? g->numBits : 0;
+    }
+
+    const QuantGroup *groupFor(std::string_view module)
+    {
         for (const auto &g : m_cfg.groups) {
             for (const auto &target : g.targets) {
-                if (target == "Linear") return g.numBits;
+                if (target == "Linear") return &g;
                 if (!startsWith(target, "re:")) continue;
                 try {
                     auto [it, fresh] = m_regex.try_emplace(target);
@@ -399,17 +444,19 @@ private:
                     std::cmatch m;
                     if (std::regex_search(module.data(), module.data() + module.size(), m, it->second,
                                           std::regex_constants::match_continuous))
-                        return g.numBits;
+                        return &g;
                 } catch (const std::regex_error &) {
                 }
             }
         }
-        return m_cfg.groups.size() == 1 && m_cfg.groups.front().targets.empty() ? m_cfg.groups.front().numBits
-                                                                                : 0;
+        return m_cfg.groups.size() == 1 && m_cfg.groups.front().targets.empty() ? &m_cfg.groups.front()
+                                                                                : nullptr;
     }
 
     const QuantizationConfig &m_cfg;
     std::unordered_set<std::string> m_fp4Modules;
+    std::unordered_map<std::string, std::vector<std::uint64_t>>
+        m_blockScales; // module -> weight_scale_inv shape
     std::map<std::string, std::regex> m_regex;
     std::uint64_t m_unknown = 0;
     std::string m_unknownExample;
@@ -441,6 +488,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
     std::vector<std::set<int>> experts(static_cast<std::size_t>(layerCount));
     std::vector<int> fused(static_cast<std::size_t>(layerCount), 0);
     Unpacker unpacker(ckpt);
+    std::array<std::map<std::string, std::uint64_t>, kCategoryCount>
+        formats; // category -> format -> elements
     std::array<std::map<std::string, Tally>, kCategoryCount> quant;
     std::array<Tally, kCategoryCount> quantScales;
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
@@ -488,6 +537,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
             b.byCategory[ci] += elements;
             b.byDtype[std::string(dtypeName(t.dtype))] += elements;
             quant[ci][std::string(dtypeName(t.dtype))].add(t, elements);
+            formats[ci][unpacker.formatOf(t)] += elements;
             if (layer) layer->params.add(t, elements);
             if (cat == Category::Other) b.otherTensors.push_back(t.name);
 
@@ -522,7 +572,17 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
 
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
         if (quant[c].empty() && quantScales[c].tensors == 0) continue;
-        a.quantLayout.push_back({static_cast<Category>(c), quant[c], quantScales[c], scaleDtypes[c]});
+        // The formats by the elements they hold, largest first: "FP8 e4m3 128x128 + BF16".
+        std::vector<std::pair<std::uint64_t, std::string>> byElements;
+        for (const auto &[f, n] : formats[c])
+            byElements.push_back({n, f});
+        std::sort(byElements.begin(), byElements.end(), [](const auto &x, const auto &y) {
+            return x.first != y.first ? x.first > y.first : x.second < y.second;
+        });
+        std::string format;
+        for (const auto &[n, f] : byElements)
+            format += (format.empty() ? "" : " + ") + f;
+        a.quantLayout.push_back({static_cast<Category>(c), quant[c], quantScales[c], scaleDtypes[c], format});
     }
 
     // Active per token: the main model except routed experts, plus their top-k share.

@@ -103,6 +103,7 @@ struct QuantRow
     std::map<std::string, Tally> dtypes;
     Tally scales;
     std::map<std::string, std::uint64_t> scaleDtypes;
+    std::string format; // "FP8 e4m3 128x128", "NVFP4 g16", "MXFP4 + BF16", ...: largest share first
 };
 
 // Where the IndexShare map came from (the report's words: index_topk_pattern, indexer_types,

@@ -141,6 +141,15 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     }
     r["indexer"] = idx;
 
+    J quantization;
+    quantization["method"] =
+        ckpt.config.quantization.method.empty() ? J() : J(ckpt.config.quantization.method);
+    J formats = J::object();
+    for (const auto &row : a.quantLayout)
+        if (!row.format.empty()) formats[std::string(categoryName(row.category))] = row.format;
+    quantization["formats"] = formats;
+    r["quantization"] = quantization;
+
     if (c.available) {
         J cache;
         cache["kv_dtype"] = kvDtypeName(c.kvDtype);
@@ -223,7 +232,7 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     }
     o << "\nQuantization layout\n";
     for (const auto &row : a.quantLayout) {
-        o << "  " << categoryName(row.category) << ":";
+        o << "  " << categoryName(row.category) << ": " << row.format << " ·";
         for (const auto &[d, t] : row.dtypes)
             o << " " << d << " " << shortCount(t.elements);
         if (row.scales.tensors) o << "  + " << row.scales.tensors << " scale tensors";

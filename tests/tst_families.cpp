@@ -30,6 +30,13 @@ std::uint64_t category(const CheckpointAnalysis &a, Category c)
     return a.budget.byCategory[static_cast<std::size_t>(c)];
 }
 
+std::string formatOf(const CheckpointAnalysis &a, Category c)
+{
+    for (const auto &row : a.quantLayout)
+        if (row.category == c) return row.format;
+    return {};
+}
+
 } // namespace
 
 class TestFamilies : public QObject
@@ -176,6 +183,8 @@ private slots:
         QCOMPARE(a.budget.total, std::uint64_t(116829156672)); // the published 116.83 B
         QCOMPARE(*a.budget.activatedPerToken, rest + routed * k / experts);
         QCOMPARE(a.budget.quantScales.tensors, scaleTensors);
+        QCOMPARE(formatOf(a, Category::RoutedExperts), std::string("MXFP4 + BF16")); // blocks, and the biases
+        QCOMPARE(formatOf(a, Category::Attention), std::string("BF16"));
         QCOMPARE(a.layers.front().routedExperts, int(experts)); // the fused tensors' leading dimension
         QCOMPARE(a.layers.front().kind, LayerKind::Moe);
 
@@ -264,6 +273,10 @@ private slots:
         QCOMPARE(a.budget.quantScales.tensors, scales);
         QVERIFY(a.warnings.empty() || a.warnings.front().find("packed") == std::string::npos);
         if (fullScale) QCOMPARE(a.budget.total, std::uint64_t(753329940480));
+        const std::string routedFormat = format == QLatin1String("nvfp4")  ? "NVFP4 g16"
+                                         : format == QLatin1String("int4") ? "INT4 g64 symmetric"
+                                                                           : "INT4 (awq)";
+        QCOMPARE(formatOf(a, Category::RoutedExperts), routedFormat);
     }
 
     void packedWeightsWithoutTheirBits()

@@ -66,6 +66,9 @@ private slots:
         QCOMPARE(qRound64(report["parameters"]["activated_per_token"].get<double>() / 1e7),
                  qint64(4125)); // 41.25 B
 
+        QCOMPARE(report["quantization"]["formats"]["routed_experts"].get<std::string>(),
+                 std::string("FP8 e4m3 128x128"));
+        QCOMPARE(report["quantization"]["formats"]["embedding"].get<std::string>(), std::string("BF16"));
         QCOMPARE(report["layers"].size(), std::size_t(79));
         QCOMPARE(report["layers"][78]["kind"].get<std::string>(), std::string("mtp"));
         QCOMPARE(report["layers"][2]["kind"].get<std::string>(), std::string("dense"));

@@ -77,11 +77,11 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->addLayout(m_cards);
 
     v->addWidget(makeHeading(tr("Quantization layout"), page));
-    m_quant = makeTable(
-        {tr("Category"), tr("Weights by dtype"), tr("Parameters"), tr("Scale tensors"), tr("Scale bytes")},
-        page);
+    m_quant = makeTable({tr("Category"), tr("Format"), tr("Weights by dtype"), tr("Parameters"),
+                         tr("Scale tensors"), tr("Scale bytes")},
+                        page);
     m_quant->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_quant->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_quant->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
     m_quant->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_quant->setMinimumHeight(300);
     v->addWidget(m_quant);
@@ -203,10 +203,11 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             new QTableWidgetItem(q.scales.tensors ? binaryBytesQ(q.scales.bytes) : QStringLiteral("—"));
         scaleBytes->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
         m_quant->setItem(r, 0, cat);
-        m_quant->setItem(r, 1, new QTableWidgetItem(parts.join(QStringLiteral(" · "))));
-        m_quant->setItem(r, 2, params);
-        m_quant->setItem(r, 3, scales);
-        m_quant->setItem(r, 4, scaleBytes);
+        m_quant->setItem(r, 1, new QTableWidgetItem(qs(q.format)));
+        m_quant->setItem(r, 2, new QTableWidgetItem(parts.join(QStringLiteral(" · "))));
+        m_quant->setItem(r, 3, params);
+        m_quant->setItem(r, 4, scales);
+        m_quant->setItem(r, 5, scaleBytes);
     }
     QStringList warnings;
     for (const auto &w : c.warnings)

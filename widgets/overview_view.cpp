@@ -177,11 +177,17 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
         tr("map from %1").arg(qs(std::string(indexShareSourceName(m.source)))));
     const CacheBudget &cache = m_data->cache;
+    QString cacheNote;
+    if (cache.available)
+        cacheNote =
+            (cache.indexLayers > 0
+                 ? tr("%1 KV, %2-byte index entries; %3 at %4 tokens")
+                       .arg(qs(std::string(kvDtypeName(cache.kvDtype))).toUpper())
+                       .arg(cache.indexEntryBytes)
+                 : tr("%1 KV; %3 at %4 tokens").arg(qs(std::string(kvDtypeName(cache.kvDtype))).toUpper()))
+                .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens));
     set(7, cache.available ? groupDigitsQ(cache.bytesPerToken) + tr(" B/token") : tr("n/a"),
-        cache.available ? tr("BF16 KV, %1-byte index entries; %2 at %3 tokens")
-                              .arg(cache.indexEntryBytes)
-                              .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens))
-                        : qs(cache.reason));
+        cache.available ? cacheNote : qs(cache.reason));
 
     m_quant->setRowCount(0);
     for (const auto &q : a.quantLayout) {
@@ -190,7 +196,7 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         QStringList parts;
         std::uint64_t elements = 0;
         for (const auto &[d, t] : q.dtypes) {
-            parts << qs(d) + QStringLiteral(" ") + shortCountQ(t.elements);
+            parts << qs(d) + QStringLiteral(" ") + binaryBytesQ(t.bytes);
             elements += t.elements;
         }
         auto *cat = new QTableWidgetItem(qs(std::string(categoryName(q.category))));

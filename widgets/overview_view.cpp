@@ -77,8 +77,8 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->addLayout(m_cards);
 
     v->addWidget(makeHeading(tr("Quantization layout"), page));
-    m_quant = makeTable({tr("Category"), tr("Format"), tr("Weights by dtype"), tr("Parameters"),
-                         tr("Scale tensors"), tr("Scale bytes")},
+    m_quant = makeTable({tr("Category"), tr("Format"), tr("Stored as"), tr("Parameters"), tr("Scale tensors"),
+                         tr("Scale bytes")},
                         page);
     m_quant->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_quant->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);

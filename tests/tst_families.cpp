@@ -8,6 +8,8 @@
 #include "fixture_writer.h"
 #include "layout_arithmetic.h"
 
+#include <QFileInfo>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -35,6 +37,23 @@ std::string formatOf(const CheckpointAnalysis &a, Category c)
     for (const auto &row : a.quantLayout)
         if (row.category == c) return row.format;
     return {};
+}
+
+// Every view of the window rendered offscreen for this checkpoint, as `ckpt-atlas figures` does.
+bool figuresRender(const QString &dir, QByteArray *err)
+{
+    QTemporaryDir out;
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("figures"), dir, QStringLiteral("--out"),
+                                             out.path(), QStringLiteral("--tokens"), QStringLiteral("64")});
+    if (!p.waitForFinished(240000)) return false;
+    *err = p.readAllStandardError();
+    return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0 &&
+           QFileInfo::exists(out.filePath(QStringLiteral("05-cache.png"))) &&
+           QFileInfo::exists(out.filePath(QStringLiteral("01-overview.svg")));
 }
 
 } // namespace
@@ -111,6 +130,8 @@ private slots:
         const CacheBudget misfit = computeCacheBudget(ckpt, a, opt);
         QVERIFY(misfit.kvDtypeMisfit && !misfit.available);
         QVERIFY(misfit.reason.find("GQA") != std::string::npos);
+        QByteArray err;
+        QVERIFY2(figuresRender(dir.path(), &err), err.constData());
     }
 
     void gptOss120b()
@@ -202,6 +223,8 @@ private slots:
                      18 * perLayer * context + 18 * perLayer * std::min<std::uint64_t>(context, 128));
             QCOMPARE(c.attention.size(), std::size_t(2));
         }
+        QByteArray err;
+        QVERIFY2(figuresRender(dir.path(), &err), err.constData());
     }
 
     void glmRepacked_data()
@@ -277,6 +300,10 @@ private slots:
                                          : format == QLatin1String("int4") ? "INT4 g64 symmetric"
                                                                            : "INT4 (awq)";
         QCOMPARE(formatOf(a, Category::RoutedExperts), routedFormat);
+        if (!fullScale) {
+            QByteArray err;
+            QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+        }
     }
 
     void packedWeightsWithoutTheirBits()

@@ -462,6 +462,51 @@ private:
     std::string m_unknownExample;
 };
 
+// Which main layers the config declares MoE (domain.md section 10's dialects), when it says.
+std::optional<std::vector<char>> declaredMoeLayers(const ModelConfig &cfg, int layers)
+{
+    std::vector<char> moe(static_cast<std::size_t>(layers), 0);
+    if (static_cast<int>(cfg.mlpLayerTypes.size()) == layers) {
+        for (int i = 0; i < layers; ++i)
+            moe[static_cast<std::size_t>(i)] = cfg.mlpLayerTypes[static_cast<std::size_t>(i)] == "sparse";
+        return moe;
+    }
+    if (cfg.decoderSparseStep) {
+        for (int i = 0; i < layers; ++i) {
+            const bool only =
+                std::find(cfg.mlpOnlyLayers.begin(), cfg.mlpOnlyLayers.end(), i) != cfg.mlpOnlyLayers.end();
+            moe[static_cast<std::size_t>(i)] = !only && (i + 1) % *cfg.decoderSparseStep == 0;
+        }
+        return moe;
+    }
+    if (cfg.firstKDenseReplace && cfg.nRoutedExperts) {
+        for (int i = 0; i < layers; ++i)
+            moe[static_cast<std::size_t>(i)] = i >= *cfg.firstKDenseReplace;
+        return moe;
+    }
+    return std::nullopt;
+}
+
+// Layer kinds come from the tensors on disk; where the config declares them too, every layer on
+// which the two disagree is named.
+void crossCheckLayerKinds(const ModelConfig &cfg, CheckpointAnalysis &a)
+{
+    const auto declared = declaredMoeLayers(cfg, a.mainLayers);
+    if (!declared) return;
+    std::string layers;
+    int count = 0;
+    for (int i = 0; i < a.mainLayers; ++i) {
+        const bool moe = a.layers[static_cast<std::size_t>(i)].kind == LayerKind::Moe;
+        if (moe != static_cast<bool>((*declared)[static_cast<std::size_t>(i)]) && ++count <= 16)
+            layers += (layers.empty() ? "" : ", ") + std::to_string(i) +
+                      (moe ? " (moe on disk)" : " (dense on disk)");
+    }
+    if (count)
+        a.warnings.push_back("config.json's dense/MoE layers disagree with the tensors at " +
+                             std::to_string(count) + " layer" + (count == 1 ? "" : "s") + ": " + layers +
+                             (count > 16 ? ", ..." : ""));
+}
+
 } // namespace
 
 int CheckpointAnalysis::layerOf(std::string_view name) const
@@ -614,6 +659,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
         b.activationNote = "num_experts_per_tok is missing from config.json";
     }
 
+    crossCheckLayerKinds(cfg, a);
     buildIndexShare(ckpt, a);
     if (!ckpt.hasConfig)
         a.warnings.push_back("no config.json: layers and budget come from tensor names alone");

@@ -145,6 +145,15 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readInt(doc, "num_key_value_heads", cfg.numKeyValueHeads, cfg, {1, kMaxConfigExperts});
     readInt(doc, "head_dim", cfg.headDim, cfg, {1, kMaxConfigDim});
     readInt(doc, "sliding_window", cfg.slidingWindow, cfg, {1, kMaxConfigPositions});
+    readInt(doc, "decoder_sparse_step", cfg.decoderSparseStep, cfg, {1, kMaxConfigLayers});
+    if (auto it = doc.find("mlp_layer_types");
+        it != doc.end() && it->is_array() && it->size() <= static_cast<std::size_t>(kMaxConfigLayers))
+        for (const auto &v : *it)
+            cfg.mlpLayerTypes.push_back(v.is_string() ? v.get<std::string>() : std::string());
+    if (auto it = doc.find("mlp_only_layers");
+        it != doc.end() && it->is_array() && it->size() <= static_cast<std::size_t>(kMaxConfigLayers))
+        for (const auto &v : *it)
+            if (v.is_number_integer()) cfg.mlpOnlyLayers.push_back(v.get<std::int64_t>());
     if (auto it = doc.find("use_sliding_window"); it != doc.end() && it->is_boolean())
         cfg.useSlidingWindow = it->get<bool>();
     if (auto it = doc.find("layer_types");

@@ -61,7 +61,10 @@ struct ModelConfig
     std::optional<std::int64_t> headDim;
     std::optional<std::int64_t> slidingWindow;
     std::optional<bool> useSlidingWindow;
-    std::vector<std::string> layerTypes; // "full_attention", "sliding_attention", "linear_attention", ...
+    std::vector<std::string> layerTypes;    // "full_attention", "sliding_attention", "linear_attention", ...
+    std::vector<std::string> mlpLayerTypes; // "dense" / "sparse" per layer
+    std::optional<std::int64_t> decoderSparseStep;
+    std::vector<std::int64_t> mlpOnlyLayers;
     std::optional<std::int64_t> kvLoraRank;
     std::optional<std::int64_t> qkRopeHeadDim;
     std::optional<std::int64_t> maxPositionEmbeddings;

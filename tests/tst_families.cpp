@@ -324,6 +324,57 @@ private slots:
         QVERIFY(said);
     }
 
+    void layerKindsAgainstTheConfig_data()
+    {
+        QTest::addColumn<QString>("key");
+        QTest::newRow("decoder_sparse_step") << QStringLiteral("decoder_sparse_step");
+        QTest::newRow("mlp_layer_types") << QStringLiteral("mlp_layer_types");
+        QTest::newRow("first_k_dense_replace") << QStringLiteral("first_k_dense_replace");
+    }
+    void layerKindsAgainstTheConfig()
+    {
+        // Four layers, MoE on disk at 1 and 3; each dialect declares 1 and 3 too, then 0 and 1 apart.
+        QFETCH(QString, key);
+        std::vector<Tensor> t;
+        for (int l = 0; l < 4; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            if (l % 2 == 1) {
+                t.push_back({p + "mlp.gate.weight", "BF16", {4, 8}});
+                t.push_back({p + "mlp.experts.0.down_proj.weight", "BF16", {8, 16}});
+            } else {
+                t.push_back({p + "mlp.down_proj.weight", "BF16", {8, 16}});
+            }
+        }
+        auto warningsFor = [&](const nlohmann::json &config) {
+            QTemporaryDir dir;
+            fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+            return open(dir.path()).warnings;
+        };
+        nlohmann::json agree = {{"num_hidden_layers", 4}, {"num_experts", 4}};
+        nlohmann::json disagree = agree;
+        if (key == QLatin1String("decoder_sparse_step")) {
+            agree["decoder_sparse_step"] = 2;    // (i + 1) % 2 == 0: layers 1, 3
+            disagree["decoder_sparse_step"] = 1; // every layer
+            disagree["mlp_only_layers"] = {3};   // but 3: layers 0, 1, 2
+        } else if (key == QLatin1String("mlp_layer_types")) {
+            agree["mlp_layer_types"] = {"dense", "sparse", "dense", "sparse"};
+            disagree["mlp_layer_types"] = {"sparse", "sparse", "sparse", "dense"};
+        } else {
+            agree = nullptr; // first_k_dense_replace cannot declare 1 and 3 alone: only the disagreement
+            disagree["first_k_dense_replace"] = 1;
+        }
+        if (!agree.is_null())
+            for (const auto &w : warningsFor(agree))
+                QVERIFY2(w.find("disagree with the tensors") == std::string::npos, w.c_str());
+        std::string said;
+        for (const auto &w : warningsFor(disagree))
+            if (w.find("disagree with the tensors") != std::string::npos) said = w;
+        QVERIFY(!said.empty());
+        QVERIFY2(said.find("0 (dense on disk)") != std::string::npos ||
+                     said.find("2 (dense on disk)") != std::string::npos,
+                 said.c_str());
+    }
+
     void textConfigAndOtherPrefixes()
     {
         // A multimodal wrapper: keys under text_config, the language model under model.language_model.

@@ -600,6 +600,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
         }
     }
     std::sort(b.otherTensors.begin(), b.otherTensors.end());
+    if (!b.otherTensors.empty())
+        a.warnings.push_back(std::to_string(b.otherTensors.size()) + " tensor" +
+                             (b.otherTensors.size() == 1 ? " is" : "s are") + " of no known role (e.g. " +
+                             b.otherTensors.front() + "); counted under other, in the total and as active");
     if (strayTensors)
         a.warnings.push_back(std::to_string(strayTensors) + " tensor" + (strayTensors == 1 ? "" : "s") +
                              " name a layer beyond the model's " + std::to_string(layerCount) +

@@ -134,6 +134,60 @@ private slots:
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
     }
 
+    void qwen3Moe30bA3b()
+    {
+        // Qwen3-30B-A3B: mlp.experts.N.{gate,up,down}_proj, mlp.gate, GQA with q/k norms, untied head.
+        const std::uint64_t h = 2048, layers = 48, experts = 128, k = 8, inter = 768, vocab = 151936,
+                            heads = 32, kvHeads = 4, headDim = 128;
+        nlohmann::json config = {{"model_type", "qwen3_moe"},    {"hidden_size", h},
+                                 {"num_hidden_layers", layers},  {"num_experts", experts},
+                                 {"num_experts_per_tok", k},     {"moe_intermediate_size", inter},
+                                 {"num_attention_heads", heads}, {"num_key_value_heads", kvHeads},
+                                 {"head_dim", headDim},          {"vocab_size", vocab},
+                                 {"decoder_sparse_step", 1},     {"mlp_only_layers", nlohmann::json::array()},
+                                 {"norm_topk_prob", true}};
+        std::vector<Tensor> t;
+        for (std::uint64_t l = 0; l < layers; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            t.push_back({p + "self_attn.q_proj.weight", "BF16", {heads * headDim, h}});
+            t.push_back({p + "self_attn.k_proj.weight", "BF16", {kvHeads * headDim, h}});
+            t.push_back({p + "self_attn.v_proj.weight", "BF16", {kvHeads * headDim, h}});
+            t.push_back({p + "self_attn.o_proj.weight", "BF16", {h, heads * headDim}});
+            t.push_back({p + "self_attn.q_norm.weight", "BF16", {headDim}});
+            t.push_back({p + "self_attn.k_norm.weight", "BF16", {headDim}});
+            t.push_back({p + "mlp.gate.weight", "BF16", {experts, h}});
+            for (std::uint64_t e = 0; e < experts; ++e) {
+                const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
+                t.push_back({x + "gate_proj.weight", "BF16", {inter, h}});
+                t.push_back({x + "up_proj.weight", "BF16", {inter, h}});
+                t.push_back({x + "down_proj.weight", "BF16", {h, inter}});
+            }
+            t.push_back({p + "input_layernorm.weight", "BF16", {h}});
+            t.push_back({p + "post_attention_layernorm.weight", "BF16", {h}});
+        }
+        t.push_back({"model.embed_tokens.weight", "BF16", {vocab, h}});
+        t.push_back({"model.norm.weight", "BF16", {h}});
+        t.push_back({"lm_head.weight", "BF16", {vocab, h}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        Checkpoint ckpt;
+        const CheckpointAnalysis a = open(dir.path(), &ckpt);
+        const std::uint64_t routed = layers * experts * 3 * inter * h;
+        const std::uint64_t attention =
+            layers * (2 * heads * headDim * h + 2 * kvHeads * headDim * h + 2 * headDim);
+        const std::uint64_t rest = attention + layers * (experts * h + 2 * h) + 2 * vocab * h + h;
+        QCOMPARE(category(a, Category::Other), std::uint64_t(0));
+        QCOMPARE(a.budget.total, routed + rest);
+        QCOMPARE(*a.budget.activatedPerToken, rest + routed * k / experts);
+        // The published anchors: 30.5 B total, 3.3 B active (3,353,032,704: the card truncates).
+        QCOMPARE(qRound64(double(a.budget.total) / 1e8), qint64(305));
+        QCOMPARE(*a.budget.activatedPerToken / 100000000, std::uint64_t(33));
+        for (const auto &w : a.warnings) // decoder_sparse_step 1: every layer MoE, as on disk
+            QVERIFY2(w.find("disagree with the tensors") == std::string::npos, w.c_str());
+        // GQA cache: 48 layers x K and V of 4 heads x 128 in BF16.
+        QCOMPARE(computeCacheBudget(ckpt, a, {}).bytesPerToken, layers * 2 * kvHeads * headDim * 2);
+    }
+
     void gptOss120b()
     {
         // gpt-oss-120b: MXFP4 fused experts (*_blocks U8 [E, out, in/32, 16] + *_scales), mlp.router with

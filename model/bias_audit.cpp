@@ -123,11 +123,21 @@ std::optional<RouterConfig> routerConfigFor(const ModelConfig &cfg, std::size_t 
                    std::to_string(*cfg.nRoutedExperts) + " experts";
         return std::nullopt;
     }
+    // The router functions the simulator knows; any other is said plainly, never guessed.
+    if (!cfg.scoringFunc.empty() && cfg.scoringFunc != "sigmoid" && cfg.scoringFunc != "softmax") {
+        if (why) *why = "scoring_func '" + cfg.scoringFunc + "' is not simulated (sigmoid and softmax are)";
+        return std::nullopt;
+    }
+    if (!cfg.topkMethod.empty() && cfg.topkMethod != "noaux_tc" && cfg.topkMethod != "greedy") {
+        if (why) *why = "topk_method '" + cfg.topkMethod + "' is not simulated (noaux_tc and greedy are)";
+        return std::nullopt;
+    }
     RouterConfig r;
+    r.softmax = cfg.scoringFunc == "softmax";
     r.experts = static_cast<int>(experts);
     r.topk = static_cast<int>(*cfg.numExpertsPerTok);
-    r.groups = static_cast<int>(cfg.nGroup.value_or(1));
-    r.topkGroups = static_cast<int>(cfg.topkGroup.value_or(r.groups));
+    r.groups = cfg.topkMethod == "greedy" ? 1 : static_cast<int>(cfg.nGroup.value_or(1)); // greedy: no groups
+    r.topkGroups = cfg.topkMethod == "greedy" ? 1 : static_cast<int>(cfg.topkGroup.value_or(r.groups));
     r.normTopkProb = cfg.normTopkProb.value_or(true);
     r.scaling = static_cast<float>(cfg.routedScalingFactor.value_or(1.0));
     if (r.topk < 1 || r.topk > r.experts || r.groups < 1 || r.experts % r.groups != 0 || r.topkGroups < 1 ||

@@ -68,7 +68,8 @@ nlohmann::ordered_json routingJson(const RoutingRun &run)
     out["synthetic"] = run.synthetic;
     out["logits_non_finite"] = run.logitsNonFinite;
     if (run.synthetic) out["note"] = kSyntheticLogitsNote;
-    out["router"] = {{"experts", run.router.experts},
+    out["router"] = {{"scoring", run.router.softmax ? "softmax" : "sigmoid"},
+                     {"experts", run.router.experts},
                      {"topk", run.router.topk},
                      {"n_group", run.router.groups},
                      {"topk_group", run.router.topkGroups},

@@ -311,7 +311,8 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
 
     // Where each expert sits in the reference and the variant's choice (-1: not chosen), per token.
     std::vector<int> refPos(static_cast<std::size_t>(E), -1), varPos(static_cast<std::size_t>(E), -1);
-    std::vector<float> s32(static_cast<std::size_t>(E)), s16(static_cast<std::size_t>(E));
+    std::vector<float> s32(static_cast<std::size_t>(E)), s16(static_cast<std::size_t>(E)),
+        r16(static_cast<std::size_t>(E));
     const std::vector<float> &bf16Sigmoid = sigmoidOfEveryBf16();
     Routing ref, var;
     std::uint64_t changed[kVariantCount] = {}, replaced[kVariantCount] = {}, reordered[kVariantCount] = {};
@@ -320,10 +321,17 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
         if (cancel && (t & 255) == 0 && cancel->load(std::memory_order_relaxed))
             throw AtlasError(ErrorKind::Source, "cancelled");
         const float *row = logits + static_cast<std::size_t>(t) * static_cast<std::size_t>(E);
-        sigmoidRow(row, s32.data(), E);
-        // A BF16 logit has one of 65,536 values: its sigmoid is looked up (the same bits as computed).
-        for (int e = 0; e < E; ++e)
-            s16[static_cast<std::size_t>(e)] = bf16Sigmoid[bf16Bits(row[e])];
+        if (config.softmax) {
+            routerScores(config, row, s32.data());
+            for (int e = 0; e < E; ++e)
+                r16[static_cast<std::size_t>(e)] = roundToBf16(row[e]);
+            routerScores(config, r16.data(), s16.data());
+        } else {
+            sigmoidRow(row, s32.data(), E);
+            // A BF16 logit has one of 65,536 values: its sigmoid is looked up (the same bits as computed).
+            for (int e = 0; e < E; ++e)
+                s16[static_cast<std::size_t>(e)] = bf16Sigmoid[bf16Bits(row[e])];
+        }
         router.route(s32.data(), bias.data(), ref);
         for (std::size_t k = 0; k < ref.experts.size(); ++k) {
             ++result.referenceLoad[static_cast<std::size_t>(ref.experts[k])];
@@ -378,10 +386,32 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
     return result;
 }
 
+void routerScores(const RouterConfig &config, const float *logits, float *scores)
+{
+    const int E = config.experts;
+    if (!config.softmax) {
+        sigmoidRow(logits, scores, E);
+        return;
+    }
+    // Softmax over the experts in FP32, shifted by the largest finite logit; a NaN row stays NaN.
+    float top = -INFINITY;
+    for (int e = 0; e < E; ++e)
+        if (logits[e] > top) top = logits[e];
+    if (!std::isfinite(top)) top = 0.0f;
+    float sum = 0.0f;
+    for (int e = 0; e < E; ++e) {
+        scores[e] = std::exp(logits[e] - top);
+        sum += scores[e];
+    }
+    for (int e = 0; e < E; ++e)
+        scores[e] /= sum;
+}
+
 int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias)
 {
     Router router(config);
-    std::vector<float> scores(bias.size(), sigmoid(0.0f));
+    std::vector<float> zeros(bias.size(), 0.0f), scores(bias.size());
+    routerScores(config, zeros.data(), scores.data());
     std::vector<float> rounded(bias.size());
     for (std::size_t e = 0; e < bias.size(); ++e)
         rounded[e] = roundToBf16(bias[e]);

@@ -20,7 +20,11 @@ struct RouterConfig
     int topkGroups = 1; // topk_group
     bool normTopkProb = true;
     float scaling = 1.0f; // routed_scaling_factor
+    bool softmax = false; // scoring_func softmax (Mixtral, Qwen style); sigmoid otherwise
 };
+
+// A token's router scores from its logits: sigmoid per expert, or softmax over the experts.
+void routerScores(const RouterConfig &config, const float *logits, float *scores);
 
 struct Routing
 {

@@ -324,6 +324,53 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, Router(config(8, 2, 4, 5)));
     }
 
+    void routerFunctionsFromTheConfig()
+    {
+        ModelConfig cfg;
+        cfg.numExpertsPerTok = 2;
+        cfg.nRoutedExperts = 8;
+        cfg.nGroup = 4;
+        cfg.topkGroup = 2;
+        QVERIFY(!routerConfigFor(cfg, 8)->softmax); // no scoring_func: sigmoid, as noaux_tc routers
+        cfg.scoringFunc = "softmax";
+        QVERIFY(routerConfigFor(cfg, 8)->softmax);
+        cfg.topkMethod = "greedy"; // no group limit
+        QCOMPARE(routerConfigFor(cfg, 8)->groups, 1);
+        std::string why;
+        cfg.topkMethod = "group_limited_greedy";
+        QVERIFY(!routerConfigFor(cfg, 8, &why));
+        QVERIFY2(why.find("topk_method 'group_limited_greedy' is not simulated") != std::string::npos,
+                 why.c_str());
+        cfg.topkMethod.clear();
+        cfg.scoringFunc = "relu";
+        QVERIFY(!routerConfigFor(cfg, 8, &why));
+        QVERIFY2(why.find("scoring_func 'relu' is not simulated") != std::string::npos, why.c_str());
+    }
+
+    void softmaxScores()
+    {
+        // Softmax over the experts, worked out by hand: e^x / sum e^x.
+        RouterConfig c = config(3, 2);
+        c.softmax = true;
+        const float logits[3] = {1.0f, 2.0f, 3.0f};
+        float scores[3];
+        routerScores(c, logits, scores);
+        const double sum = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+        for (int e = 0; e < 3; ++e)
+            QVERIFY(std::fabs(scores[e] - std::exp(double(e + 1)) / sum) < 1e-6);
+        // Top-2 by score (no bias), weights normalised over the two chosen.
+        Router router(c);
+        const float bias[3] = {0, 0, 0};
+        Routing r;
+        router.route(scores, bias, r);
+        QCOMPARE(r.experts, (std::vector<int>{2, 1}));
+        QVERIFY(std::fabs(r.weights[0] - std::exp(3.0) / (std::exp(3.0) + std::exp(2.0))) < 1e-6);
+        // With zero logits every expert scores 1/E: only the bias decides, as in the zero-logit probe.
+        const float zeros[3] = {0, 0, 0};
+        routerScores(c, zeros, scores);
+        QCOMPARE(scores[0], 1.0f / 3.0f);
+    }
+
     void roundingThatFlipsTheChoice()
     {
         // 34.1 and 34.12 both round to 34.0 in BF16 (spacing 0.25): the FP32 winner, expert 1, loses its lead

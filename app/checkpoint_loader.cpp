@@ -43,10 +43,8 @@ void CheckpointLoader::start(const SourceSpec &spec, const NetworkOptions &optio
     m_clock.start();
     m_layoutMs = m_totalMs = -1;
     m_progressTimer.start();
-    NetworkOptions network = options;
-    if (m_timeoutSeconds > 0) network.timeoutSeconds = m_timeoutSeconds;
-    m_jobs.start([this, spec, network, preparer = m_preparer](const std::shared_ptr<Job> &job) {
-        run(spec, network, preparer, job);
+    m_jobs.start([this, spec, options, preparer = m_preparer](const std::shared_ptr<Job> &job) {
+        run(spec, options, preparer, job);
     });
 }
 

@@ -32,8 +32,6 @@ public:
     // result travels with layoutReady.
     using Preparer = std::function<PreparedViews(const LoadedCheckpoint &)>;
     void setPreparer(Preparer preparer) { m_preparer = std::move(preparer); }
-    // The deadline of a remote load, in seconds (the command line's --timeout).
-    void setTimeoutSeconds(int seconds) { m_timeoutSeconds = seconds; }
     // Milliseconds from start() to the layout, and to the end of the load.
     qint64 layoutMs() const { return m_layoutMs; }
     qint64 totalMs() const { return m_totalMs; }
@@ -60,7 +58,6 @@ private:
 
     JobThreads m_jobs;
     bool m_running = false;
-    int m_timeoutSeconds = 0;
     Preparer m_preparer;
     QElapsedTimer m_clock;
     qint64 m_layoutMs = -1;

@@ -42,7 +42,6 @@ public:
     void openSource(const QString &source, const QString &revision = {});
     void cancelLoad();
     CheckpointLoader *loader() const { return m_loader; }
-    RoutingRunner *routingRunner() const { return m_routing; }
     const QList<AtlasView *> &views() const { return m_views; }
     AtlasView *view(const QString &fileStem) const;
     void showView(AtlasView *view);

@@ -61,9 +61,26 @@ std::string_view attentionKindName(AttentionKind k)
     return "full";
 }
 
-namespace {
-unsigned __int128 exactBytesAt(const CacheBudget &c, std::uint64_t context);
+std::uint64_t defaultContextTokens(const ModelConfig &config)
+{
+    return config.maxPositionEmbeddings ? static_cast<std::uint64_t>(*config.maxPositionEmbeddings)
+                                        : kFallbackContextTokens;
 }
+
+namespace {
+
+unsigned __int128 exactBytesAt(const CacheBudget &c, std::uint64_t context)
+{
+    unsigned __int128 total = static_cast<unsigned __int128>(c.indexBytesPerToken) * context;
+    for (const auto &g : c.attention) {
+        const std::uint64_t tokens = g.window ? std::min(*g.window, context) : context;
+        total += static_cast<unsigned __int128>(g.bytesPerTokenPerLayer) *
+                 static_cast<std::uint64_t>(g.layers) * tokens;
+    }
+    return total;
+}
+
+} // namespace
 
 std::uint64_t CacheBudget::bytesAt(std::uint64_t context) const
 {
@@ -127,25 +144,12 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
     return true;
 }
 
-unsigned __int128 exactBytesAt(const CacheBudget &c, std::uint64_t context)
-{
-    unsigned __int128 total = static_cast<unsigned __int128>(c.indexBytesPerToken) * context;
-    for (const auto &g : c.attention) {
-        const std::uint64_t tokens = g.window ? std::min(*g.window, context) : context;
-        total += static_cast<unsigned __int128>(g.bytesPerTokenPerLayer) *
-                 static_cast<std::uint64_t>(g.layers) * tokens;
-    }
-    return total;
-}
-
-std::uint64_t defaultContext(const ModelConfig &config);
-
 // The totals at the chosen context, for every attention kind.
 void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
 {
     c.bytesPerToken = c.kvBytesPerToken + c.indexBytesPerToken;
     c.indexTopk = cfg.indexTopk;
-    c.contextTokens = opt.contextTokens ? *opt.contextTokens : defaultContext(cfg);
+    c.contextTokens = opt.contextTokens ? *opt.contextTokens : defaultContextTokens(cfg);
     const unsigned __int128 total = exactBytesAt(c, c.contextTokens);
     if (total > static_cast<unsigned __int128>(UINT64_MAX)) {
         // Not thrown: a config's max_position_embeddings is not the user's fault, and a view must
@@ -166,19 +170,6 @@ void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
 }
 
 } // namespace
-
-namespace {
-std::uint64_t defaultContext(const ModelConfig &config)
-{
-    return defaultContextTokens(config);
-}
-} // namespace
-
-std::uint64_t defaultContextTokens(const ModelConfig &config)
-{
-    return config.maxPositionEmbeddings ? static_cast<std::uint64_t>(*config.maxPositionEmbeddings)
-                                        : kFallbackContextTokens;
-}
 
 CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis &a, const CacheOptions &opt)
 {

@@ -47,6 +47,15 @@ void readInt(const nlohmann::json &doc, const char *key, std::optional<std::int6
     out = v;
 }
 
+// A list with one string per layer ("full_attention", "sparse", ...); a non-string entry reads as "".
+void readLayerList(const nlohmann::json &doc, const char *key, std::vector<std::string> &out)
+{
+    auto it = doc.find(key);
+    if (it == doc.end() || !it->is_array() || it->size() > static_cast<std::size_t>(kMaxConfigLayers)) return;
+    for (const auto &v : *it)
+        out.push_back(v.is_string() ? v.get<std::string>() : std::string());
+}
+
 // quantization_config: the method, the bits of AWQ / GPTQ, and compressed-tensors' groups.
 void readQuantization(const nlohmann::json &q, ModelConfig &cfg)
 {
@@ -146,20 +155,14 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readInt(doc, "head_dim", cfg.headDim, cfg, {1, kMaxConfigDim});
     readInt(doc, "sliding_window", cfg.slidingWindow, cfg, {1, kMaxConfigPositions});
     readInt(doc, "decoder_sparse_step", cfg.decoderSparseStep, cfg, {1, kMaxConfigLayers});
-    if (auto it = doc.find("mlp_layer_types");
-        it != doc.end() && it->is_array() && it->size() <= static_cast<std::size_t>(kMaxConfigLayers))
-        for (const auto &v : *it)
-            cfg.mlpLayerTypes.push_back(v.is_string() ? v.get<std::string>() : std::string());
+    readLayerList(doc, "mlp_layer_types", cfg.mlpLayerTypes);
     if (auto it = doc.find("mlp_only_layers");
         it != doc.end() && it->is_array() && it->size() <= static_cast<std::size_t>(kMaxConfigLayers))
         for (const auto &v : *it)
             if (v.is_number_integer()) cfg.mlpOnlyLayers.push_back(v.get<std::int64_t>());
     if (auto it = doc.find("use_sliding_window"); it != doc.end() && it->is_boolean())
         cfg.useSlidingWindow = it->get<bool>();
-    if (auto it = doc.find("layer_types");
-        it != doc.end() && it->is_array() && it->size() <= static_cast<std::size_t>(kMaxConfigLayers))
-        for (const auto &v : *it)
-            cfg.layerTypes.push_back(v.is_string() ? v.get<std::string>() : std::string());
+    readLayerList(doc, "layer_types", cfg.layerTypes);
     readInt(doc, "qk_rope_head_dim", cfg.qkRopeHeadDim, cfg, {0, kMaxConfigDim});
     readInt(doc, "max_position_embeddings", cfg.maxPositionEmbeddings, cfg, {1, kMaxConfigPositions});
     readInt(doc, "num_nextn_predict_layers", cfg.numNextnPredictLayers, cfg, {0, kMaxConfigMtpLayers});

@@ -227,7 +227,6 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
     if (!index.isValid()) return {};
     const Node &n = m_tree->nodes[index.internalId()];
     if (role == KindRole) return static_cast<int>(n.kind);
-    if (role == FilterRole) return n.tensor ? qs(n.tensor->name) : n.name;
     if (role == SortRole) {
         switch (index.column()) {
         case Parameters:

@@ -19,7 +19,6 @@ public:
     enum Role {
         SortRole = Qt::UserRole,
         KindRole,
-        FilterRole /* a tensor's full name, else the row's name */
     };
     enum class Kind { Group, Layer, Module, Experts, Expert, Tensor };
 

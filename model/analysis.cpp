@@ -357,16 +357,16 @@ public:
         for (const auto &s : ckpt.shards)
             for (const auto &t : s.tensors)
                 if (t.dtype == Dtype::F8_E4M3 && endsWith(t.name, ".weight_scale"))
-                    m_fp4Modules.insert(t.name.substr(0, t.name.size() - 13));
+                    m_fp4Modules.insert(std::string_view(t.name).substr(0, t.name.size() - 13));
                 else if (endsWith(t.name, ".weight_scale_inv"))
-                    m_blockScales.emplace(t.name.substr(0, t.name.size() - 17), t.shape);
+                    m_blockScales.emplace(std::string_view(t.name).substr(0, t.name.size() - 17), &t.shape);
     }
 
     std::optional<std::uint64_t> logical(const TensorInfo &t)
     {
         if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return t.numel * 2; // MXFP4: two per byte
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
-            m_fp4Modules.count(t.name.substr(0, t.name.size() - 7)))
+            m_fp4Modules.count(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return t.numel * 2;                                    // NVFP4
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight")) // AWQ / GPTQ
             return t.numel * static_cast<std::uint64_t>(32 / (m_cfg.bits ? m_cfg.bits : 4));
@@ -386,7 +386,7 @@ public:
     {
         if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return "MXFP4";
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
-            m_fp4Modules.count(t.name.substr(0, t.name.size() - 7)))
+            m_fp4Modules.count(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return "NVFP4 g16";
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight"))
             return "INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
@@ -399,9 +399,10 @@ public:
             return f + (g->symmetric ? " symmetric" : " asymmetric");
         }
         if (t.dtype == Dtype::F8_E4M3 && t.shape.size() == 2) {
-            auto it =
-                m_blockScales.find(t.name.substr(0, t.name.size() - (endsWith(t.name, ".weight") ? 7 : 0)));
-            if (it != m_blockScales.end() && it->second.size() == 2 && it->second[0] && it->second[1]) {
+            auto it = m_blockScales.find(
+                std::string_view(t.name).substr(0, t.name.size() - (endsWith(t.name, ".weight") ? 7 : 0)));
+            if (it != m_blockScales.end() && it->second->size() == 2 && (*it->second)[0] &&
+                (*it->second)[1]) {
                 // The block edge b with ceil(n / b) scales along a dimension: the power of two that
                 // fits (576 rows in 5 blocks are blocks of 128, the last one partial).
                 auto block = [](std::uint64_t n, std::uint64_t scales) {
@@ -411,8 +412,8 @@ public:
                         b *= 2;
                     return (n + b - 1) / b == scales ? b : least;
                 };
-                return "FP8 e4m3 " + std::to_string(block(t.shape[0], it->second[0])) + "x" +
-                       std::to_string(block(t.shape[1], it->second[1]));
+                return "FP8 e4m3 " + std::to_string(block(t.shape[0], (*it->second)[0])) + "x" +
+                       std::to_string(block(t.shape[1], (*it->second)[1]));
             }
             return "FP8 e4m3";
         }
@@ -454,9 +455,9 @@ private:
     }
 
     const QuantizationConfig &m_cfg;
-    std::unordered_set<std::string> m_fp4Modules;
-    std::unordered_map<std::string, std::vector<std::uint64_t>>
-        m_blockScales; // module -> weight_scale_inv shape
+    // Views into the checkpoint's own names (it outlives this Unpacker): no copies of 118k names.
+    std::unordered_set<std::string_view> m_fp4Modules;
+    std::unordered_map<std::string_view, const std::vector<std::uint64_t> *> m_blockScales; // -> scale shape
     std::map<std::string, std::regex> m_regex;
     std::uint64_t m_unknown = 0;
     std::string m_unknownExample;
@@ -551,12 +552,13 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
             }
             LayerInfo *layer = place.layer >= 0 ? &a.layers[static_cast<std::size_t>(place.layer)] : nullptr;
             const bool mtp = layer && layer->kind == LayerKind::Mtp;
-            const Category cat = categorize(t.name, place.layer, mtp);
-            const auto ci = static_cast<std::size_t>(cat);
             const std::string_view rest = place.rest;
+            // The role is read once: it gives the category (as categorize() would) and the layer's facts.
+            const LayerRole role = layer ? layerRole(rest) : LayerRole{};
+            const Category cat = !layer ? categorize(t.name, -1, false) : mtp ? Category::Mtp : role.category;
+            const auto ci = static_cast<std::size_t>(cat);
 
             if (layer) {
-                const LayerRole role = layerRole(rest);
                 if (role.category == Category::Indexer) layer->indexerWeights = true;
                 if (!mtp && (role.category == Category::RoutedExperts || role.category == Category::Router))
                     layer->kind = LayerKind::Moe;

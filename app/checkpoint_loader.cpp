@@ -78,7 +78,7 @@ void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, const Prepar
                 what = tr("Reading headers…");
                 break;
             case LoadStage::Biases:
-                what = tr("Reading the router correction biases…");
+                what = tr("Reading the router biases…");
                 break;
             case LoadStage::Routing:
                 what = tr("Simulating routing…");

@@ -19,11 +19,6 @@ void tell(const LoadObserver &o, LoadStage stage)
 std::shared_ptr<const RoutingRun> simulate(const BiasAudit &audit, const LoadRequest &request,
                                            const std::atomic<bool> *cancel)
 {
-    const std::vector<LayerBias> layerBiases = correctionBiases(audit);
-    if (layerBiases.empty())
-        throw AtlasError(
-            ErrorKind::Invalid,
-            "cannot simulate routing: the checkpoint has no mlp.gate.e_score_correction_bias tensors");
     if (!audit.router)
         throw AtlasError(ErrorKind::Invalid, "cannot simulate routing: " + audit.routerProblem);
     RoutingOptions options = request.routing;
@@ -33,7 +28,7 @@ std::shared_ptr<const RoutingRun> simulate(const BiasAudit &audit, const LoadReq
         captured = readLogitsFile(request.logitsFile);
         options.captured = &*captured;
     }
-    return std::make_shared<const RoutingRun>(simulateRouting(layerBiases, *audit.router, options));
+    return std::make_shared<const RoutingRun>(simulateRouting(audit.routing, *audit.router, options));
 }
 
 } // namespace
@@ -64,7 +59,7 @@ LoadResult LoadPipeline::run(const std::atomic<bool> *cancel, const LoadObserver
     tell(observer, LoadStage::Biases);
     const BiasFetchPlan plan = planBiasFetch(loaded->checkpoint, m_request.biasTensors);
     result.biases = std::make_shared<const BiasAudit>(
-        auditBiases(loaded->checkpoint.config, readBiases(*opened.source, plan), plan.bytes));
+        auditBiases(loaded->checkpoint.config, loaded->analysis, readBiases(*opened.source, plan), plan.bytes));
     if (observer.progress) {
         LoadProgress p;
         p.filesDone = p.filesTotal = loaded->checkpoint.shards.size();
@@ -84,7 +79,7 @@ nlohmann::ordered_json buildReport(const LoadResult &r)
 {
     const LoadedCheckpoint &l = *r.layout;
     auto report = buildReport(l.checkpoint, l.analysis, l.cache);
-    if (r.biases) report["biases"] = biasesJson(r.biases->stats, r.biases->bytesRead);
+    if (r.biases) report["biases"] = biasesJson(r.biases->stats, r.biases->bytesRead, r.biases->kind);
     if (r.routing) report["routing"] = routingJson(*r.routing);
     if (r.receipts)
         report["network"] = {{"requests", r.receipts->requests()},
@@ -97,7 +92,7 @@ std::string formatReport(const LoadResult &r)
 {
     const LoadedCheckpoint &l = *r.layout;
     std::string text = formatSummary(l.checkpoint, l.analysis, l.cache);
-    if (r.biases) text += formatBiasTable(r.biases->stats, r.biases->bytesRead);
+    if (r.biases) text += formatBiasTable(r.biases->stats, r.biases->bytesRead, r.biases->kind);
     if (r.routing) text += formatRoutingTable(*r.routing);
     return text;
 }

@@ -18,9 +18,20 @@ bool isCorrectionBias(std::string_view name)
     return name.ends_with(".e_score_correction_bias") || name == "e_score_correction_bias";
 }
 
+bool isRouterLinearBias(std::string_view name)
+{
+    if (!name.ends_with(".bias") || isCorrectionBias(name)) return false;
+    return layerRole(placeOf(name).rest).category == Category::Router;
+}
+
 BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::string> &extra)
 {
     BiasFetchPlan plan;
+    bool anyCorrection = false;
+    for (const ShardHeader &shard : ckpt.shards)
+        for (const TensorInfo &t : shard.tensors)
+            anyCorrection = anyCorrection || isCorrectionBias(t.name);
+    const auto isRouterBias = anyCorrection ? isCorrectionBias : isRouterLinearBias;
     std::set<std::string> wanted(extra.begin(), extra.end());
     std::set<std::string> found;
     // A correction bias holds one value per expert; nothing larger is read into memory.
@@ -30,7 +41,7 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
     for (std::uint32_t s = 0; s < ckpt.shards.size(); ++s) {
         const ShardHeader &shard = ckpt.shards[s];
         for (const TensorInfo &t : shard.tensors) {
-            const bool bias = isCorrectionBias(t.name);
+            const bool bias = isRouterBias(t.name);
             if (!bias && !wanted.count(t.name)) continue;
             found.insert(t.name);
             if (t.bytes() > limit)
@@ -111,7 +122,8 @@ std::vector<float> decodeValues(const BiasTensor &t)
     return out;
 }
 
-std::optional<RouterConfig> routerConfigFor(const ModelConfig &cfg, std::size_t experts, std::string *why)
+std::optional<RouterConfig> routerConfigFor(const ModelConfig &cfg, std::size_t experts, BiasUse bias,
+                                            std::string *why)
 {
     if (!cfg.numExpertsPerTok) {
         if (why) *why = "num_experts_per_tok is missing from config.json";
@@ -133,7 +145,20 @@ std::optional<RouterConfig> routerConfigFor(const ModelConfig &cfg, std::size_t 
         return std::nullopt;
     }
     RouterConfig r;
-    r.softmax = cfg.scoringFunc == "softmax";
+    r.bias = bias;
+    if (!cfg.scoringFunc.empty()) {
+        r.scoring = cfg.scoringFunc == "softmax" ? Scoring::Softmax : Scoring::Sigmoid;
+        r.scoringFrom = "scoring_func " + cfg.scoringFunc;
+    } else if (cfg.modelType == "gpt_oss") {
+        r.scoring = Scoring::SoftmaxAfterTopk;
+        r.scoringFrom = "no scoring_func; the gpt_oss router: top-K of the logits, softmax over the chosen";
+    } else if (bias == BiasUse::Correction || cfg.topkMethod == "noaux_tc") {
+        r.scoring = Scoring::Sigmoid;
+        r.scoringFrom = "no scoring_func; a correction bias (noaux_tc) routes on sigmoid scores";
+    } else {
+        r.scoring = Scoring::Softmax;
+        r.scoringFrom = "no scoring_func; softmax, the default of the transformers MoE routers";
+    }
     r.experts = static_cast<int>(experts);
     r.topk = static_cast<int>(*cfg.numExpertsPerTok);
     r.groups = cfg.topkMethod == "greedy" ? 1 : static_cast<int>(cfg.nGroup.value_or(1)); // greedy: no groups
@@ -214,30 +239,48 @@ BiasStats analyzeBias(const BiasTensor &t, const std::optional<RouterConfig> &ro
 
 namespace atlas {
 
-BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors,
-                      std::uint64_t bytesRead)
+BiasAudit auditBiases(const ModelConfig &config, const CheckpointAnalysis &analysis,
+                      const std::vector<BiasTensor> &tensors, std::uint64_t bytesRead)
 {
     BiasAudit audit;
     audit.bytesRead = bytesRead;
+    audit.kind = BiasUse::None;
+    for (const auto &t : tensors)
+        if (isCorrectionBias(t.tensor))
+            audit.kind = BiasUse::Correction;
+        else if (audit.kind == BiasUse::None && isRouterLinearBias(t.tensor))
+            audit.kind = BiasUse::Logit;
+    const auto routes = [&](const std::string &name) {
+        return audit.kind == BiasUse::Correction ? isCorrectionBias(name)
+                                                 : audit.kind == BiasUse::Logit && isRouterLinearBias(name);
+    };
     for (const auto &t : tensors) {
-        const bool correction = isCorrectionBias(t.tensor);
-        if (correction && !audit.router && audit.routerProblem.empty()) {
+        const bool routing = routes(t.tensor);
+        if (routing && !audit.router && audit.routerProblem.empty()) {
             const std::size_t count = t.raw.size() / std::max(1u, dtypeBits(t.dtype) / 8);
-            audit.router = routerConfigFor(config, count, &audit.routerProblem);
+            audit.router = routerConfigFor(config, count, audit.kind, &audit.routerProblem);
         }
-        audit.stats.push_back(analyzeBias(t, correction ? audit.router : std::nullopt));
+        audit.stats.push_back(analyzeBias(t, routing ? audit.router : std::nullopt));
+        if (routing) audit.routing.push_back({t.layer, audit.stats.back().values});
     }
-    if (!audit.router && audit.routerProblem.empty())
-        audit.routerProblem = "the checkpoint has no mlp.gate.e_score_correction_bias tensors";
-    return audit;
-}
+    if (audit.kind != BiasUse::None) return audit;
 
-std::vector<LayerBias> correctionBiases(const BiasAudit &audit)
-{
-    std::vector<LayerBias> out;
-    for (const auto &s : audit.stats)
-        if (isCorrectionBias(s.tensor)) out.push_back({s.layer, s.values});
-    return out;
+    // No router bias at all: the simulation still shows what BF16 logits do, on every MoE layer.
+    const auto experts = config.nRoutedExperts ? config.nRoutedExperts : analysis.diskRoutedExperts;
+    if (!experts || *experts < 1) {
+        audit.routerProblem = "the checkpoint has no routed experts";
+        return audit;
+    }
+    audit.router = routerConfigFor(config, static_cast<std::size_t>(*experts), BiasUse::None, &audit.routerProblem);
+    if (!audit.router) return audit;
+    for (const LayerInfo &l : analysis.layers)
+        if (l.kind == LayerKind::Moe || (l.kind == LayerKind::Mtp && l.routedExperts > 0))
+            audit.routing.push_back({l.index, std::vector<float>(static_cast<std::size_t>(*experts), 0.0f)});
+    if (audit.routing.empty()) {
+        audit.router.reset();
+        audit.routerProblem = "no layer of the checkpoint routes to experts";
+    }
+    return audit;
 }
 
 } // namespace atlas

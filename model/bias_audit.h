@@ -12,6 +12,9 @@ namespace atlas {
 
 // An e_score_correction_bias of any layer, under any router name.
 bool isCorrectionBias(std::string_view tensorName);
+// The bias of a router's linear layer ("mlp.router.bias" in gpt-oss, "block_sparse_moe.gate.bias"):
+// part of the logits, not a correction.
+bool isRouterLinearBias(std::string_view tensorName);
 
 // Exactly which bytes to read for the router correction biases (or any tensors named).
 struct BiasFetchPlan
@@ -43,7 +46,8 @@ struct BiasFetchPlan
 // Slack above experts x 4 bytes that a bias tensor may hold (other dtypes, padding).
 inline constexpr std::uint64_t kBiasSlackBytes = 4096;
 
-// Every mlp.gate.e_score_correction_bias, plus the tensors named in `extra`.
+// Every e_score_correction_bias (or, in a checkpoint without any, every router linear bias), plus
+// the tensors named in `extra`.
 // Throws AtlasError(Usage) when a named tensor does not exist, and AtlasError(Invalid) naming the
 // tensor and the limit when one is larger than n_routed_experts (or 65,536) x 4 bytes + the slack.
 BiasFetchPlan planBiasFetch(const Checkpoint &checkpoint, const std::vector<std::string> &extra = {});
@@ -89,9 +93,12 @@ std::vector<float> decodeValues(const BiasTensor &tensor);
 
 BiasStats analyzeBias(const BiasTensor &tensor, const std::optional<RouterConfig> &router);
 
-// The router configuration from config.json, with the expert count from the bias when missing.
-// nullopt (with the reason) when top-k is unknown.
+// The router configuration from config.json for `experts` experts and a bias used as `bias`.
+// Without scoring_func: the gpt_oss router is softmax after top-K, a router with a correction bias
+// or topk_method noaux_tc is sigmoid, any other softmax (the transformers MoE default); the choice
+// and its reason are in scoringFrom. nullopt (with the reason) when top-k is unknown, the settings do
+// not fit, or the router function is one the simulator does not know.
 std::optional<RouterConfig> routerConfigFor(const ModelConfig &config, std::size_t experts,
-                                            std::string *why = nullptr);
+                                            BiasUse bias = BiasUse::Correction, std::string *why = nullptr);
 
 } // namespace atlas

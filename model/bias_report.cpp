@@ -21,10 +21,11 @@ nlohmann::ordered_json number(float v)
 
 } // namespace
 
-nlohmann::ordered_json biasesJson(const std::vector<BiasStats> &biases, std::uint64_t bytesRead)
+nlohmann::ordered_json biasesJson(const std::vector<BiasStats> &biases, std::uint64_t bytesRead, BiasUse kind)
 {
     using J = nlohmann::ordered_json;
     J out;
+    out["kind"] = biasUseName(kind);
     out["tensors"] = biases.size();
     out["bytes_read"] = bytesRead;
     J layers = J::array();
@@ -68,7 +69,9 @@ nlohmann::ordered_json routingJson(const RoutingRun &run)
     out["synthetic"] = run.synthetic;
     out["logits_non_finite"] = run.logitsNonFinite;
     if (run.synthetic) out["note"] = kSyntheticLogitsNote;
-    out["router"] = {{"scoring", run.router.softmax ? "softmax" : "sigmoid"},
+    out["router"] = {{"scoring", scoringName(run.router.scoring)},
+                     {"scoring_from", run.router.scoringFrom},
+                     {"bias", biasUseName(run.router.bias)},
                      {"experts", run.router.experts},
                      {"topk", run.router.topk},
                      {"n_group", run.router.groups},
@@ -98,11 +101,15 @@ nlohmann::ordered_json routingJson(const RoutingRun &run)
     return out;
 }
 
-std::string formatBiasTable(const std::vector<BiasStats> &biases, std::uint64_t bytesRead)
+std::string formatBiasTable(const std::vector<BiasStats> &biases, std::uint64_t bytesRead, BiasUse kind)
 {
     std::ostringstream o;
-    o << "\nRouter correction biases  " << biases.size() << " tensors, " << groupDigits(bytesRead)
-      << " bytes read (exactly the tensors)\n";
+    if (kind == BiasUse::None && biases.empty()) {
+        o << "\nRouter biases  none: the routers of this checkpoint have no bias\n";
+        return o.str();
+    }
+    o << (kind == BiasUse::Logit ? "\nRouter linear biases (part of the logits)  " : "\nRouter correction biases  ")
+      << biases.size() << " tensors, " << groupDigits(bytesRead) << " bytes read (exactly the tensors)\n";
     char line[256];
     std::snprintf(line, sizeof line, "  %5s %-6s %12s %12s %10s %6s %6s %9s  %s\n", "layer", "dtype", "min",
                   "max", "spread", "fp32", "bf16", "zero-log", "sha256");
@@ -128,6 +135,11 @@ std::string formatRoutingTable(const RoutingRun &run)
     std::ostringstream o;
     o << "\nRouting simulation  " << run.tokens << " tokens per layer, logits: " << run.logits << "\n";
     if (run.synthetic) o << "  " << kSyntheticLogitsNote << "\n";
+    o << "  router: " << run.router.experts << " experts, top-" << run.router.topk << ", "
+      << scoringName(run.router.scoring) << " (" << run.router.scoringFrom << "), bias "
+      << biasUseName(run.router.bias) << "\n";
+    if (run.router.bias == BiasUse::None)
+        o << "  no router bias: bias_bf16 equals the reference, both_bf16 equals logits_bf16\n";
     char line[256];
     std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "layer", "bias_bf16", "logits_bf16",
                   "both_bf16");

@@ -22,15 +22,16 @@ struct BiasAudit
 {
     std::vector<BiasStats> stats;
     std::uint64_t bytesRead = 0;
-    std::optional<RouterConfig> router; // when config.json lets the biases be simulated
+    BiasUse kind = BiasUse::None;       // what the router biases read are (None: there are none)
+    std::vector<LayerBias> routing;     // what the simulation runs on: each routed layer's bias
+                                        // (zeros for a router without one)
+    std::optional<RouterConfig> router; // when config.json lets the layers be simulated
     std::string routerProblem;          // why not, otherwise
 };
 
-// Statistics for every tensor read, and the router configuration that fits the correction biases.
-BiasAudit auditBiases(const ModelConfig &config, const std::vector<BiasTensor> &tensors,
-                      std::uint64_t bytesRead);
-
-// The correction biases of an audit, by layer: what the routing simulation runs on.
-std::vector<LayerBias> correctionBiases(const BiasAudit &audit);
+// Statistics for every tensor read, and the router configuration that fits the router biases (or,
+// without any, the routed layers of the analysis).
+BiasAudit auditBiases(const ModelConfig &config, const CheckpointAnalysis &analysis,
+                      const std::vector<BiasTensor> &tensors, std::uint64_t bytesRead);
 
 } // namespace atlas

@@ -97,6 +97,32 @@ float sigmoid(float x)
     return out;
 }
 
+std::string_view scoringName(Scoring s)
+{
+    switch (s) {
+    case Scoring::Sigmoid:
+        return "sigmoid";
+    case Scoring::Softmax:
+        return "softmax";
+    case Scoring::SoftmaxAfterTopk:
+        return "softmax_after_topk";
+    }
+    return "";
+}
+
+std::string_view biasUseName(BiasUse b)
+{
+    switch (b) {
+    case BiasUse::Correction:
+        return "correction";
+    case BiasUse::Logit:
+        return "logit";
+    case BiasUse::None:
+        return "none";
+    }
+    return "";
+}
+
 const char *variantName(Variant v)
 {
     switch (v) {
@@ -262,6 +288,21 @@ void Router::route(const float *scores, const float *bias, Routing &out, const s
             out.weights.resize(static_cast<std::size_t>(filled));
 
     float sum = 0;
+    if (m_config.scoring == Scoring::SoftmaxAfterTopk) {
+        // Softmax over the chosen experts' logits (shifted by the largest finite one): the weights sum
+        // to 1 already, whatever norm_topk_prob says.
+        float top = -INFINITY;
+        for (int e : out.experts)
+            top = scores[e] > top ? scores[e] : top;
+        if (!std::isfinite(top)) top = 0.0f;
+        for (std::size_t k = 0; k < out.experts.size(); ++k) {
+            out.weights[k] = std::exp(scores[out.experts[k]] - top);
+            sum += out.weights[k];
+        }
+        for (auto &w : out.weights)
+            w = (sum > 0 ? w / sum : w) * m_config.scaling;
+        return;
+    }
     for (std::size_t k = 0; k < out.experts.size(); ++k) {
         out.weights[k] = scores[out.experts[k]];
         sum += out.weights[k];
@@ -313,6 +354,11 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
     std::vector<int> refPos(static_cast<std::size_t>(E), -1), varPos(static_cast<std::size_t>(E), -1);
     std::vector<float> s32(static_cast<std::size_t>(E)), s16(static_cast<std::size_t>(E)),
         r16(static_cast<std::size_t>(E));
+    // A bias in the logits: each variant has its own scores (logits + bias, either rounded), and the
+    // selection adds nothing.
+    const bool inLogits = config.bias == BiasUse::Logit;
+    std::vector<float> zeros(inLogits ? static_cast<std::size_t>(E) : 0, 0.0f), z(zeros.size()),
+        sBias(zeros.size()), sBoth(zeros.size());
     const std::vector<float> &bf16Sigmoid = sigmoidOfEveryBf16();
     Routing ref, var;
     std::uint64_t changed[kVariantCount] = {}, replaced[kVariantCount] = {}, reordered[kVariantCount] = {};
@@ -321,7 +367,19 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
         if (cancel && (t & 255) == 0 && cancel->load(std::memory_order_relaxed))
             throw AtlasError(ErrorKind::Source, "cancelled");
         const float *row = logits + static_cast<std::size_t>(t) * static_cast<std::size_t>(E);
-        if (config.softmax) {
+        if (inLogits) {
+            // s32: logits + bias; sBias: logits + bf16(bias); s16: bf16(logits) + bias; sBoth: both rounded.
+            for (int e = 0; e < E; ++e)
+                r16[static_cast<std::size_t>(e)] = roundToBf16(row[e]);
+            const std::pair<const float *, const float *> terms[4] = {
+                {row, bias.data()}, {row, biasBf16.data()}, {r16.data(), bias.data()}, {r16.data(), biasBf16.data()}};
+            float *outs[4] = {s32.data(), sBias.data(), s16.data(), sBoth.data()};
+            for (int v = 0; v < 4; ++v) {
+                for (int e = 0; e < E; ++e)
+                    z[static_cast<std::size_t>(e)] = terms[v].first[e] + terms[v].second[e];
+                routerScores(config, z.data(), outs[v]);
+            }
+        } else if (config.scoring != Scoring::Sigmoid) {
             routerScores(config, row, s32.data());
             for (int e = 0; e < E; ++e)
                 r16[static_cast<std::size_t>(e)] = roundToBf16(row[e]);
@@ -332,7 +390,7 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
             for (int e = 0; e < E; ++e)
                 s16[static_cast<std::size_t>(e)] = bf16Sigmoid[bf16Bits(row[e])];
         }
-        router.route(s32.data(), bias.data(), ref);
+        router.route(s32.data(), inLogits ? zeros.data() : bias.data(), ref);
         for (std::size_t k = 0; k < ref.experts.size(); ++k) {
             ++result.referenceLoad[static_cast<std::size_t>(ref.experts[k])];
             refPos[static_cast<std::size_t>(ref.experts[k])] = static_cast<int>(k);
@@ -341,8 +399,13 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
         for (int v = 0; v < kVariantCount; ++v) {
             const bool roundedLogits = v != static_cast<int>(Variant::BiasBf16);
             const bool roundedBias = v != static_cast<int>(Variant::LogitsBf16);
-            router.route(roundedLogits ? s16.data() : s32.data(), roundedBias ? biasBf16.data() : bias.data(),
-                         var, &ref.experts);
+            if (inLogits)
+                router.route(roundedLogits ? (roundedBias ? sBoth.data() : s16.data())
+                                           : (roundedBias ? sBias.data() : s32.data()),
+                             zeros.data(), var, &ref.experts);
+            else
+                router.route(roundedLogits ? s16.data() : s32.data(),
+                             roundedBias ? biasBf16.data() : bias.data(), var, &ref.experts);
             VariantStats &st = result.variants[v];
             int common = 0;
             for (std::size_t k = 0; k < var.experts.size(); ++k) {
@@ -389,8 +452,12 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
 void routerScores(const RouterConfig &config, const float *logits, float *scores)
 {
     const int E = config.experts;
-    if (!config.softmax) {
+    if (config.scoring == Scoring::Sigmoid) {
         sigmoidRow(logits, scores, E);
+        return;
+    }
+    if (config.scoring == Scoring::SoftmaxAfterTopk) {
+        std::copy(logits, logits + E, scores);
         return;
     }
     // Softmax over the experts in FP32, shifted by the largest finite logit; a NaN row stays NaN.
@@ -416,8 +483,17 @@ int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias
     for (std::size_t e = 0; e < bias.size(); ++e)
         rounded[e] = roundToBf16(bias[e]);
     Routing a, b;
-    router.route(scores.data(), bias.data(), a);
-    router.route(scores.data(), rounded.data(), b);
+    if (config.bias == BiasUse::Logit) {
+        // The bias is the logits here: scores of the bias as stored against the bias rounded.
+        std::vector<float> roundedScores(bias.size());
+        routerScores(config, bias.data(), scores.data());
+        routerScores(config, rounded.data(), roundedScores.data());
+        router.route(scores.data(), zeros.data(), a);
+        router.route(roundedScores.data(), zeros.data(), b);
+    } else {
+        router.route(scores.data(), bias.data(), a);
+        router.route(scores.data(), rounded.data(), b);
+    }
     int common = 0;
     for (int e : b.experts)
         common += std::find(a.experts.begin(), a.experts.end(), e) != a.experts.end();

@@ -11,7 +11,21 @@
 
 namespace atlas {
 
-// noaux_tc routing as domain.md section 8 defines it.
+// How a router turns a token's logits into scores:
+// - Sigmoid: one sigmoid per expert (DeepSeek-V3, GLM: noaux_tc);
+// - Softmax: softmax over all experts, then top-K (Mixtral, Qwen MoE);
+// - SoftmaxAfterTopk: top-K of the logits themselves, softmax over the chosen ones (gpt-oss).
+enum class Scoring { Sigmoid, Softmax, SoftmaxAfterTopk };
+std::string_view scoringName(Scoring s); // "sigmoid", "softmax", "softmax_after_topk"
+
+// What a layer's router bias is, when it has one:
+// - Correction: e_score_correction_bias, added to the scores for the selection only (noaux_tc);
+// - Logit: the bias of the router's linear layer, part of the logits (gpt-oss mlp.router.bias);
+// - None: the router has no bias; the bias variants then equal the reference.
+enum class BiasUse { Correction, Logit, None };
+std::string_view biasUseName(BiasUse b); // "correction", "logit", "none"
+
+// Routing as domain.md section 8 defines it, for the router functions above.
 struct RouterConfig
 {
     int experts = 0;
@@ -20,10 +34,13 @@ struct RouterConfig
     int topkGroups = 1; // topk_group
     bool normTopkProb = true;
     float scaling = 1.0f; // routed_scaling_factor
-    bool softmax = false; // scoring_func softmax (Mixtral, Qwen style); sigmoid otherwise
+    Scoring scoring = Scoring::Sigmoid;
+    BiasUse bias = BiasUse::Correction;
+    std::string scoringFrom; // where the scoring came from: "scoring_func" or the default that applied
 };
 
-// A token's router scores from its logits: sigmoid per expert, or softmax over the experts.
+// A token's router scores from its logits: sigmoid per expert, softmax over the experts, or the
+// logits themselves (softmax after top-K: the softmax is taken over the chosen experts' weights).
 void routerScores(const RouterConfig &config, const float *logits, float *scores);
 
 struct Routing
@@ -32,14 +49,15 @@ struct Routing
     std::vector<float> weights; // the same order
 };
 
-// One token: sigmoid scores, selection by score + bias, grouped when groups > 1, weights from
-// the unbiased scores. `scratch` avoids allocation per token.
+// One token: selection by score + bias (the correction bias; zeros otherwise), grouped when
+// groups > 1; weights from the scores of the chosen experts (softmax over them for
+// SoftmaxAfterTopk), normalised when norm_topk_prob, times routed_scaling_factor.
 class Router
 {
 public:
     explicit Router(RouterConfig config);
     const RouterConfig &config() const { return m_config; }
-    // scores: sigmoid(logits) already computed (FP32). `hint`, when given, is K experts of another
+    // scores: routerScores(logits) already computed (FP32). `hint`, when given, is K experts of another
     // routing of the same token: it only makes the search faster, never changes the answer.
     void route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint = nullptr);
 
@@ -84,13 +102,15 @@ struct LayerRouting
 // numbers on every machine, using integer arithmetic and one float multiply.
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out);
 
-// Routes every token under the reference and the three variants. logits: tokens x experts.
+// Routes every token under the reference and the three variants. logits: tokens x experts, the
+// gate's output before any bias. `bias`: one value per expert (zeros when config.bias is None).
 // Throws AtlasError("cancelled") soon after `cancel` is set, within the layer.
 LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias,
                            const float *logits, std::uint32_t tokens,
                            const std::atomic<bool> *cancel = nullptr);
 
-// Experts that leave the top-K set when every logit is 0 and the bias is rounded to BF16.
+// Experts that leave the top-K set when every logit is 0 and the bias is rounded to BF16 (0 for
+// a router without a bias).
 int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias);
 
 // Logits captured from a real run: one [T, E] table for every layer ("logits"), or one per

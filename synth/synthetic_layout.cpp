@@ -36,15 +36,33 @@ public:
         const std::uint64_t bytes = numel * dtypeBits(dtype) / 8;
         m_out.push_back({std::move(name), dtype, std::move(shape), bytes});
     }
-    // A linear layer: FP8 with a 128x128 block scale, or BF16.
+    // A linear layer in the layout's packing (quantized layers only), or BF16.
     void linear(const std::string &module, std::int64_t rows, std::int64_t cols, bool quantized = true)
     {
         const auto r = static_cast<std::uint64_t>(rows), c = static_cast<std::uint64_t>(cols);
-        if (m_spec.fp8 && quantized) {
+        switch (quantized ? m_spec.packing : Packing::Bf16) {
+        case Packing::Bf16:
+            add(module + ".weight", Dtype::BF16, {r, c});
+            break;
+        case Packing::Fp8Block:
             add(module + ".weight", Dtype::F8_E4M3, {r, c});
             add(module + ".weight_scale_inv", Dtype::F32, {ceilDiv(r, 128), ceilDiv(c, 128)});
-        } else {
-            add(module + ".weight", Dtype::BF16, {r, c});
+            break;
+        case Packing::Nvfp4:
+            add(module + ".weight", Dtype::U8, {r, ceilDiv(c, 2)});
+            add(module + ".weight_scale", Dtype::F8_E4M3, {r, ceilDiv(c, 16)});
+            add(module + ".weight_scale_2", Dtype::F32, {});
+            break;
+        case Packing::Int4:
+            add(module + ".weight_packed", Dtype::I32, {r, ceilDiv(c, 8)});
+            add(module + ".weight_scale", Dtype::BF16, {r, ceilDiv(c, 64)});
+            add(module + ".weight_shape", Dtype::I64, {2});
+            break;
+        case Packing::Awq:
+            add(module + ".qweight", Dtype::I32, {c, ceilDiv(r, 8)});
+            add(module + ".qzeros", Dtype::I32, {ceilDiv(c, 128), ceilDiv(r, 8)});
+            add(module + ".scales", Dtype::BF16, {ceilDiv(c, 128), r});
+            break;
         }
     }
     void norm(const std::string &name, std::int64_t width)
@@ -207,12 +225,51 @@ nlohmann::ordered_json layoutConfig(const LayoutSpec &s)
             types.push_back(formulaFull(i, s.indexFreq, s.indexOffset) ? "full" : "shared");
         c["indexer_types"] = types;
     }
-    if (s.fp8)
+    switch (s.packing) {
+    case Packing::Bf16:
+        break;
+    case Packing::Fp8Block:
         c["quantization_config"] = {{"quant_method", "fp8"},
                                     {"fmt", "e4m3"},
                                     {"activation_scheme", "dynamic"},
                                     {"weight_block_size", {128, 128}}};
+        break;
+    case Packing::Nvfp4:
+        c["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}, {"group_size", 16}};
+        break;
+    case Packing::Int4:
+        c["quantization_config"] = {
+            {"quant_method", "compressed-tensors"},
+            {"format", "pack-quantized"},
+            {"config_groups",
+             {{"group_0",
+               {{"weights",
+                 {{"num_bits", 4}, {"group_size", 64}, {"symmetric", true}, {"type", "int"}, {"strategy", "group"}}},
+                {"targets", {"Linear"}}}}}},
+            {"ignore", {"lm_head"}}};
+        break;
+    case Packing::Awq:
+        c["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}, {"zero_point", true}};
+        break;
+    }
     return c;
+}
+
+const char *packingName(Packing p)
+{
+    switch (p) {
+    case Packing::Bf16:
+        return "bf16";
+    case Packing::Fp8Block:
+        return "fp8";
+    case Packing::Nvfp4:
+        return "nvfp4";
+    case Packing::Int4:
+        return "int4";
+    case Packing::Awq:
+        return "awq";
+    }
+    return "";
 }
 
 std::vector<float> syntheticBias(const LayoutSpec &spec, std::int64_t layer)

@@ -21,6 +21,17 @@ enum class IndexerPolicy {
     EveryLayer,   // no key: every layer owns one (DeepSeek-V3.2)
 };
 
+// How the quantized linear layers are stored (domain.md section 10); the logical parameters are the
+// same in every packing.
+enum class Packing {
+    Bf16,     // plain BF16
+    Fp8Block, // F8_E4M3 + F32 weight_scale_inv per 128x128 (DeepSeek, GLM)
+    Nvfp4,    // ModelOpt: U8 [out, in/2] + F8_E4M3 weight_scale per 16 + F32 weight_scale_2
+    Int4,     // compressed-tensors pack-quantized: I32 weight_packed [out, in/8] + BF16 scale per 64 + shape
+    Awq,      // AWQ: I32 qweight [in, out/8] + qzeros + BF16 scales per 128
+};
+const char *packingName(Packing p); // "bf16", "fp8", "nvfp4", "int4", "awq"
+
 // The architecture knobs of the DeepSeek-V3 / GLM-MoE-DSA family. Every tensor shape follows from these.
 struct LayoutSpec
 {
@@ -56,7 +67,7 @@ struct LayoutSpec
     std::string moeRouterDtype;   // written as moe_router_dtype when set ("float32" in GLM-5.3)
     bool writeIndexOffset = true; // false: leave the key out (then indexOffset must be 2, the default)
     std::int64_t maxPosition = 1048576;
-    bool fp8 = true; // FP8 e4m3 weights with 128x128 F32 block scales
+    Packing packing = Packing::Fp8Block;
     bool correctionBias = true;
     bool mtpEmbedAndHead = false; // DeepSeek-V3 style MTP layer with its own embed_tokens / shared_head.head
     int shards = 141;

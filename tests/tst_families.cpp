@@ -9,6 +9,7 @@
 #include "layout_arithmetic.h"
 
 #include <QFileInfo>
+#include <bit>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -54,6 +55,17 @@ bool figuresRender(const QString &dir, QByteArray *err)
     return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0 &&
            QFileInfo::exists(out.filePath(QStringLiteral("05-cache.png"))) &&
            QFileInfo::exists(out.filePath(QStringLiteral("01-overview.svg")));
+}
+
+// `ckpt-atlas inspect DIR --json ARGS...`, parsed; null when it fails.
+nlohmann::json inspectJson(const QString &dir, const QStringList &args, QByteArray *err)
+{
+    QProcess p;
+    p.start(QStringLiteral(CKPT_ATLAS_BIN), QStringList{QStringLiteral("inspect"), dir, QStringLiteral("--json")} + args);
+    if (!p.waitForFinished(240000)) return nullptr;
+    *err = p.readAllStandardError();
+    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) return nullptr;
+    return nlohmann::json::parse(p.readAllStandardOutput().toStdString(), nullptr, false);
 }
 
 } // namespace
@@ -132,6 +144,29 @@ private slots:
         QVERIFY(misfit.reason.find("GQA") != std::string::npos);
         QByteArray err;
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+
+        // The router has no bias: softmax routing (no scoring_func), every MoE layer simulated, and the
+        // bias variants equal the reference.
+        const auto report = inspectJson(dir.path(), {QStringLiteral("--simulate"), QStringLiteral("--tokens"),
+                                                     QStringLiteral("512")}, &err);
+        QVERIFY2(report.is_object(), err.constData());
+        QCOMPARE(report["biases"]["kind"].get<std::string>(), std::string("none"));
+        QCOMPARE(report["biases"]["tensors"].get<int>(), 0);
+        const auto &routing = report["routing"];
+        QCOMPARE(routing["router"]["scoring"].get<std::string>(), std::string("softmax"));
+        QCOMPARE(routing["router"]["bias"].get<std::string>(), std::string("none"));
+        QCOMPARE(routing["router"]["experts"].get<int>(), int(experts));
+        QCOMPARE(routing["router"]["topk"].get<int>(), int(k));
+        QCOMPARE(routing["layers"].size(), std::size_t(layers));
+        double logitsChanged = 0;
+        for (const auto &l : routing["layers"]) {
+            QCOMPARE(l["changed_set_fraction"]["bias_bf16"].get<double>(), 0.0);
+            QCOMPARE(l["weight_l1"]["bias_bf16"].get<double>(), 0.0);
+            QCOMPARE(l["changed_set_fraction"]["both_bf16"].get<double>(),
+                     l["changed_set_fraction"]["logits_bf16"].get<double>());
+            logitsChanged += l["changed_set_fraction"]["logits_bf16"].get<double>();
+        }
+        QVERIFY(logitsChanged > 0); // BF16 logits do move some tokens, bias or not
     }
 
     void qwen3Moe30bA3b()
@@ -224,7 +259,15 @@ private slots:
             t.push_back({p + "self_attn.o_proj.bias", "BF16", {h}});
             t.push_back({p + "self_attn.sinks", "BF16", {heads}});
             t.push_back({p + "mlp.router.weight", "BF16", {experts, h}});
-            t.push_back({p + "mlp.router.bias", "BF16", {experts}});
+            // The router bias as stored (BF16): 0.5 + e/64, layer by layer a little apart.
+            std::string bias;
+            for (std::uint64_t e = 0; e < experts; ++e) {
+                const float v = 0.5f + float(e) / 64.0f + float(l) / 1024.0f;
+                const auto bits = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16);
+                bias += char(bits & 0xFF);
+                bias += char(bits >> 8);
+            }
+            t.push_back({p + "mlp.router.bias", "BF16", {experts}, bias});
             t.push_back({p + "mlp.experts.gate_up_proj_blocks", "U8", {experts, 2 * inter, h / 32, 16}});
             t.push_back({p + "mlp.experts.gate_up_proj_scales", "U8", {experts, 2 * inter, h / 32}});
             t.push_back({p + "mlp.experts.gate_up_proj_bias", "BF16", {experts, 2 * inter}});
@@ -279,6 +322,25 @@ private slots:
         }
         QByteArray err;
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+
+        // The router's linear bias is read (byte-exact) and routes inside the logits; the gpt_oss router
+        // takes the softmax after the top-K. A BF16 bias is its own BF16 rounding: nothing changes.
+        const auto report = inspectJson(dir.path(), {QStringLiteral("--simulate"), QStringLiteral("--tokens"),
+                                                     QStringLiteral("512")}, &err);
+        QVERIFY2(report.is_object(), err.constData());
+        QCOMPARE(report["biases"]["kind"].get<std::string>(), std::string("logit"));
+        QCOMPARE(report["biases"]["tensors"].get<std::uint64_t>(), layers);
+        QCOMPARE(report["biases"]["bytes_read"].get<std::uint64_t>(), layers * experts * 2);
+        const auto &first = report["biases"]["layers"][0];
+        QCOMPARE(first["tensor"].get<std::string>(), std::string("model.layers.0.mlp.router.bias"));
+        QCOMPARE(first["min"].get<double>(), 0.5);
+        QCOMPARE(first["fp32_distinct"].get<int>(), first["bf16_distinct"].get<int>());
+        const auto &routing = report["routing"];
+        QCOMPARE(routing["router"]["scoring"].get<std::string>(), std::string("softmax_after_topk"));
+        QCOMPARE(routing["router"]["bias"].get<std::string>(), std::string("logit"));
+        QCOMPARE(routing["layers"].size(), std::size_t(layers));
+        for (const auto &l : routing["layers"])
+            QCOMPARE(l["changed_set_fraction"]["bias_bf16"].get<double>(), 0.0);
     }
 
     void glmRepacked_data()
@@ -294,61 +356,30 @@ private slots:
     }
     void glmRepacked()
     {
-        // The same GLM-style layout as FP8, repacked: the logical parameters must not change.
+        // The same GLM-style layout as FP8, repacked by the writer: the logical parameters must not change.
         QFETCH(QString, format);
         QFETCH(bool, fullScale);
-        const auto spec = fullScale ? synth::glm5Fp8() : synth::smallLayout();
+        auto spec = fullScale ? synth::glm5Fp8() : synth::smallLayout();
         const auto want = expected::budget(spec);
-        nlohmann::json config = synth::layoutConfig(spec);
-        std::vector<Tensor> t;
-        std::uint64_t scales = 0;
-        for (const auto &s : synth::layoutTensors(spec)) {
-            if (s.name.ends_with("_scale_inv")) continue; // FP8 block scales: replaced below
-            const std::string dtype(dtypeName(s.dtype));
-            if (s.dtype != Dtype::F8_E4M3 || s.shape.size() != 2) {
-                t.push_back({s.name, dtype, s.shape});
-                continue;
-            }
-            const std::uint64_t out = s.shape[0], in = s.shape[1];
-            const std::string module = s.name.substr(0, s.name.size() - 7); // without ".weight"
-            if (format == QLatin1String("nvfp4")) {
-                t.push_back({module + ".weight", "U8", {out, in / 2}});
-                t.push_back({module + ".weight_scale", "F8_E4M3", {out, in / 16}});
-                t.push_back({module + ".weight_scale_2", "F32", {}});
-                scales += 2;
-            } else if (format == QLatin1String("int4")) {
-                t.push_back({module + ".weight_packed", "I32", {out, in / 8}});
-                t.push_back({module + ".weight_scale", "BF16", {out, in / 64}});
-                t.push_back({module + ".weight_shape", "I64", {2}});
-                scales += 2;
-            } else {
-                t.push_back({module + ".qweight", "I32", {in, out / 8}});
-                t.push_back({module + ".qzeros", "I32", {in / 128, out / 8}});
-                t.push_back({module + ".scales", "BF16", {in / 128, out}});
-                scales += 2;
-            }
-        }
-        if (format == QLatin1String("int4"))
-            config["quantization_config"] = {
-                {"quant_method", "compressed-tensors"},
-                {"config_groups",
-                 {{"group_0",
-                   {{"weights", {{"num_bits", 4}, {"group_size", 64}, {"symmetric", true}, {"type", "int"}}},
-                    {"targets", {"Linear"}}}}}}};
-        else if (format == QLatin1String("awq"))
-            config["quantization_config"] = {{"quant_method", "awq"}, {"bits", 4}, {"group_size", 128}};
-        else
-            config["quantization_config"] = {{"quant_method", "modelopt"}, {"quant_algo", "NVFP4"}};
+        // Each FP8 linear (one weight_scale_inv apiece) becomes one packed weight and two scale-like tensors.
+        std::uint64_t fp8Linears = 0;
+        for (const auto &s : synth::layoutTensors(spec))
+            fp8Linears += s.name.ends_with(".weight_scale_inv");
+        spec.packing = format == QLatin1String("nvfp4")  ? synth::Packing::Nvfp4
+                       : format == QLatin1String("int4") ? synth::Packing::Int4
+                                                         : synth::Packing::Awq;
+        spec.shards = fullScale ? 141 : 3;
         QTemporaryDir dir;
-        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        synth::writeCheckpoint(spec, dir.path().toStdString());
         Checkpoint ckpt;
         const CheckpointAnalysis a = open(dir.path(), &ckpt);
         QCOMPARE(a.budget.total, want.total);
         QCOMPARE(*a.budget.activatedPerToken, want.active);
         QCOMPARE(category(a, Category::RoutedExperts), want.routed);
         QCOMPARE(category(a, Category::Other), std::uint64_t(0));
-        QCOMPARE(a.budget.quantScales.tensors, scales);
-        QVERIFY(a.warnings.empty() || a.warnings.front().find("packed") == std::string::npos);
+        QCOMPARE(a.budget.quantScales.tensors, 2 * fp8Linears);
+        for (const auto &w : a.warnings)
+            QVERIFY2(w.find("packed") == std::string::npos, w.c_str());
         if (fullScale) QCOMPARE(a.budget.total, std::uint64_t(753329940480));
         const std::string routedFormat = format == QLatin1String("nvfp4")  ? "NVFP4 g16"
                                          : format == QLatin1String("int4") ? "INT4 g64 symmetric"

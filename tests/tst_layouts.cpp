@@ -76,7 +76,7 @@ LayoutSpec noDsa()
     LayoutSpec s = synth::smallLayout();
     s.name = "v3-like";
     s.indexer = IndexerPolicy::None;
-    s.fp8 = false;
+    s.packing = synth::Packing::Bf16;
     s.mtpLayers = 0;
     return s;
 }
@@ -119,7 +119,7 @@ private slots:
         QCOMPARE(int(o.analysis.layers.size()), int(spec.layers + spec.mtpLayers));
 
         // Scales: one per FP8 linear layer, none without FP8.
-        if (!spec.fp8)
+        if (spec.packing == synth::Packing::Bf16)
             QCOMPARE(b.quantScales.tensors, std::uint64_t(0));
         else
             QVERIFY(b.quantScales.tensors > 0);

@@ -331,19 +331,28 @@ private slots:
         cfg.nRoutedExperts = 8;
         cfg.nGroup = 4;
         cfg.topkGroup = 2;
-        QVERIFY(!routerConfigFor(cfg, 8)->softmax); // no scoring_func: sigmoid, as noaux_tc routers
+        // No scoring_func: a correction bias means noaux_tc (sigmoid); no bias, the transformers default
+        // (softmax); the gpt_oss router takes the softmax after the top-K. Each says where it came from.
+        QCOMPARE(routerConfigFor(cfg, 8)->scoring, Scoring::Sigmoid);
+        QCOMPARE(routerConfigFor(cfg, 8, BiasUse::None)->scoring, Scoring::Softmax);
+        QVERIFY(routerConfigFor(cfg, 8, BiasUse::None)->scoringFrom.find("no scoring_func") != std::string::npos);
+        cfg.modelType = "gpt_oss";
+        QCOMPARE(routerConfigFor(cfg, 8, BiasUse::Logit)->scoring, Scoring::SoftmaxAfterTopk);
+        QCOMPARE(routerConfigFor(cfg, 8, BiasUse::Logit)->bias, BiasUse::Logit);
+        cfg.modelType.clear();
         cfg.scoringFunc = "softmax";
-        QVERIFY(routerConfigFor(cfg, 8)->softmax);
+        QCOMPARE(routerConfigFor(cfg, 8)->scoring, Scoring::Softmax);
+        QCOMPARE(routerConfigFor(cfg, 8)->scoringFrom, std::string("scoring_func softmax"));
         cfg.topkMethod = "greedy"; // no group limit
         QCOMPARE(routerConfigFor(cfg, 8)->groups, 1);
         std::string why;
         cfg.topkMethod = "group_limited_greedy";
-        QVERIFY(!routerConfigFor(cfg, 8, &why));
+        QVERIFY(!routerConfigFor(cfg, 8, BiasUse::Correction, &why));
         QVERIFY2(why.find("topk_method 'group_limited_greedy' is not simulated") != std::string::npos,
                  why.c_str());
         cfg.topkMethod.clear();
         cfg.scoringFunc = "relu";
-        QVERIFY(!routerConfigFor(cfg, 8, &why));
+        QVERIFY(!routerConfigFor(cfg, 8, BiasUse::Correction, &why));
         QVERIFY2(why.find("scoring_func 'relu' is not simulated") != std::string::npos, why.c_str());
     }
 
@@ -351,7 +360,7 @@ private slots:
     {
         // Softmax over the experts, worked out by hand: e^x / sum e^x.
         RouterConfig c = config(3, 2);
-        c.softmax = true;
+        c.scoring = Scoring::Softmax;
         const float logits[3] = {1.0f, 2.0f, 3.0f};
         float scores[3];
         routerScores(c, logits, scores);
@@ -369,6 +378,66 @@ private slots:
         const float zeros[3] = {0, 0, 0};
         routerScores(c, zeros, scores);
         QCOMPARE(scores[0], 1.0f / 3.0f);
+    }
+
+    void softmaxAfterTopk()
+    {
+        // gpt-oss: the top-K of the logits themselves, then a softmax over the chosen logits only:
+        // e^3 / (e^3 + e^2) and e^2 / (e^3 + e^2), whatever norm_topk_prob says.
+        RouterConfig c = config(4, 2);
+        c.scoring = Scoring::SoftmaxAfterTopk;
+        c.normTopkProb = false;
+        const float logits[4] = {1.0f, 3.0f, 2.0f, 0.0f};
+        float scores[4];
+        routerScores(c, logits, scores);
+        QCOMPARE(scores[1], 3.0f); // the logits are the scores
+        Router router(c);
+        const float zeros[4] = {0, 0, 0, 0};
+        Routing r;
+        router.route(scores, zeros, r);
+        QCOMPARE(r.experts, (std::vector<int>{1, 2}));
+        const double denom = std::exp(3.0) + std::exp(2.0);
+        QVERIFY(std::fabs(r.weights[0] - std::exp(3.0) / denom) < 1e-6);
+        QVERIFY(std::fabs(r.weights[1] - std::exp(2.0) / denom) < 1e-6);
+    }
+
+    void biasInTheLogits()
+    {
+        // A router linear bias (gpt-oss mlp.router.bias) is added to the logits: the simulation with it
+        // must route exactly as one without a bias whose logits already hold it, in each variant.
+        RouterConfig c = config(64, 4);
+        c.scoring = Scoring::SoftmaxAfterTopk;
+        c.bias = BiasUse::Logit;
+        const std::uint32_t T = 2000;
+        std::vector<float> logits(T * 64), bias(64);
+        syntheticLogits(11, 0, T, 64, 1.0f, logits.data());
+        for (int e = 0; e < 64; ++e)
+            bias[e] = 0.37f + 0.0011f * float(e); // many values share a BF16 level
+        const LayerRouting withBias = simulateLayer(0, c, bias, logits.data(), T);
+
+        RouterConfig plain = c;
+        plain.bias = BiasUse::None;
+        const std::vector<float> none(64, 0.0f);
+        std::vector<float> summed(logits.size()), summedRounded(logits.size());
+        for (std::size_t i = 0; i < logits.size(); ++i) {
+            summed[i] = logits[i] + bias[i % 64];
+            summedRounded[i] = logits[i] + roundToBf16(bias[i % 64]);
+        }
+        const LayerRouting ref = simulateLayer(0, plain, none, summed.data(), T);
+        const LayerRouting rounded = simulateLayer(0, plain, none, summedRounded.data(), T);
+        QCOMPARE(withBias.referenceLoad, ref.referenceLoad);
+        QCOMPARE(withBias.variants[int(Variant::BiasBf16)].load, rounded.referenceLoad);
+        QVERIFY(withBias.variants[int(Variant::BiasBf16)].changedSetFraction > 0); // the rounding matters
+        // Without a bias, the bias variant is the reference and both_bf16 is logits_bf16.
+        QCOMPARE(ref.variants[int(Variant::BiasBf16)].changedSetFraction, 0.0);
+        QCOMPARE(ref.variants[int(Variant::BiasBf16)].weightL1, 0.0);
+        QCOMPARE(ref.variants[int(Variant::BothBf16)].load, ref.variants[int(Variant::LogitsBf16)].load);
+        // The zero-logit probe of a bias in the logits routes on the bias itself.
+        const std::vector<float> close{34.1f, 34.12f};
+        RouterConfig two = config(2, 1);
+        two.scoring = Scoring::SoftmaxAfterTopk;
+        two.bias = BiasUse::Logit;
+        QCOMPARE(zeroLogitReplaced(two, close), 1);
     }
 
     void roundingThatFlipsTheChoice()

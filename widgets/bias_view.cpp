@@ -16,7 +16,8 @@
 namespace atlas {
 
 BiasView::BiasView(QWidget *parent)
-    : AtlasView(parent), m_status(new QLabel(this)), m_layer(new QComboBox(this)),
+    : AtlasView(parent), m_heading(makeHeading(tr("Router bias"), this)), m_status(new QLabel(this)),
+      m_body(new QWidget(this)), m_layer(new QComboBox(this)),
       m_layerSummary(new QLabel(this)), m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)),
       m_table(makeTable({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"), tr("FP32 distinct"),
                          tr("BF16 distinct"), tr("Zero-logit replaced")},
@@ -30,8 +31,11 @@ BiasView::BiasView(QWidget *parent)
 
     auto *v = new QVBoxLayout(this);
     v->setContentsMargins(20, 16, 20, 16);
-    v->addWidget(makeHeading(tr("Router correction bias (e_score_correction_bias)"), this));
+    v->addWidget(m_heading);
     v->addWidget(m_status);
+    v->addWidget(m_body, 1);
+    v = new QVBoxLayout(m_body);
+    v->setContentsMargins(0, 0, 0, 0);
     auto *row = new QHBoxLayout();
     row->addWidget(new QLabel(tr("Layer"), this));
     row->addWidget(m_layer);
@@ -65,13 +69,15 @@ void BiasView::clearAll()
     m_levels->clear();
     m_table->setRowCount(0);
     m_layerSummary->clear();
-    m_status->setText(tr("Open a checkpoint: its correction biases are read after the layout, byte-exact."));
+    m_heading->setText(tr("Router bias"));
+    m_body->setVisible(true);
+    m_status->setText(tr("Open a checkpoint: its router biases are read after the layout, byte-exact."));
 }
 
 void BiasView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint>)
 {
     clearAll();
-    m_status->setText(tr("Reading the correction biases…"));
+    m_status->setText(tr("Reading the router biases…"));
 }
 
 void BiasView::selectLayer(int layer)
@@ -84,9 +90,15 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
 {
     m_audit = std::move(audit);
     const auto &stats = m_audit->stats;
+    m_heading->setText(m_audit->kind == BiasUse::Correction ? tr("Router correction bias (e_score_correction_bias)")
+                       : m_audit->kind == BiasUse::Logit
+                           ? tr("Router bias (the router's linear bias: part of the logits)")
+                           : tr("Router bias"));
+    m_body->setVisible(!stats.empty());
     if (stats.empty()) {
-        m_status->setText(
-            tr("This checkpoint has no router correction biases (no mlp.gate.e_score_correction_bias)."));
+        m_status->setText(tr("The routers of this checkpoint have no bias (neither an e_score_correction_bias nor "
+                             "a linear bias): there is nothing to round. The Routing view still shows what "
+                             "BF16 logits do."));
         return;
     }
     std::uint32_t fpMin = UINT32_MAX, fpMax = 0, bfMin = UINT32_MAX, bfMax = 0;

@@ -31,7 +31,9 @@ public:
 private:
     void showLayer();
     std::shared_ptr<const BiasAudit> m_audit;
+    QLabel *m_heading;
     QLabel *m_status;
+    QWidget *m_body; // the layer row, charts and table: hidden when there is nothing to show
     QComboBox *m_layer;
     QLabel *m_layerSummary;
     ChartWidget *m_histogram;

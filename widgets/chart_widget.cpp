@@ -203,6 +203,17 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
         graph->setPen(QPen(s.color, s.width, s.dashed ? Qt::DashLine : Qt::SolidLine));
         graph->setData(s.x, s.y);
     }
+    // Layers and experts are whole numbers: no tick between them.
+    bool whole = !logX;
+    for (const auto &s : series)
+        for (double x : s.x)
+            whole = whole && x == std::floor(x);
+    if (whole) {
+        auto fixed = QSharedPointer<QCPAxisTickerFixed>::create();
+        fixed->setTickStep(1.0);
+        fixed->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+        m_plot->xAxis->setTicker(fixed);
+    }
     m_plot->rescaleAxes();
     if (!logY) {
         QCPRange r = m_plot->yAxis->range();

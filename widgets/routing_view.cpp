@@ -46,7 +46,7 @@ RoutingView::RoutingView(QWidget *parent)
 
     auto *v = new QVBoxLayout(this);
     v->setContentsMargins(20, 16, 20, 16);
-    v->addWidget(makeHeading(tr("Routing simulation (noaux_tc)"), this));
+    v->addWidget(makeHeading(tr("Routing simulation"), this));
     auto *controls = new QHBoxLayout();
     auto *form = new QFormLayout();
     form->addRow(tr("Tokens per layer"), m_tokens);
@@ -123,7 +123,7 @@ void RoutingView::clearAll()
     m_load->clear();
     m_layer->clear();
     m_run_->setEnabled(false);
-    m_status->setText(tr("The simulation needs the correction biases, read after the layout."));
+    m_status->setText(tr("The simulation needs the router biases, read after the layout."));
 }
 
 void RoutingView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint>)
@@ -136,11 +136,7 @@ void RoutingView::setBiases(std::shared_ptr<const BiasAudit> audit)
     m_audit = std::move(audit);
     const bool ready = m_audit->router.has_value();
     m_run_->setEnabled(ready);
-    m_status->setText(ready ? tr("%1 experts, top-%2, %3 group(s) keeping %4. Press Simulate.")
-                                  .arg(m_audit->router->experts)
-                                  .arg(m_audit->router->topk)
-                                  .arg(m_audit->router->groups)
-                                  .arg(m_audit->router->topkGroups)
+    m_status->setText(ready ? routerText(*m_audit->router) + tr(" Press Simulate.")
                             : tr("Cannot simulate: %1").arg(qs(m_audit->routerProblem)));
 }
 
@@ -148,7 +144,7 @@ void RoutingView::runSimulation()
 {
     if (!m_audit || !m_audit->router) return;
     RoutingRequest request;
-    request.biases = correctionBiases(*m_audit);
+    request.biases = m_audit->routing;
     request.router = *m_audit->router;
     request.options.tokens = std::uint32_t(m_tokens->value());
     request.options.seed = std::uint64_t(m_seed->value());
@@ -189,11 +185,27 @@ void RoutingView::showSimulationCancelled()
     emit simulationFinished();
 }
 
+QString RoutingView::routerText(const RouterConfig &r)
+{
+    const QString groups = r.groups > 1 ? tr(", %1 groups keeping %2").arg(r.groups).arg(r.topkGroups) : QString();
+    const QString bias = r.bias == BiasUse::Correction ? tr("correction bias added for the selection")
+                         : r.bias == BiasUse::Logit  ? tr("linear bias added to the logits")
+                                                     : tr("no bias: bias_bf16 equals the reference");
+    return tr("Router: %1 experts, top-%2%3; %4 (%5); %6.")
+        .arg(r.experts)
+        .arg(r.topk)
+        .arg(groups)
+        .arg(QString::fromLatin1(scoringName(r.scoring).data(), qsizetype(scoringName(r.scoring).size())))
+        .arg(qs(r.scoringFrom))
+        .arg(bias);
+}
+
 void RoutingView::showRun()
 {
     const RoutingRun &run = *m_run;
     m_note->setVisible(run.synthetic);
     m_status->setText(
+        routerText(run.router) + QLatin1Char(' ') +
         tr("%1 tokens per layer, logits: %2. Changed set = the top-%3 experts differ from the FP32 "
            "reference.")
             .arg(run.tokens)

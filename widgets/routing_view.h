@@ -50,6 +50,7 @@ signals:
     void simulationFinished();
 
 private:
+    static QString routerText(const RouterConfig &router);
     void showRun();
     void showLoad();
     std::shared_ptr<const BiasAudit> m_audit;

@@ -214,12 +214,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
                 c = static_cast<char>(r.byte());
             tensors.push_back(std::move(t));
         }
-        const atlas::BiasAudit audit = atlas::auditBiases(ckpt.config, tensors, plan.bytes);
+        const atlas::BiasAudit audit = atlas::auditBiases(ckpt.config, loaded->analysis, tensors, plan.bytes);
         if (audit.router) {
             atlas::RoutingOptions options;
             options.tokens = 1 + r.byte() % 16;
             options.threads = 1;
-            (void)atlas::simulateRouting(atlas::correctionBiases(audit), *audit.router, options);
+            (void)atlas::simulateRouting(audit.routing, *audit.router, options);
         }
     } catch (const atlas::AtlasError &) {
     }

@@ -138,9 +138,14 @@ LayerRole layerRole(std::string_view rest)
 {
     const std::string_view s0 = segment(rest, 0), s1 = segment(rest, 1);
     if (endsWith(rest, "e_score_correction_bias")) return {Category::Router};
-    if (isOneOf(s0, {"self_attn", "attention", "attn"}))
+    // Token mixing of every kind: softmax attention, linear attention (Gated DeltaNet), Mamba.
+    if (isOneOf(s0, {"self_attn", "attention", "attn", "self_attention", "linear_attn", "mamba"}))
         return {s1 == "indexer" ? Category::Indexer : Category::Attention};
-    if (isOneOf(s0, {"mlp", "block_sparse_moe", "feed_forward", "moe"})) {
+    // Nemotron-H's "mixer" is a layer's one block: MoE, MLP, attention or Mamba, told by what is inside.
+    if (s0 == "mixer" && !isOneOf(s1, {"experts", "shared_experts", "gate", "router", "up_proj", "down_proj",
+                                       "gate_proj"}))
+        return {Category::Attention};
+    if (isOneOf(s0, {"mlp", "block_sparse_moe", "feed_forward", "moe", "mixer"})) {
         if (s1 == "experts") {
             const int expert = parseInt(segment(rest, 2));
             return {Category::RoutedExperts, expert, expert < 0};

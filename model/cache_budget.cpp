@@ -136,7 +136,25 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
     if (sliding)
         c.attention.push_back(
             {AttentionKind::Sliding, sliding, perLayer, static_cast<std::uint64_t>(*cfg.slidingWindow)});
-    if (linear) c.attention.push_back({AttentionKind::Linear, linear, 0, std::nullopt});
+    if (linear) {
+        // Gated DeltaNet (Qwen3-Next): per sequence a recurrent state of value heads x key dim x value dim,
+        // and a convolution window of (kernel - 1) x (2 x key heads x key dim + value heads x value dim)
+        // (vLLM's gated_delta_net state shapes), in the model's BF16.
+        std::optional<std::uint64_t> state;
+        if (cfg.linearNumValueHeads && cfg.linearKeyHeadDim && cfg.linearValueHeadDim) {
+            const auto vh = static_cast<std::uint64_t>(*cfg.linearNumValueHeads);
+            const auto kd = static_cast<std::uint64_t>(*cfg.linearKeyHeadDim);
+            const auto vd = static_cast<std::uint64_t>(*cfg.linearValueHeadDim);
+            const auto kh = static_cast<std::uint64_t>(cfg.linearNumKeyHeads.value_or(*cfg.linearNumValueHeads));
+            const auto kernel = static_cast<std::uint64_t>(cfg.linearConvKernelDim.value_or(1));
+            // Within the config bounds (heads <= 2^16, dims <= 2^20, kernel <= 2^10) one layer's state
+            // fits 58 bits; the sum over layers is checked.
+            state = 2 * (vh * kd * vd + (kernel - 1) * (2 * kh * kd + vh * vd));
+            std::uint64_t all = 0;
+            if (!__builtin_mul_overflow(*state, static_cast<std::uint64_t>(linear), &all)) c.fixedStateBytes = all;
+        }
+        c.attention.push_back({AttentionKind::Linear, linear, 0, std::nullopt, state});
+    }
     c.kvLayers = full + sliding;
     c.kvBytesPerLayer = static_cast<std::int64_t>(perLayer);
     c.kvBytesPerToken = static_cast<std::uint64_t>(full + sliding) * perLayer;

@@ -31,6 +31,9 @@ struct AttentionLayers
     std::int64_t layers = 0;
     std::uint64_t bytesPerTokenPerLayer = 0; // 0 for linear layers: their state does not grow
     std::optional<std::uint64_t> window;     // sliding layers hold at most this many tokens
+    // Linear layers: the fixed state per sequence and layer (recurrent state + convolution window, BF16),
+    // when config.json gives the linear_* heads and dims.
+    std::optional<std::uint64_t> stateBytesPerLayer;
 };
 
 // Per-token KV (MLA latent, or K and V of GQA / MQA / MHA) and index-key cache costs.
@@ -59,6 +62,9 @@ struct CacheBudget
     std::uint64_t sparseReadTokens = 0;     // min(index_topk, context): entries attention reads per query
     std::vector<AttentionLayers> attention; // the layers by attention kind (MLA, full, sliding, linear)
     std::int64_t kvWidth = 0;               // GQA: num_key_value_heads x head_dim
+    // What linear-attention layers hold per sequence whatever the context (not in totalBytes): the sum
+    // of their states, when known.
+    std::optional<std::uint64_t> fixedStateBytes;
     bool mla() const { return kvLoraRank > 0; }
     // Bytes for one sequence at `context` tokens: every layer's bytes per token up to its window,
     // plus the index keys.

@@ -154,6 +154,11 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readInt(doc, "num_key_value_heads", cfg.numKeyValueHeads, cfg, {1, kMaxConfigExperts});
     readInt(doc, "head_dim", cfg.headDim, cfg, {1, kMaxConfigDim});
     readInt(doc, "sliding_window", cfg.slidingWindow, cfg, {1, kMaxConfigPositions});
+    readInt(doc, "linear_num_key_heads", cfg.linearNumKeyHeads, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "linear_num_value_heads", cfg.linearNumValueHeads, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "linear_key_head_dim", cfg.linearKeyHeadDim, cfg, {1, kMaxConfigDim});
+    readInt(doc, "linear_value_head_dim", cfg.linearValueHeadDim, cfg, {1, kMaxConfigDim});
+    readInt(doc, "linear_conv_kernel_dim", cfg.linearConvKernelDim, cfg, {1, 1024});
     readInt(doc, "decoder_sparse_step", cfg.decoderSparseStep, cfg, {1, kMaxConfigLayers});
     readLayerList(doc, "mlp_layer_types", cfg.mlpLayerTypes);
     if (auto it = doc.find("mlp_only_layers");

@@ -61,6 +61,9 @@ struct ModelConfig
     std::optional<std::int64_t> headDim;
     std::optional<std::int64_t> slidingWindow;
     std::optional<bool> useSlidingWindow;
+    // Linear-attention (Gated DeltaNet) layers: heads and head dims of the recurrent state, conv kernel.
+    std::optional<std::int64_t> linearNumKeyHeads, linearNumValueHeads, linearKeyHeadDim, linearValueHeadDim,
+        linearConvKernelDim;
     std::vector<std::string> layerTypes;    // "full_attention", "sliding_attention", "linear_attention", ...
     std::vector<std::string> mlpLayerTypes; // "dense" / "sparse" per layer
     std::optional<std::int64_t> decoderSparseStep;

@@ -166,8 +166,10 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
             layers.push_back({{"kind", attentionKindName(g.kind)},
                               {"layers", g.layers},
                               {"bytes_per_token", g.bytesPerTokenPerLayer},
-                              {"window", g.window ? J(*g.window) : J()}});
+                              {"window", g.window ? J(*g.window) : J()},
+                              {"state_bytes_per_layer", g.stateBytesPerLayer ? J(*g.stateBytesPerLayer) : J()}});
         cache["layers"] = layers;
+        cache["fixed_state_bytes"] = c.fixedStateBytes ? J(*c.fixedStateBytes) : J();
         r["cache"] = cache;
     } else {
         r["cache"] = J();
@@ -270,7 +272,11 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
                   << " B = " << groupDigits(static_cast<std::uint64_t>(g.layers) * g.bytesPerTokenPerLayer)
                   << " B/token\n";
             else if (g.kind == AttentionKind::Linear)
-                o << "  linear      " << g.layers << " layers: a fixed state per sequence, not per token\n";
+                o << "  linear      " << g.layers << " layers: a fixed state per sequence, not per token"
+                  << (g.stateBytesPerLayer ? ", " + groupDigits(*g.stateBytesPerLayer) + " B each (BF16) = " +
+                                                 groupDigits(c.fixedStateBytes.value_or(0)) + " B"
+                                           : std::string(" (its size needs the linear_* keys of config.json)"))
+                  << "\n";
             else
                 o << "  " << (g.kind == AttentionKind::Sliding ? "sliding " : "K+V     ") << "   " << g.layers
                   << " layers x " << g.bytesPerTokenPerLayer << " B"

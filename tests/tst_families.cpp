@@ -343,6 +343,61 @@ private slots:
             QCOMPARE(l["changed_set_fraction"]["bias_bf16"].get<double>(), 0.0);
     }
 
+    void linearAttentionState()
+    {
+        // Qwen3-Next-shaped hybrid: three Gated DeltaNet layers, then one full GQA layer, twelve times.
+        const std::uint64_t layers = 48, kvHeads = 2, headDim = 256, vHeads = 32, kHeads = 16, kDim = 128,
+                            vDim = 128, kernel = 4, h = 2048;
+        std::vector<std::string> types;
+        for (std::uint64_t l = 0; l < layers; ++l)
+            types.push_back(l % 4 == 3 ? "full_attention" : "linear_attention");
+        const nlohmann::json config = {{"model_type", "qwen3_next"},     {"num_hidden_layers", layers},
+                                       {"hidden_size", h},               {"num_attention_heads", 16},
+                                       {"num_key_value_heads", kvHeads}, {"head_dim", headDim},
+                                       {"layer_types", types},           {"linear_num_value_heads", vHeads},
+                                       {"linear_num_key_heads", kHeads}, {"linear_key_head_dim", kDim},
+                                       {"linear_value_head_dim", vDim},  {"linear_conv_kernel_dim", kernel},
+                                       {"num_experts", 4},               {"num_experts_per_tok", 2}};
+        std::vector<Tensor> t;
+        for (std::uint64_t l = 0; l < layers; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            if (l % 4 == 3) {
+                t.push_back({p + "self_attn.k_proj.weight", "BF16", {kvHeads * headDim, h}});
+            } else {
+                t.push_back({p + "linear_attn.A_log", "F32", {vHeads}});
+                t.push_back({p + "linear_attn.conv1d.weight", "BF16", {2 * kHeads * kDim + vHeads * vDim, 1, kernel}});
+            }
+            t.push_back({p + "mlp.gate.weight", "BF16", {4, h}});
+        }
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        Checkpoint ckpt;
+        const CheckpointAnalysis a = open(dir.path(), &ckpt);
+        CacheOptions opt;
+        opt.contextTokens = 65536;
+        const CacheBudget c = computeCacheBudget(ckpt, a, opt);
+        QVERIFY2(c.available, c.reason.c_str());
+        // Per token: K and V of the 12 full layers only.
+        QCOMPARE(c.bytesPerToken, 12 * 2 * kvHeads * headDim * 2);
+        QCOMPARE(c.totalBytes, c.bytesPerToken * 65536);
+        // Per sequence, whatever the context: 36 recurrent states (value heads x key dim x value dim) and
+        // convolution windows ((kernel - 1) x conv width), in BF16; reported apart from the total.
+        const std::uint64_t state = 2 * (vHeads * kDim * vDim + (kernel - 1) * (2 * kHeads * kDim + vHeads * vDim));
+        QCOMPARE(state, std::uint64_t(1097728));
+        QVERIFY(c.fixedStateBytes);
+        QCOMPARE(*c.fixedStateBytes, 36 * state);
+        bool listed = false;
+        for (const auto &g : c.attention)
+            if (g.kind == AttentionKind::Linear) {
+                listed = true;
+                QCOMPARE(g.layers, std::int64_t(36));
+                QCOMPARE(*g.stateBytesPerLayer, state);
+            }
+        QVERIFY(listed);
+        QByteArray err;
+        QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+    }
+
     void glmRepacked_data()
     {
         QTest::addColumn<QString>("format");

@@ -167,7 +167,13 @@ void CacheView::recompute()
         QStringList parts;
         for (const auto &g : c.attention) {
             if (g.kind == AttentionKind::Linear)
-                parts << tr("%1 linear-attention layers hold a fixed state, not per token").arg(g.layers);
+                parts << (g.stateBytesPerLayer
+                              ? tr("%1 linear-attention layers hold a fixed state of %2 B each (%3 per "
+                                   "sequence, whatever the context)")
+                                    .arg(g.layers)
+                                    .arg(groupDigitsQ(*g.stateBytesPerLayer))
+                                    .arg(binaryBytesQ(c.fixedStateBytes.value_or(0)))
+                              : tr("%1 linear-attention layers hold a fixed state, not per token").arg(g.layers));
             else if (g.kind == AttentionKind::Sliding)
                 parts << tr("%1 sliding-window layers × %2 B up to %3 tokens")
                              .arg(g.layers)

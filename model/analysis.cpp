@@ -477,7 +477,7 @@ std::optional<std::vector<char>> declaredMoeLayers(const ModelConfig &cfg, int l
             moe[static_cast<std::size_t>(i)] = cfg.mlpLayerTypes[static_cast<std::size_t>(i)] == "sparse";
         return moe;
     }
-    if (cfg.decoderSparseStep) {
+    if (cfg.decoderSparseStep && cfg.nRoutedExperts && *cfg.nRoutedExperts > 0) {
         for (int i = 0; i < layers; ++i) {
             const bool only =
                 std::find(cfg.mlpOnlyLayers.begin(), cfg.mlpOnlyLayers.end(), i) != cfg.mlpOnlyLayers.end();
@@ -493,9 +493,9 @@ std::optional<std::vector<char>> declaredMoeLayers(const ModelConfig &cfg, int l
     return std::nullopt;
 }
 
-// Layer kinds come from the tensors on disk; where the config declares them too, every layer on
-// which the two disagree is named.
-void crossCheckLayerKinds(const ModelConfig &cfg, CheckpointAnalysis &a)
+// Layer kinds come from the config where it declares them (domain.md section 10), from the tensors
+// on disk otherwise; every layer on which the two disagree is named.
+void layerKindsFromConfig(const ModelConfig &cfg, CheckpointAnalysis &a)
 {
     const auto declared = declaredMoeLayers(cfg, a.mainLayers);
     if (!declared) return;
@@ -510,7 +510,10 @@ void crossCheckLayerKinds(const ModelConfig &cfg, CheckpointAnalysis &a)
     if (count)
         a.warnings.push_back("config.json's dense/MoE layers disagree with the tensors at " +
                              std::to_string(count) + " layer" + (count == 1 ? "" : "s") + ": " + layers +
-                             (count > 16 ? ", ..." : ""));
+                             (count > 16 ? ", ..." : "") + "; the layers are shown as config.json declares");
+    for (int i = 0; i < a.mainLayers; ++i)
+        a.layers[static_cast<std::size_t>(i)].kind =
+            (*declared)[static_cast<std::size_t>(i)] ? LayerKind::Moe : LayerKind::Dense;
 }
 
 } // namespace
@@ -670,7 +673,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
         b.activationNote = "num_experts_per_tok is missing from config.json";
     }
 
-    crossCheckLayerKinds(cfg, a);
+    layerKindsFromConfig(cfg, a);
     buildIndexShare(ckpt, a);
     if (!ckpt.hasConfig)
         a.warnings.push_back("no config.json: layers and budget come from tensor names alone");

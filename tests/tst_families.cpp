@@ -485,10 +485,15 @@ private slots:
                 t.push_back({p + "mlp.down_proj.weight", "BF16", {8, 16}});
             }
         }
+        std::vector<LayerKind> kinds;
         auto warningsFor = [&](const nlohmann::json &config) {
             QTemporaryDir dir;
             fixture::writeCheckpoint(dir.path().toStdString(), config, t);
-            return open(dir.path()).warnings;
+            const CheckpointAnalysis a = open(dir.path());
+            kinds.clear();
+            for (const auto &l : a.layers)
+                kinds.push_back(l.kind);
+            return a.warnings;
         };
         nlohmann::json agree = {{"num_hidden_layers", 4}, {"num_experts", 4}};
         nlohmann::json disagree = agree;
@@ -509,6 +514,14 @@ private slots:
         std::string said;
         for (const auto &w : warningsFor(disagree))
             if (w.find("disagree with the tensors") != std::string::npos) said = w;
+        // The kinds are the config's; the tensors only cross-check them.
+        const std::vector<LayerKind> declared =
+            key == QLatin1String("decoder_sparse_step")
+                ? std::vector<LayerKind>{LayerKind::Moe, LayerKind::Moe, LayerKind::Moe, LayerKind::Dense}
+            : key == QLatin1String("mlp_layer_types")
+                ? std::vector<LayerKind>{LayerKind::Moe, LayerKind::Moe, LayerKind::Moe, LayerKind::Dense}
+                : std::vector<LayerKind>{LayerKind::Dense, LayerKind::Moe, LayerKind::Moe, LayerKind::Moe};
+        QCOMPARE(kinds, declared);
         QVERIFY(!said.empty());
         QVERIFY2(said.find("0 (dense on disk)") != std::string::npos ||
                      said.find("2 (dense on disk)") != std::string::npos,

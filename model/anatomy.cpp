@@ -1,0 +1,632 @@
+#include "anatomy.h"
+
+#include "report.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace atlas {
+
+namespace {
+
+std::string_view lastSegment(std::string_view s)
+{
+    const auto dot = s.rfind('.');
+    return dot == std::string_view::npos ? s : s.substr(dot + 1);
+}
+
+// A module: the tensors sharing a name up to their last dot ("self_attn.q_a_proj" holds .weight and
+// .weight_scale_inv); fused experts keep their parameter names apart ("mlp.experts.down_proj_blocks").
+struct Module
+{
+    std::vector<const TensorInfo *> tensors;
+};
+
+class LayerTensors
+{
+public:
+    LayerTensors(const LoadedCheckpoint &data, int layer) : m_a(data.analysis)
+    {
+        for (const auto &shard : data.checkpoint.shards)
+            for (const auto &t : shard.tensors) {
+                if (m_a.layerOf(t.name) != layer) continue;
+                const std::string_view rest = placeOf(t.name).rest;
+                if (m_prefix.empty()) m_prefix = t.name.substr(0, t.name.size() - rest.size());
+                const auto dot = rest.rfind('.');
+                std::string module(dot == std::string_view::npos ? rest : rest.substr(0, dot));
+                if (module.ends_with(".experts") && dot != std::string_view::npos) {
+                    // Fused experts: "mlp.experts.gate_up_proj_blocks" -> "mlp.experts.gate_up_proj".
+                    std::string_view p = rest.substr(dot + 1);
+                    for (std::string_view suffix : {"_blocks", "_scales", "_bias"})
+                        if (p.ends_with(suffix)) p.remove_suffix(suffix.size());
+                    module += "." + std::string(p);
+                }
+                m_modules[module].tensors.push_back(&t);
+                m_all.insert(t.name);
+            }
+    }
+
+    const std::string &prefix() const { return m_prefix; }
+    bool empty() const { return m_modules.empty(); }
+
+    // The module whose name ends with `.short` (or is `short`) inside a module whose first segment is
+    // one of `parents`; null when there is none.
+    const Module *find(std::string_view shortName, std::initializer_list<std::string_view> parents) const
+    {
+        for (const auto &[name, m] : m_modules) {
+            if (lastSegment(name) != shortName) continue;
+            const std::string_view first = std::string_view(name).substr(0, name.find('.'));
+            if (parents.size() == 0 ||
+                std::find(parents.begin(), parents.end(), first) != parents.end() ||
+                std::find(parents.begin(), parents.end(), std::string_view(name).substr(0, name.rfind('.'))) !=
+                    parents.end())
+                return &m;
+        }
+        return nullptr;
+    }
+    // Every module whose name starts with `prefix`.
+    std::vector<const Module *> under(std::string_view prefix) const
+    {
+        std::vector<const Module *> out;
+        for (const auto &[name, m] : m_modules)
+            if (std::string_view(name).starts_with(prefix)) out.push_back(&m);
+        return out;
+    }
+    bool anyUnder(std::string_view segment) const
+    {
+        for (const auto &[name, m] : m_modules)
+            if (name.starts_with(std::string(segment) + ".") || name.find("." + std::string(segment) + ".") != std::string::npos)
+                return true;
+        return false;
+    }
+
+    // Fills a box's tensors, parameters and dtypes from modules, and marks them placed.
+    void fill(AnatomyBox &box, std::initializer_list<const Module *> modules)
+    {
+        std::map<std::string, std::uint64_t> weightDtypes;
+        std::set<std::string> scaleDtypes;
+        for (const Module *m : modules) {
+            if (!m) continue;
+            for (const TensorInfo *t : m->tensors) {
+                box.tensors.push_back(t->name);
+                m_placed.insert(t->name);
+                const std::uint64_t p = m_a.parametersOf(*t);
+                box.parameters += p;
+                if (p)
+                    weightDtypes[std::string(dtypeName(t->dtype))] += p;
+                else
+                    scaleDtypes.insert(std::string(dtypeName(t->dtype)));
+            }
+        }
+        std::vector<std::pair<std::uint64_t, std::string>> order;
+        for (const auto &[d, n] : weightDtypes)
+            order.push_back({n, d});
+        std::sort(order.rbegin(), order.rend());
+        for (const auto &[n, d] : order)
+            box.dtypes += (box.dtypes.empty() ? "" : " + ") + d;
+        for (const auto &d : scaleDtypes)
+            box.dtypes += " + " + d + " scales";
+    }
+
+    // A linear module's logical (in, out): from its weight's shape and logical parameters.
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> inOut(const Module *m) const
+    {
+        if (!m) return std::nullopt;
+        for (const TensorInfo *t : m->tensors) {
+            const std::uint64_t p = m_a.parametersOf(*t);
+            if (!p || t->shape.size() < 2 || t->shape[0] == 0) continue;
+            if (t->name.ends_with(".bias")) continue;
+            if (t->name.ends_with(".qweight")) return std::pair{t->shape[0], p / t->shape[0]}; // AWQ: [in, out/8]
+            return std::pair{p / t->shape[0], t->shape[0]};
+        }
+        return std::nullopt;
+    }
+    // A norm's (or bias's) width.
+    std::optional<std::uint64_t> width(const Module *m) const
+    {
+        if (!m) return std::nullopt;
+        for (const TensorInfo *t : m->tensors)
+            if (t->shape.size() == 1) return t->shape[0];
+        return std::nullopt;
+    }
+
+    std::vector<std::string> unplaced() const
+    {
+        std::vector<std::string> out;
+        for (const auto &n : m_all)
+            if (!m_placed.count(n)) out.push_back(n);
+        return out;
+    }
+
+private:
+    const CheckpointAnalysis &m_a;
+    std::string m_prefix;
+    std::map<std::string, Module> m_modules;
+    std::set<std::string> m_all, m_placed;
+};
+
+AnatomyBox box(BoxKind kind, std::string title, std::string detail)
+{
+    AnatomyBox b;
+    b.kind = kind;
+    b.title = std::move(title);
+    b.detail = std::move(detail);
+    return b;
+}
+
+std::string arrow(std::uint64_t in, std::uint64_t out)
+{
+    return groupDigits(in) + " → " + groupDigits(out);
+}
+
+AnatomyBox linearBox(LayerTensors &lt, const Module *m, const std::string &title, BoxKind kind = BoxKind::Linear)
+{
+    AnatomyBox b;
+    b.kind = kind;
+    b.title = title;
+    if (auto io = lt.inOut(m)) b.detail = arrow(io->first, io->second);
+    lt.fill(b, {m});
+    return b;
+}
+
+AnatomyBox normBox(LayerTensors &lt, const Module *m, const std::string &title)
+{
+    AnatomyBox b;
+    b.kind = BoxKind::Norm;
+    b.title = title;
+    if (auto w = lt.width(m)) b.detail = groupDigits(*w);
+    lt.fill(b, {m});
+    return b;
+}
+
+const Module *attn(const LayerTensors &lt, std::string_view name)
+{
+    return lt.find(name, {"self_attn", "attention", "attn", "self_attention", "mixer"});
+}
+
+const Module *indexerPart(const LayerTensors &lt, std::string_view name)
+{
+    return lt.find(name, {"self_attn.indexer", "attention.indexer", "attn.indexer"});
+}
+
+LayerAttention attentionOf(const LoadedCheckpoint &data, const LayerTensors &lt, int layer)
+{
+    const ModelConfig &cfg = data.checkpoint.config;
+    const bool main = layer < data.analysis.mainLayers;
+    const std::string type = main && static_cast<int>(cfg.layerTypes.size()) == data.analysis.mainLayers
+                                 ? cfg.layerTypes[static_cast<std::size_t>(layer)]
+                                 : std::string();
+    if (attn(lt, "kv_a_proj_with_mqa")) return LayerAttention::Mla;
+    if (lt.anyUnder("linear_attn") || lt.anyUnder("mamba") || type.find("linear") != std::string::npos)
+        return LayerAttention::Linear;
+    const bool hasAttention = attn(lt, "k_proj") || attn(lt, "q_proj") || attn(lt, "qkv_proj");
+    if (!hasAttention) return LayerAttention::None;
+    if (type == "sliding_attention" ||
+        (type.empty() && cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && cfg.layerTypes.empty()))
+        return LayerAttention::Sliding;
+    return LayerAttention::Gqa;
+}
+
+void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out)
+{
+    const ModelConfig &cfg = data.checkpoint.config;
+    const CacheBudget &cache = data.cache;
+    AnatomyStage stage;
+    stage.title = "Multi-head latent attention (MLA)";
+
+    const Module *qa = attn(lt, "q_a_proj"), *qb = attn(lt, "q_b_proj"), *qDirect = attn(lt, "q_proj");
+    const Module *kva = attn(lt, "kv_a_proj_with_mqa"), *kvb = attn(lt, "kv_b_proj"), *o = attn(lt, "o_proj");
+    const auto kvLora = lt.width(attn(lt, "kv_a_layernorm"));
+    const auto kvaIo = lt.inOut(kva);
+    const auto qbIo = lt.inOut(qb ? qb : qDirect);
+    const auto kvbIo = lt.inOut(kvb);
+    // The rope part: what kv_a_proj_with_mqa adds to the latent (0: unknown).
+    const std::uint64_t rope = kvaIo && kvLora && kvaIo->second > *kvLora ? kvaIo->second - *kvLora : 0;
+    const bool headsFromConfig = true; // no tensor holds the head count by itself
+    const std::uint64_t heads = static_cast<std::uint64_t>(cfg.numAttentionHeads.value_or(0));
+
+    AnatomyColumn q;
+    q.title = "query";
+    if (qa) {
+        q.boxes.push_back(linearBox(lt, qa, "q_a_proj"));
+        q.boxes.back().detail += " (query latent)";
+        q.boxes.push_back(normBox(lt, attn(lt, "q_a_layernorm"), "q_a_layernorm"));
+        q.boxes.push_back(linearBox(lt, qb, "q_b_proj"));
+    } else if (qDirect) {
+        q.boxes.push_back(linearBox(lt, qDirect, "q_proj"));
+    }
+    if (qbIo && heads && rope && qbIo->second % heads == 0) {
+        AnatomyBox h;
+        h.kind = BoxKind::Heads;
+        h.title = "query heads";
+        const std::uint64_t per = qbIo->second / heads;
+        h.detail = groupDigits(heads) + " heads × (" + groupDigits(per - rope) + " nope + " + groupDigits(rope) +
+                   " rope)";
+        h.fromConfig = headsFromConfig;
+        q.boxes.push_back(h);
+    }
+
+    AnatomyColumn kv;
+    kv.title = "key / value";
+    kv.boxes.push_back(linearBox(lt, kva, "kv_a_proj_with_mqa"));
+    AnatomyBox latent;
+    latent.kind = BoxKind::Latent;
+    latent.title = "KV latent (cached)";
+    if (kvLora && rope) {
+        latent.detail = groupDigits(*kvLora) + " latent + " + groupDigits(rope) + " rope = " +
+                        groupDigits(*kvLora + rope) + " per token";
+    }
+    latent.cached = true;
+    if (cache.available && cache.mla())
+        latent.cacheNote = groupDigits(static_cast<std::uint64_t>(cache.kvBytesPerLayer)) + " B/token (" +
+                           std::string(kvDtypeName(cache.kvDtype)) + ")";
+    kv.boxes.push_back(latent);
+    kv.boxes.push_back(normBox(lt, attn(lt, "kv_a_layernorm"), "kv_a_layernorm"));
+    kv.boxes.push_back(linearBox(lt, kvb, "kv_b_proj"));
+    if (kvbIo && heads && rope && qbIo && kvbIo->second % heads == 0 && qbIo->second % heads == 0) {
+        const std::uint64_t nope = qbIo->second / heads - rope;
+        const std::uint64_t v = kvbIo->second / heads - nope;
+        AnatomyBox h;
+        h.kind = BoxKind::Heads;
+        h.title = "key and value heads";
+        h.detail = groupDigits(heads) + " heads × (" + groupDigits(nope) + " K nope + " + groupDigits(v) + " V)";
+        h.fromConfig = headsFromConfig;
+        kv.boxes.push_back(h);
+    }
+    stage.columns.push_back(std::move(q));
+    stage.columns.push_back(std::move(kv));
+
+    // The DSA indexer: its own path, or the selection of another layer.
+    if (info.indexer != IndexerRole::None || info.indexerWeights) {
+        AnatomyColumn ix;
+        ix.title = "DSA indexer";
+        if (info.indexerWeights) {
+            const Module *wqb = indexerPart(lt, "wq_b"), *wk = indexerPart(lt, "wk"),
+                         *wp = indexerPart(lt, "weights_proj");
+            ix.boxes.push_back(linearBox(lt, wqb, "wq_b", BoxKind::Indexer));
+            ix.boxes.back().detail += " (from the query latent)";
+            ix.boxes.push_back(linearBox(lt, wk, "wk", BoxKind::Indexer));
+            ix.boxes.push_back(normBox(lt, indexerPart(lt, "k_norm"), "k_norm"));
+            ix.boxes.back().kind = BoxKind::Indexer;
+            ix.boxes.push_back(linearBox(lt, wp, "weights_proj", BoxKind::Indexer));
+            const auto wkIo = lt.inOut(wk), wpIo = lt.inOut(wp);
+            AnatomyBox sel;
+            sel.kind = BoxKind::Indexer;
+            sel.title = "top-k selection";
+            if (wkIo && wpIo) sel.detail = groupDigits(wpIo->second) + " index heads × " + groupDigits(wkIo->second);
+            if (cfg.indexTopk) {
+                sel.detail += (sel.detail.empty() ? "" : ", ") + std::string("keeps ") +
+                              groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " tokens";
+                sel.fromConfig = true;
+            }
+            ix.boxes.push_back(sel);
+            AnatomyBox keys;
+            keys.kind = BoxKind::Latent;
+            keys.title = "index keys (cached)";
+            keys.cached = true;
+            if (wkIo) keys.detail = groupDigits(wkIo->second) + " FP8 values + scale per token";
+            if (cache.available && cache.indexEntryBytes > 0)
+                keys.cacheNote = groupDigits(static_cast<std::uint64_t>(cache.indexEntryBytes)) + " B/token";
+            ix.boxes.push_back(keys);
+        } else {
+            AnatomyBox reuse;
+            reuse.kind = BoxKind::Note;
+            reuse.title = "IndexShare";
+            reuse.detail = info.reusesLayer >= 0 ? "reuses layer " + std::to_string(info.reusesLayer) +
+                                                       "'s top-k selection; no index keys of its own"
+                                                 : "reuses an earlier layer's selection";
+            ix.boxes.push_back(reuse);
+        }
+        stage.columns.push_back(std::move(ix));
+    }
+
+    AnatomyBox core;
+    core.kind = BoxKind::Attention;
+    core.title = info.indexer == IndexerRole::None ? "attention" : "sparse attention";
+    core.detail = info.indexer == IndexerRole::None || !cfg.indexTopk
+                      ? "over every cached latent"
+                      : "over the " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " selected tokens";
+    stage.join.push_back(core);
+    stage.join.push_back(linearBox(lt, o, "o_proj"));
+    out.stages.push_back(std::move(stage));
+    out.notes.push_back("At decode, kv_b_proj is absorbed into the query and o_proj, so only the latent + rope "
+                        "part is cached; K and V per head are never stored.");
+}
+
+void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kind, LayerAnatomy &out)
+{
+    const ModelConfig &cfg = data.checkpoint.config;
+    AnatomyStage stage;
+    const Module *q = attn(lt, "q_proj"), *k = attn(lt, "k_proj"), *v = attn(lt, "v_proj"), *o = attn(lt, "o_proj");
+    const auto qIo = lt.inOut(q), kIo = lt.inOut(k);
+    // head_dim: config.json's, or hidden / heads; the head counts follow from the shapes.
+    std::optional<std::uint64_t> headDim;
+    if (cfg.headDim)
+        headDim = static_cast<std::uint64_t>(*cfg.headDim);
+    else if (cfg.hiddenSize && cfg.numAttentionHeads)
+        headDim = static_cast<std::uint64_t>(*cfg.hiddenSize / *cfg.numAttentionHeads);
+    std::string flavour = "GQA";
+    if (qIo && kIo && headDim && *headDim) {
+        const std::uint64_t qh = qIo->second / *headDim, kvh = kIo->second / *headDim;
+        flavour = kvh == 1 ? "MQA" : kvh == qh ? "MHA" : "GQA";
+    }
+    stage.title = flavour + (kind == LayerAttention::Sliding ? " attention, sliding window" : " attention");
+    AnatomyColumn cq;
+    cq.title = "query";
+    cq.boxes.push_back(linearBox(lt, q, "q_proj"));
+    AnatomyColumn ck;
+    ck.title = "key";
+    ck.boxes.push_back(linearBox(lt, k, "k_proj"));
+    AnatomyColumn cv;
+    cv.title = "value";
+    cv.boxes.push_back(linearBox(lt, v, "v_proj"));
+    if (headDim && *headDim) {
+        if (qIo) {
+            AnatomyBox h = box(BoxKind::Heads, "query heads", groupDigits(qIo->second / *headDim) + " × " + groupDigits(*headDim));
+            h.fromConfig = true;
+            cq.boxes.push_back(h);
+        }
+        if (kIo) {
+            AnatomyBox h = box(BoxKind::Latent, "K heads (cached)", groupDigits(kIo->second / *headDim) + " × " + groupDigits(*headDim));
+            h.fromConfig = true;
+            h.cached = true;
+            ck.boxes.push_back(h);
+            AnatomyBox hv = h;
+            hv.title = "V heads (cached)";
+            cv.boxes.push_back(hv);
+        }
+    }
+    const CacheBudget &cache = data.cache;
+    if (cache.available && cache.kvBytesPerLayer > 0 && ck.boxes.size() > 1)
+        ck.boxes.back().cacheNote = groupDigits(static_cast<std::uint64_t>(cache.kvBytesPerLayer)) +
+                                    " B/token for K and V (" + std::string(kvDtypeName(cache.kvDtype)) + ")";
+    stage.columns = {cq, ck, cv};
+    AnatomyBox core = box(BoxKind::Attention, "attention", "softmax over the cached keys");
+    if (kind == LayerAttention::Sliding && cfg.slidingWindow)
+        core.detail = "over the last " + groupDigits(static_cast<std::uint64_t>(*cfg.slidingWindow)) + " tokens";
+    if (const Module *sinks = attn(lt, "sinks")) {
+        core.detail += ", with learned sinks";
+        lt.fill(core, {sinks});
+    }
+    stage.join.push_back(core);
+    stage.join.push_back(linearBox(lt, o, "o_proj"));
+    // q_norm / k_norm (Qwen3) belong to the attention too.
+    for (const char *n : {"q_norm", "k_norm"})
+        if (const Module *m = attn(lt, n)) stage.join.push_back(normBox(lt, m, n));
+    out.stages.push_back(std::move(stage));
+}
+
+void linearStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
+{
+    AnatomyStage stage;
+    stage.title = "Linear attention (recurrent state)";
+    AnatomyBox b = box(BoxKind::Attention, "linear attention", "a fixed state per sequence, not per token");
+    std::vector<const Module *> mods = lt.under("linear_attn");
+    for (const Module *m : lt.under("mamba")) mods.push_back(m);
+    for (const Module *m : mods)
+        lt.fill(b, {m});
+    for (const auto &g : data.cache.attention)
+        if (g.kind == AttentionKind::Linear && g.stateBytesPerLayer) {
+            b.cached = true;
+            b.cacheNote = groupDigits(*g.stateBytesPerLayer) + " B per sequence";
+        }
+    stage.join.push_back(b);
+    out.stages.push_back(std::move(stage));
+}
+
+void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out)
+{
+    const ModelConfig &cfg = data.checkpoint.config;
+    const CheckpointAnalysis &a = data.analysis;
+    const char *const parents[] = {"mlp", "block_sparse_moe", "feed_forward", "moe", "mixer"};
+    std::string parent;
+    for (const char *p : parents)
+        if (lt.anyUnder(p)) parent = p;
+    if (parent.empty()) return;
+    const std::uint64_t hidden = static_cast<std::uint64_t>(cfg.hiddenSize.value_or(0));
+    AnatomyStage stage;
+
+    std::vector<const Module *> experts = lt.under(parent + ".experts.");
+    if (experts.empty()) {
+        stage.title = "Dense MLP";
+        AnatomyBox b = box(BoxKind::Linear, "gate / up / down", "");
+        const Module *down = lt.find("down_proj", {parent});
+        if (!down) down = lt.find("w2", {parent});
+        if (auto io = lt.inOut(down)) b.detail = "width " + groupDigits(io->first);
+        for (const Module *m : lt.under(parent + "."))
+            lt.fill(b, {m});
+        stage.join.push_back(b);
+        out.stages.push_back(std::move(stage));
+        return;
+    }
+    stage.title = "Mixture of experts";
+    // Router: the gate's [experts, hidden] weight, and its bias when it has one.
+    AnatomyColumn routed;
+    routed.title = "routed experts";
+    AnatomyBox router = box(BoxKind::Router, "router", "");
+    const Module *gate = lt.find("gate", {parent});
+    if (!gate) gate = lt.find("router", {parent});
+    const int E = info.routedExperts;
+    std::string biasDtype;
+    if (gate)
+        for (const TensorInfo *t : gate->tensors)
+            if (t->name.ends_with("e_score_correction_bias") || t->name.ends_with(".bias"))
+                biasDtype = std::string(dtypeName(t->dtype));
+    lt.fill(router, {gate});
+    router.detail = groupDigits(static_cast<std::uint64_t>(E)) + " experts";
+    if (cfg.numExpertsPerTok) {
+        router.detail += ", top-" + std::to_string(*cfg.numExpertsPerTok);
+        router.fromConfig = true;
+    }
+    if (cfg.nGroup && *cfg.nGroup > 1)
+        router.detail += ", " + std::to_string(*cfg.nGroup) + " groups keep " + std::to_string(cfg.topkGroup.value_or(*cfg.nGroup));
+    if (!biasDtype.empty())
+        router.detail += (data.checkpoint.config.topkMethod == "noaux_tc" ||
+                                  std::any_of(router.tensors.begin(), router.tensors.end(),
+                                              [](const std::string &n) { return n.ends_with("e_score_correction_bias"); })
+                              ? ", correction bias " : ", bias ") +
+                         biasDtype;
+    routed.boxes.push_back(router);
+
+    AnatomyBox ex = box(BoxKind::Experts, "routed experts", "");
+    std::uint64_t width = 0;
+    for (const Module *m : experts) {
+        lt.fill(ex, {m});
+        for (const TensorInfo *t : m->tensors) {
+            const std::string_view last = lastSegment(t->name);
+            const bool down = t->name.find("down_proj") != std::string::npos || t->name.find(".w2.") != std::string::npos;
+            if (!width && down && hidden && last != "bias" && !t->name.ends_with("_bias") && a.parametersOf(*t)) {
+                const bool fused = t->name.find(".experts.down_proj") != std::string::npos;
+                const std::uint64_t p = a.parametersOf(*t) / (fused && E > 0 ? static_cast<std::uint64_t>(E) : 1);
+                width = p / hidden;
+            }
+        }
+    }
+    ex.detail = groupDigits(static_cast<std::uint64_t>(E)) + " experts";
+    if (width) ex.detail += " × width " + groupDigits(width);
+    for (const auto &row : a.quantLayout)
+        if (row.category == Category::RoutedExperts && !row.format.empty()) ex.detail += ", " + row.format;
+    routed.boxes.push_back(ex);
+    stage.columns.push_back(std::move(routed));
+
+    std::vector<const Module *> shared = lt.under(parent + ".shared_experts.");
+    for (const Module *m : lt.under(parent + ".shared_expert.")) shared.push_back(m);
+    if (const Module *g = lt.find("shared_expert_gate", {parent})) shared.push_back(g);
+    if (!shared.empty()) {
+        AnatomyColumn sc;
+    sc.title = "shared experts";
+        AnatomyBox sb = box(BoxKind::Experts, "shared experts", "every token");
+        for (const Module *m : shared) {
+            lt.fill(sb, {m});
+            for (const TensorInfo *t : m->tensors)
+                if (t->name.find("down_proj") != std::string::npos && hidden && a.parametersOf(*t) &&
+                    sb.detail == "every token")
+                    sb.detail = "width " + groupDigits(a.parametersOf(*t) / hidden) + ", every token";
+        }
+        sc.boxes.push_back(sb);
+        stage.columns.push_back(std::move(sc));
+    }
+    AnatomyBox sum = box(BoxKind::Note, "weighted sum", "the chosen experts' outputs, by their router weights");
+    stage.join.push_back(sum);
+    out.stages.push_back(std::move(stage));
+}
+
+} // namespace
+
+std::string_view layerAttentionName(LayerAttention a)
+{
+    switch (a) {
+    case LayerAttention::Mla:
+        return "MLA";
+    case LayerAttention::Gqa:
+        return "GQA";
+    case LayerAttention::Sliding:
+        return "sliding";
+    case LayerAttention::Linear:
+        return "linear";
+    case LayerAttention::None:
+        return "none";
+    }
+    return "";
+}
+
+std::vector<StackRun> layerStack(const LoadedCheckpoint &data)
+{
+    const CheckpointAnalysis &a = data.analysis;
+    const ModelConfig &cfg = data.checkpoint.config;
+    // Which layers hold which attention tensors: one pass over the names.
+    std::vector<char> mla(static_cast<std::size_t>(a.layerCount)), linear(mla.size()), attention(mla.size());
+    for (const auto &shard : data.checkpoint.shards)
+        for (const auto &t : shard.tensors) {
+            const int l = a.layerOf(t.name);
+            if (l < 0) continue;
+            const std::string_view rest = placeOf(t.name).rest;
+            if (rest.find("kv_a_proj_with_mqa") != std::string_view::npos) mla[static_cast<std::size_t>(l)] = 1;
+            if (rest.starts_with("linear_attn.") || rest.starts_with("mamba.")) linear[static_cast<std::size_t>(l)] = 1;
+            if (layerRole(rest).category == Category::Attention) attention[static_cast<std::size_t>(l)] = 1;
+        }
+    const bool typed = static_cast<int>(cfg.layerTypes.size()) == a.mainLayers;
+    std::vector<StackRun> runs;
+    for (const LayerInfo &info : a.layers) {
+        const auto i = static_cast<std::size_t>(info.index);
+        const std::string type = typed && info.index < a.mainLayers ? cfg.layerTypes[i] : std::string();
+        LayerAttention att = LayerAttention::None;
+        if (mla[i])
+            att = LayerAttention::Mla;
+        else if (linear[i] || type.find("linear") != std::string::npos)
+            att = LayerAttention::Linear;
+        else if (type == "sliding_attention" ||
+                 (!typed && cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && attention[i]))
+            att = LayerAttention::Sliding;
+        else if (attention[i])
+            att = LayerAttention::Gqa;
+        if (runs.empty() || runs.back().kind != info.kind || runs.back().attention != att ||
+            runs.back().last + 1 != info.index)
+            runs.push_back({info.index, info.index, info.kind, att, {}, {}});
+        runs.back().last = info.index;
+        runs.back().indexer.push_back(info.indexer);
+        runs.back().reuses.push_back(info.reusesLayer);
+    }
+    return runs;
+}
+
+LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer)
+{
+    LayerAnatomy out;
+    out.layer = layer;
+    const CheckpointAnalysis &a = data.analysis;
+    if (layer < 0 || layer >= a.layerCount) {
+        out.heading = "No layer " + std::to_string(layer);
+        return out;
+    }
+    const LayerInfo &info = a.layers[static_cast<std::size_t>(layer)];
+    LayerTensors lt(data, layer);
+    const LayerAttention att = attentionOf(data, lt, layer);
+    out.heading = "Layer " + std::to_string(layer) + " · " + std::string(layerKindName(info.kind)) + " · " +
+                  std::string(layerAttentionName(att));
+    if (info.indexer == IndexerRole::Full) out.heading += " · indexer full";
+    if (info.indexer == IndexerRole::Shared)
+        out.heading += " · indexer shared" +
+                       (info.reusesLayer >= 0 ? " (reuses layer " + std::to_string(info.reusesLayer) + ")" : std::string());
+
+    if (info.kind == LayerKind::Mtp) {
+        AnatomyStage s;
+        s.title = "Multi-token prediction input";
+        AnatomyBox in = box(BoxKind::Input, "enorm / hnorm → eh_proj", "the next token's embedding joined with this hidden state");
+        for (const char *n : {"enorm", "hnorm", "eh_proj"})
+            if (const Module *m = lt.find(n, {})) lt.fill(in, {m});
+        if (!in.tensors.empty()) {
+            s.join.push_back(in);
+            out.stages.push_back(std::move(s));
+        }
+    }
+    switch (att) {
+    case LayerAttention::Mla:
+        mlaStage(data, lt, info, out);
+        break;
+    case LayerAttention::Gqa:
+    case LayerAttention::Sliding:
+        gqaStage(data, lt, att, out);
+        break;
+    case LayerAttention::Linear:
+        linearStage(data, lt, out);
+        break;
+    case LayerAttention::None:
+        break;
+    }
+    ffnStage(data, lt, info, out);
+    // The norms around the blocks are named in a note rather than drawn.
+    std::vector<std::string> norms;
+    for (const auto &name : lt.unplaced())
+        if (layerRole(placeOf(name).rest).category == Category::Norms) norms.push_back(name);
+    if (!norms.empty())
+        out.notes.push_back(std::to_string(norms.size()) + " norm tensor" + (norms.size() == 1 ? "" : "s") +
+                            " around the blocks (" + norms.front() + (norms.size() > 1 ? ", …)" : ")"));
+    for (const auto &name : lt.unplaced())
+        if (layerRole(placeOf(name).rest).category != Category::Norms) out.unplaced.push_back(name);
+    return out;
+}
+
+} // namespace atlas

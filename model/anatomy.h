@@ -1,0 +1,73 @@
+#pragma once
+
+#include "loaded_checkpoint.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// The architecture drawn from the headers: the layer stack, and one layer as a block diagram whose
+// every dimension is read from tensor shapes (config.json only as a fallback, and then marked).
+
+enum class BoxKind { Input, Linear, Norm, Latent, Heads, Attention, Indexer, Router, Experts, Note };
+
+struct AnatomyBox
+{
+    BoxKind kind = BoxKind::Linear;
+    std::string title;                // "q_a_proj"
+    std::string detail;               // "6,144 → 2,048"
+    std::vector<std::string> tensors; // the tensors it stands for, by full name
+    std::uint64_t parameters = 0;     // logical parameters (scales excluded)
+    std::string dtypes;               // "F8_E4M3 + F32 scales"
+    bool fromConfig = false;          // a dimension came from config.json, not from a shape
+    bool cached = false;              // what the KV or index-key cache keeps
+    std::string cacheNote;            // "1,152 B/token (BF16)"
+};
+
+// Boxes drawn top to bottom, each feeding the next.
+struct AnatomyColumn
+{
+    std::string title;
+    std::vector<AnatomyBox> boxes;
+};
+
+// Columns side by side (parallel paths), then the boxes they join into, full width, in order.
+struct AnatomyStage
+{
+    std::string title;
+    std::vector<AnatomyColumn> columns;
+    std::vector<AnatomyBox> join;
+};
+
+struct LayerAnatomy
+{
+    int layer = -1;
+    std::string heading; // "Layer 5 · MoE · MLA · indexer shared (reuses layer 4)"
+    std::vector<AnatomyStage> stages;
+    std::vector<std::string> notes;
+    std::vector<std::string> unplaced; // tensors of the layer no box stands for
+};
+
+// How a layer's tokens attend.
+enum class LayerAttention { Mla, Gqa, Sliding, Linear, None };
+std::string_view layerAttentionName(LayerAttention a); // "MLA", "GQA", "sliding", "linear", "none"
+
+// A run of consecutive layers of one kind and one attention (the indexer role may vary inside it).
+struct StackRun
+{
+    int first = 0, last = 0;
+    LayerKind kind = LayerKind::Dense;
+    LayerAttention attention = LayerAttention::None;
+    std::vector<IndexerRole> indexer; // per layer of the run
+    std::vector<int> reuses;          // per layer: the full layer a shared one borrows from, or -1
+    int count() const { return last - first + 1; }
+};
+
+std::vector<StackRun> layerStack(const LoadedCheckpoint &data);
+
+// One layer's block diagram. Throws nothing: what cannot be placed is listed in `unplaced`.
+LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer);
+
+} // namespace atlas

@@ -1,0 +1,222 @@
+// The Anatomy view's model: the layer stack and one layer's boxes, every number checked against the
+// shapes the writer put on disk (the spec's own knobs), never against program output.
+#include "anatomy.h"
+#include "byte_source.h"
+#include "checkpoint_reader.h"
+#include "fixture_writer.h"
+#include "report.h"
+#include "synthetic_layout.h"
+
+#include <QTemporaryDir>
+#include <set>
+#include <QTest>
+
+using namespace atlas;
+
+namespace {
+
+LoadedCheckpoint load(const QString &dir)
+{
+    LoadedCheckpoint l;
+    LocalDirectorySource source(dir.toStdString());
+    l.checkpoint = readCheckpoint(source);
+    l.analysis = analyze(l.checkpoint);
+    l.cache = computeCacheBudget(l.checkpoint, l.analysis, {});
+    return l;
+}
+
+const AnatomyBox *findBox(const LayerAnatomy &a, const std::string &title)
+{
+    for (const auto &stage : a.stages) {
+        for (const auto &col : stage.columns)
+            for (const auto &b : col.boxes)
+                if (b.title == title) return &b;
+        for (const auto &b : stage.join)
+            if (b.title == title) return &b;
+    }
+    return nullptr;
+}
+
+std::string n(std::int64_t v)
+{
+    return groupDigits(static_cast<std::uint64_t>(v));
+}
+
+// Every tensor of the layer is in exactly one box, in the norms note, or listed as unplaced.
+void checkEveryTensorAccountedFor(const LoadedCheckpoint &l, const LayerAnatomy &a)
+{
+    std::set<std::string> inBoxes;
+    for (const auto &stage : a.stages) {
+        for (const auto &col : stage.columns)
+            for (const auto &b : col.boxes)
+                for (const auto &t : b.tensors)
+                    QVERIFY2(inBoxes.insert(t).second, t.c_str());
+        for (const auto &b : stage.join)
+            for (const auto &t : b.tensors)
+                QVERIFY2(inBoxes.insert(t).second, t.c_str());
+    }
+    for (const auto &shard : l.checkpoint.shards)
+        for (const auto &t : shard.tensors) {
+            if (l.analysis.layerOf(t.name) != a.layer) continue;
+            const bool norm = layerRole(placeOf(t.name).rest).category == Category::Norms;
+            const bool unplaced = std::find(a.unplaced.begin(), a.unplaced.end(), t.name) != a.unplaced.end();
+            QVERIFY2(inBoxes.count(t.name) + norm + unplaced == 1, t.name.c_str());
+        }
+}
+
+} // namespace
+
+class TestAnatomy : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void glmMlaLayer()
+    {
+        const synth::LayoutSpec spec = synth::smallLayout();
+        QTemporaryDir dir;
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        const LoadedCheckpoint l = load(dir.path());
+        const int layer = static_cast<int>(spec.firstDense); // the first MoE layer
+        const LayerAnatomy a = layerAnatomy(l, layer);
+        QVERIFY(a.unplaced.empty());
+        checkEveryTensorAccountedFor(l, a);
+
+        QCOMPARE(findBox(a, "q_a_proj")->detail, n(spec.hidden) + " → " + n(spec.qLoraRank) + " (query latent)");
+        QCOMPARE(findBox(a, "q_b_proj")->detail, n(spec.qLoraRank) + " → " + n(spec.heads * (spec.nopeDim + spec.ropeDim)));
+        QCOMPARE(findBox(a, "kv_a_proj_with_mqa")->detail, n(spec.hidden) + " → " + n(spec.kvLoraRank + spec.ropeDim));
+        const AnatomyBox *latent = findBox(a, "KV latent (cached)");
+        QVERIFY(latent && latent->cached);
+        QCOMPARE(latent->detail, n(spec.kvLoraRank) + " latent + " + n(spec.ropeDim) + " rope = " +
+                                     n(spec.kvLoraRank + spec.ropeDim) + " per token");
+        QCOMPARE(latent->cacheNote, n(2 * (spec.kvLoraRank + spec.ropeDim)) + " B/token (bf16)");
+        QCOMPARE(findBox(a, "key and value heads")->detail,
+                 n(spec.heads) + " heads × (" + n(spec.nopeDim) + " K nope + " + n(spec.vDim) + " V)");
+        QVERIFY(findBox(a, "key and value heads")->fromConfig); // the head count is config's
+        QCOMPARE(findBox(a, "o_proj")->detail, n(spec.heads * spec.vDim) + " → " + n(spec.hidden));
+        // Logical parameters and dtypes on hover: q_a_proj's FP8 weight with its F32 block scales apart.
+        QCOMPARE(findBox(a, "q_a_proj")->parameters, std::uint64_t(spec.qLoraRank * spec.hidden));
+        QCOMPARE(findBox(a, "q_a_proj")->dtypes, std::string("F8_E4M3 + F32 scales"));
+
+        // MoE: E experts of width moe_intermediate_size, the router's correction bias in F32.
+        const AnatomyBox *router = findBox(a, "router");
+        QVERIFY(router->detail.find(n(spec.experts) + " experts, top-" + std::to_string(spec.topk)) == 0);
+        QVERIFY2(router->detail.find("correction bias F32") != std::string::npos, router->detail.c_str());
+        QVERIFY(findBox(a, "routed experts")->detail.starts_with(n(spec.experts) + " experts × width " + n(spec.moeInter)));
+        QVERIFY(findBox(a, "shared experts")->detail.starts_with("width " + n(spec.moeInter * spec.sharedExperts)));
+    }
+
+    void indexShareInTheStackAndTheLayer()
+    {
+        synth::LayoutSpec spec = synth::smallLayout();
+        spec.indexer = synth::IndexerPolicy::IndexerTypes;
+        QTemporaryDir dir;
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        const LoadedCheckpoint l = load(dir.path());
+        int full = -1, shared = -1;
+        for (std::int64_t i = 0; i < spec.layers; ++i)
+            (synth::formulaFull(i, spec.indexFreq, spec.indexOffset) ? full : shared) = static_cast<int>(i);
+        QVERIFY(full >= 0 && shared >= 0);
+        const LayerAnatomy f = layerAnatomy(l, full);
+        QCOMPARE(findBox(f, "wk")->detail, n(spec.hidden) + " → " + n(spec.indexHeadDim));
+        QCOMPARE(findBox(f, "top-k selection")->detail, n(spec.indexHeads) + " index heads × " + n(spec.indexHeadDim) +
+                                                            ", keeps " + n(spec.indexTopk) + " tokens");
+        QVERIFY(findBox(f, "index keys (cached)")->cached);
+        const LayerAnatomy s = layerAnatomy(l, shared);
+        QVERIFY(!findBox(s, "wk"));
+        const int reused = l.analysis.layers[static_cast<std::size_t>(shared)].reusesLayer;
+        QVERIFY(reused >= 0 && synth::formulaFull(reused, spec.indexFreq, spec.indexOffset));
+        QVERIFY2(findBox(s, "IndexShare")->detail.find("reuses layer " + std::to_string(reused)) == 0,
+                 findBox(s, "IndexShare")->detail.c_str());
+
+        // The stack: dense layers, then MoE layers in one run (roles per layer inside), then MTP.
+        const auto runs = layerStack(l);
+        QCOMPARE(runs.front().kind, LayerKind::Dense);
+        QCOMPARE(runs.front().count(), int(spec.firstDense));
+        QCOMPARE(runs[1].kind, LayerKind::Moe);
+        QCOMPARE(runs[1].count(), int(spec.layers - spec.firstDense));
+        QCOMPARE(runs[1].attention, LayerAttention::Mla);
+        QCOMPARE(runs.back().kind, LayerKind::Mtp);
+        int fullInRun = 0;
+        for (auto r : runs[1].indexer)
+            fullInRun += r == IndexerRole::Full;
+        int expectFull = 0;
+        for (std::int64_t i = spec.firstDense; i < spec.layers; ++i)
+            expectFull += synth::formulaFull(i, spec.indexFreq, spec.indexOffset);
+        QCOMPARE(fullInRun, expectFull);
+    }
+
+    void deepseekV32EveryLayerIndexed()
+    {
+        synth::LayoutSpec spec = synth::deepseekV32();
+        spec.layers = 5;
+        spec.firstDense = 1;
+        spec.experts = 16;
+        spec.nGroup = 4;
+        spec.topkGroup = 2;
+        spec.topk = 4;
+        spec.shards = 2;
+        QTemporaryDir dir;
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        const LoadedCheckpoint l = load(dir.path());
+        for (int i = 0; i < spec.layers; ++i) {
+            const LayerAnatomy a = layerAnatomy(l, i);
+            QVERIFY2(findBox(a, "wq_b"), a.heading.c_str());
+            QVERIFY(!findBox(a, "IndexShare"));
+            QVERIFY(a.unplaced.empty());
+        }
+        const LayerAnatomy moe = layerAnatomy(l, 2);
+        QVERIFY2(findBox(moe, "router")->detail.find("4 groups keep 2") != std::string::npos,
+                 findBox(moe, "router")->detail.c_str());
+        QCOMPARE(findBox(moe, "wq_b")->detail, n(spec.qLoraRank) + " → " + n(spec.indexHeads * spec.indexHeadDim) +
+                                                   " (from the query latent)");
+    }
+
+    void gqaLayer()
+    {
+        // Qwen3-MoE-shaped: q/k/v/o with q_norm and k_norm, 2 KV heads of 64, sliding window on every layer.
+        const std::uint64_t h = 256, heads = 8, kv = 2, hd = 64, experts = 4, inter = 32;
+        const nlohmann::json config = {{"num_hidden_layers", 2},  {"hidden_size", h},      {"num_attention_heads", heads},
+                                       {"num_key_value_heads", kv}, {"head_dim", hd},       {"num_experts", experts},
+                                       {"num_experts_per_tok", 2}, {"sliding_window", 128}};
+        std::vector<fixture::Tensor> t;
+        for (int l = 0; l < 2; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            t.push_back({p + "self_attn.q_proj.weight", "BF16", {heads * hd, h}});
+            t.push_back({p + "self_attn.k_proj.weight", "BF16", {kv * hd, h}});
+            t.push_back({p + "self_attn.v_proj.weight", "BF16", {kv * hd, h}});
+            t.push_back({p + "self_attn.o_proj.weight", "BF16", {h, heads * hd}});
+            t.push_back({p + "self_attn.q_norm.weight", "BF16", {hd}});
+            t.push_back({p + "self_attn.k_norm.weight", "BF16", {hd}});
+            t.push_back({p + "mlp.gate.weight", "BF16", {experts, h}});
+            for (std::uint64_t e = 0; e < experts; ++e)
+                for (const char *w : {"gate_proj", "up_proj"})
+                    t.push_back({p + "mlp.experts." + std::to_string(e) + "." + w + ".weight", "BF16", {inter, h}});
+            for (std::uint64_t e = 0; e < experts; ++e)
+                t.push_back({p + "mlp.experts." + std::to_string(e) + ".down_proj.weight", "BF16", {h, inter}});
+            t.push_back({p + "input_layernorm.weight", "BF16", {h}});
+            t.push_back({p + "mystery.weight", "BF16", {3}});
+        }
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        const LoadedCheckpoint l = load(dir.path());
+        const LayerAnatomy a = layerAnatomy(l, 1);
+        checkEveryTensorAccountedFor(l, a);
+        QCOMPARE(a.stages.front().title, std::string("GQA attention, sliding window"));
+        QCOMPARE(findBox(a, "q_proj")->detail, n(h) + " → " + n(heads * hd));
+        QCOMPARE(findBox(a, "query heads")->detail, n(heads) + " × " + n(hd));
+        QCOMPARE(findBox(a, "K heads (cached)")->detail, n(kv) + " × " + n(hd));
+        QCOMPARE(findBox(a, "K heads (cached)")->cacheNote, n(2 * kv * hd * 2) + " B/token for K and V (bf16)");
+        QCOMPARE(findBox(a, "attention")->detail, std::string("over the last 128 tokens"));
+        QVERIFY(findBox(a, "q_norm") && findBox(a, "k_norm"));
+        QVERIFY(findBox(a, "routed experts")->detail.starts_with("4 experts × width " + n(inter)));
+        // What no box stands for is said, never dropped.
+        QCOMPARE(a.unplaced, std::vector<std::string>{"model.layers.1.mystery.weight"});
+        const auto runs = layerStack(l);
+        QCOMPARE(runs.size(), std::size_t(1));
+        QCOMPARE(runs.front().attention, LayerAttention::Sliding);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAnatomy)
+#include "tst_anatomy.moc"

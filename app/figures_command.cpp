@@ -136,7 +136,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                 QDir(QString::fromStdString(out))
                     .filePath(MainWindow::exportFileName(n - 1, v->fileStem(), QLatin1String(suffix)));
             QString error;
-            if (exportWidget(v, path, &error)) {
+            if (exportWidget(v, path, &error, window.provenance())) {
                 std::cout << path.toStdString() << "\n";
             } else {
                 std::cerr << "ckpt-atlas: " << error.toStdString() << "\n";

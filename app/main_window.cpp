@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "anatomy_view.h"
 #include "bias_view.h"
 #include "budget_view.h"
 #include "cache_view.h"
@@ -10,6 +11,7 @@
 #include "open_dialog.h"
 #include "overview_view.h"
 #include "preferences_dialog.h"
+#include "report.h"
 #include "routing_runner.h"
 #include "routing_view.h"
 #include "settings.h"
@@ -19,6 +21,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDate>
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -56,8 +59,8 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     setWindowIcon(QIcon(QStringLiteral(":/icons/ckpt-atlas.svg")));
     setAcceptDrops(true);
 
-    m_views = {new OverviewView(this), new LayersView(this), new BudgetView(this), new IndexShareView(this),
-               new CacheView(this),    new BiasView(this),   new RoutingView(this)};
+    m_views = {new OverviewView(this), new AnatomyView(this), new LayersView(this), new BudgetView(this),
+               new IndexShareView(this), new CacheView(this),  new BiasView(this),   new RoutingView(this)};
     for (AtlasView *v : m_views) {
         m_stack->addWidget(v);
         m_sidebar->addItem(v->title());
@@ -138,6 +141,8 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                     prepared && std::size_t(i) < prepared->size() ? (*prepared)[std::size_t(i)] : nullptr;
                 guarded(v, [&] { v->setCheckpoint(data, p); });
             }
+            m_provenance = qs(provenanceCaption(data->checkpoint, QCoreApplication::applicationVersion().toStdString(),
+                                                QDate::currentDate().toString(Qt::ISODate).toStdString()));
             const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
             setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
         });
@@ -160,6 +165,14 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     connect(m_loader, &CheckpointLoader::failed, this, [this, done](const QString &message, int) {
         done(tr("Load failed."));
         showError(message);
+    });
+
+    // A block clicked in the Anatomy view: its tensors, in the Layers view.
+    auto *anatomy = qobject_cast<AnatomyView *>(view(QStringLiteral("anatomy")));
+    auto *layers = qobject_cast<LayersView *>(view(QStringLiteral("layers")));
+    connect(anatomy, &AnatomyView::tensorsChosen, this, [this, layers](const QString &filter) {
+        layers->setFilterText(filter);
+        showView(layers);
     });
 
     // The Routing view asks; the runner simulates off the GUI thread and answers.
@@ -398,7 +411,7 @@ void MainWindow::exportCurrentView()
         tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
     if (path.isEmpty()) return;
     QString error;
-    if (!exportWidget(v, path, &error))
+    if (!exportWidget(v, path, &error, m_provenance))
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         m_statusText->setText(tr("Saved %1").arg(path));
@@ -423,7 +436,7 @@ QStringList MainWindow::exportAllTo(const QString &dir)
         for (const char *suffix : {".png", ".svg", ".pdf"}) {
             QString error;
             const QString path = QDir(dir).filePath(exportFileName(n, v->fileStem(), QLatin1String(suffix)));
-            if (!exportWidget(v, path, &error)) failures << error;
+            if (!exportWidget(v, path, &error, m_provenance)) failures << error;
         }
     }
     return failures;

@@ -46,6 +46,8 @@ public:
     AtlasView *view(const QString &fileStem) const;
     void showView(AtlasView *view);
     QString errorText() const;
+    // The provenance caption of the checkpoint shown, carried by every exported figure.
+    QString provenance() const { return m_provenance; }
     bool progressVisible() const;
     QString progressText() const;
 
@@ -86,6 +88,7 @@ private:
     QMenu *m_recentMenu = nullptr;
     QList<AtlasView *> m_views;
     QString m_currentLabel;
+    QString m_provenance; // the caption every exported figure carries
     QString m_lastSource, m_lastRevision;
     bool m_localLoad = true; // local reads are file reads, not HTTP requests
 };

@@ -34,7 +34,10 @@ public:
                 if (m_a.layerOf(t.name) != layer) continue;
                 const std::string_view rest = placeOf(t.name).rest;
                 if (m_prefix.empty()) m_prefix = t.name.substr(0, t.name.size() - rest.size());
-                const auto dot = rest.rfind('.');
+                auto dot = rest.rfind('.');
+                // Parameters that are modules of their own: attention sinks, Mamba's A_log / D / dt_bias.
+                for (std::string_view own : {".sinks", ".A_log", ".D", ".dt_bias"})
+                    if (rest.ends_with(own)) dot = std::string_view::npos;
                 std::string module(dot == std::string_view::npos ? rest : rest.substr(0, dot));
                 if (module.ends_with(".experts") && dot != std::string_view::npos) {
                     // Fused experts: "mlp.experts.gate_up_proj_blocks" -> "mlp.experts.gate_up_proj".
@@ -45,6 +48,7 @@ public:
                 }
                 m_modules[module].tensors.push_back(&t);
                 m_all.insert(t.name);
+                m_byName[t.name] = &t;
             }
     }
 
@@ -85,8 +89,21 @@ public:
     // Fills a box's tensors, parameters and dtypes from modules, and marks them placed.
     void fill(AnatomyBox &box, std::initializer_list<const Module *> modules)
     {
+        fill(box, std::vector<const Module *>(modules));
+    }
+    void fill(AnatomyBox &box, const std::vector<const Module *> &modules)
+    {
         std::map<std::string, std::uint64_t> weightDtypes;
         std::set<std::string> scaleDtypes;
+        box.dtypes.clear();
+        for (const std::string &name : box.tensors) // what an earlier call put in
+            if (const TensorInfo *t = m_byName.count(name) ? m_byName.at(name) : nullptr) {
+                const std::uint64_t p = m_a.parametersOf(*t);
+                if (p)
+                    weightDtypes[std::string(dtypeName(t->dtype))] += p;
+                else
+                    scaleDtypes.insert(std::string(dtypeName(t->dtype)));
+            }
         for (const Module *m : modules) {
             if (!m) continue;
             for (const TensorInfo *t : m->tensors) {
@@ -145,6 +162,7 @@ private:
     std::string m_prefix;
     std::map<std::string, Module> m_modules;
     std::set<std::string> m_all, m_placed;
+    std::map<std::string, const TensorInfo *> m_byName;
 };
 
 AnatomyBox box(BoxKind kind, std::string title, std::string detail)
@@ -405,8 +423,7 @@ void linearStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &o
     AnatomyBox b = box(BoxKind::Attention, "linear attention", "a fixed state per sequence, not per token");
     std::vector<const Module *> mods = lt.under("linear_attn");
     for (const Module *m : lt.under("mamba")) mods.push_back(m);
-    for (const Module *m : mods)
-        lt.fill(b, {m});
+    lt.fill(b, mods);
     for (const auto &g : data.cache.attention)
         if (g.kind == AttentionKind::Linear && g.stateBytesPerLayer) {
             b.cached = true;
@@ -435,8 +452,7 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
         const Module *down = lt.find("down_proj", {parent});
         if (!down) down = lt.find("w2", {parent});
         if (auto io = lt.inOut(down)) b.detail = "width " + groupDigits(io->first);
-        for (const Module *m : lt.under(parent + "."))
-            lt.fill(b, {m});
+        lt.fill(b, lt.under(parent + "."));
         stage.join.push_back(b);
         out.stages.push_back(std::move(stage));
         return;
@@ -472,8 +488,8 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
 
     AnatomyBox ex = box(BoxKind::Experts, "routed experts", "");
     std::uint64_t width = 0;
+    lt.fill(ex, experts);
     for (const Module *m : experts) {
-        lt.fill(ex, {m});
         for (const TensorInfo *t : m->tensors) {
             const std::string_view last = lastSegment(t->name);
             const bool down = t->name.find("down_proj") != std::string::npos || t->name.find(".w2.") != std::string::npos;
@@ -496,10 +512,10 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     if (const Module *g = lt.find("shared_expert_gate", {parent})) shared.push_back(g);
     if (!shared.empty()) {
         AnatomyColumn sc;
-    sc.title = "shared experts";
+        sc.title = "shared experts";
         AnatomyBox sb = box(BoxKind::Experts, "shared experts", "every token");
+        lt.fill(sb, shared);
         for (const Module *m : shared) {
-            lt.fill(sb, {m});
             for (const TensorInfo *t : m->tensors)
                 if (t->name.find("down_proj") != std::string::npos && hidden && a.parametersOf(*t) &&
                     sb.detail == "every token")
@@ -562,10 +578,10 @@ std::vector<StackRun> layerStack(const LoadedCheckpoint &data)
             att = LayerAttention::Sliding;
         else if (attention[i])
             att = LayerAttention::Gqa;
-        if (runs.empty() || runs.back().kind != info.kind || runs.back().attention != att ||
-            runs.back().last + 1 != info.index)
-            runs.push_back({info.index, info.index, info.kind, att, {}, {}});
+        if (runs.empty() || runs.back().kind != info.kind || runs.back().last + 1 != info.index)
+            runs.push_back({info.index, info.index, info.kind, {}, {}, {}});
         runs.back().last = info.index;
+        runs.back().attention.push_back(att);
         runs.back().indexer.push_back(info.indexer);
         runs.back().reuses.push_back(info.reusesLayer);
     }
@@ -584,8 +600,8 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer)
     const LayerInfo &info = a.layers[static_cast<std::size_t>(layer)];
     LayerTensors lt(data, layer);
     const LayerAttention att = attentionOf(data, lt, layer);
-    out.heading = "Layer " + std::to_string(layer) + " · " + std::string(layerKindName(info.kind)) + " · " +
-                  std::string(layerAttentionName(att));
+    const char *kind = info.kind == LayerKind::Dense ? "dense" : info.kind == LayerKind::Moe ? "MoE" : "MTP";
+    out.heading = "Layer " + std::to_string(layer) + " · " + kind + " · " + std::string(layerAttentionName(att));
     if (info.indexer == IndexerRole::Full) out.heading += " · indexer full";
     if (info.indexer == IndexerRole::Shared)
         out.heading += " · indexer shared" +

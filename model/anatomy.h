@@ -54,13 +54,14 @@ struct LayerAnatomy
 enum class LayerAttention { Mla, Gqa, Sliding, Linear, None };
 std::string_view layerAttentionName(LayerAttention a); // "MLA", "GQA", "sliding", "linear", "none"
 
-// A run of consecutive layers of one kind and one attention (the indexer role may vary inside it).
+// A run of consecutive layers of one kind (dense, MoE, MTP); attention and indexer roles per layer,
+// so that alternating patterns (sliding / full, full / shared indexers) stay inside one run.
 struct StackRun
 {
     int first = 0, last = 0;
     LayerKind kind = LayerKind::Dense;
-    LayerAttention attention = LayerAttention::None;
-    std::vector<IndexerRole> indexer; // per layer of the run
+    std::vector<LayerAttention> attention; // per layer of the run
+    std::vector<IndexerRole> indexer;      // per layer of the run
     std::vector<int> reuses;          // per layer: the full layer a shared one borrows from, or -1
     int count() const { return last - first + 1; }
 };

@@ -361,4 +361,24 @@ std::vector<std::string> checkExpectations(const nlohmann::ordered_json &report,
     return failures;
 }
 
+std::string provenanceCaption(const Checkpoint &ckpt, const std::string &version, const std::string &date)
+{
+    std::string location = ckpt.source.location;
+    // The model's name: the repository for the Hub, else the folder or URL's last part.
+    std::string name = location;
+    while (!name.empty() && name.back() == '/')
+        name.pop_back();
+    if (const auto slash = name.rfind('/'); slash != std::string::npos && ckpt.source.kind != SourceKind::Hub)
+        name = name.substr(slash + 1);
+    std::string out = ckpt.config.modelType.empty() ? std::string("unknown model type") : ckpt.config.modelType;
+    if (!name.empty()) out += " · " + name;
+    out += " · " + std::string(sourceKindName(ckpt.source.kind));
+    if (ckpt.source.kind != SourceKind::Local || name != location) out += " " + location;
+    if (!ckpt.source.revision.empty()) out += " @" + ckpt.source.revision;
+    if (!ckpt.source.commit.empty()) out += " (" + ckpt.source.commit.substr(0, 7) + ")";
+    if (ckpt.synthetic()) out += " · synthetic";
+    out += " · Checkpoint Atlas " + version + " · " + date;
+    return out;
+}
+
 } // namespace atlas

@@ -32,4 +32,8 @@ std::string shortCount(std::uint64_t v);
 // bytes -> "90.70 GiB"
 std::string binaryBytes(std::uint64_t v);
 
+// The caption every exported figure carries: "glm_moe_dsa · GLM-5.2-FP8 · hub zai-org/GLM-5.2-FP8 @main
+// (1a2b3c4) · Checkpoint Atlas 0.1.0 · 2026-11-29", with "synthetic" for a written layout.
+std::string provenanceCaption(const Checkpoint &checkpoint, const std::string &version, const std::string &date);
+
 } // namespace atlas

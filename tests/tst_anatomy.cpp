@@ -135,7 +135,7 @@ private slots:
         QCOMPARE(runs.front().count(), int(spec.firstDense));
         QCOMPARE(runs[1].kind, LayerKind::Moe);
         QCOMPARE(runs[1].count(), int(spec.layers - spec.firstDense));
-        QCOMPARE(runs[1].attention, LayerAttention::Mla);
+        QCOMPARE(runs[1].attention, std::vector<LayerAttention>(std::size_t(spec.layers - spec.firstDense), LayerAttention::Mla));
         QCOMPARE(runs.back().kind, LayerKind::Mtp);
         int fullInRun = 0;
         for (auto r : runs[1].indexer)
@@ -214,7 +214,7 @@ private slots:
         QCOMPARE(a.unplaced, std::vector<std::string>{"model.layers.1.mystery.weight"});
         const auto runs = layerStack(l);
         QCOMPARE(runs.size(), std::size_t(1));
-        QCOMPARE(runs.front().attention, LayerAttention::Sliding);
+        QCOMPARE(runs.front().attention, std::vector<LayerAttention>(2, LayerAttention::Sliding));
     }
 };
 

@@ -53,7 +53,7 @@ bool figuresRender(const QString &dir, QByteArray *err)
     if (!p.waitForFinished(240000)) return false;
     *err = p.readAllStandardError();
     return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0 &&
-           QFileInfo::exists(out.filePath(QStringLiteral("05-cache.png"))) &&
+           QFileInfo::exists(out.filePath(QStringLiteral("06-cache.png"))) &&
            QFileInfo::exists(out.filePath(QStringLiteral("01-overview.svg")));
 }
 

@@ -108,7 +108,7 @@ class TestHostile : public QObject
         const Run r = ckptAtlas({QStringLiteral("figures"), dir, QStringLiteral("--out"), out,
                                  QStringLiteral("--tokens"), QStringLiteral("64")});
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QVERIFY(QFileInfo::exists(out + QStringLiteral("/02-layers.png")));
+        QVERIFY(QFileInfo::exists(out + QStringLiteral("/03-layers.png")));
     }
 
     static json moeConfig(int layers, int experts, int topk)

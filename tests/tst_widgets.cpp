@@ -2,6 +2,7 @@
 // the full GLM-5.x layout and on a small one and checked for what it shows, exports opened again,
 // and a remote load cancelled from the window.
 #include "bf16.h"
+#include "anatomy_view.h"
 #include "bias_view.h"
 #include "budget_view.h"
 #include "cache_view.h"
@@ -197,6 +198,60 @@ private slots:
         }
         QVERIFY(QSettings().contains(QStringLiteral("window/geometry")));
         QSettings().remove(QStringLiteral("window"));
+    }
+
+    void anatomyOnFullLayout()
+    {
+        MainWindow window(false);
+        window.resize(1440, 900);
+        window.show();
+        QVERIFY(openAndWait(window, m_full.path()));
+        auto *anatomy = qobject_cast<AnatomyView *>(window.view(QStringLiteral("anatomy")));
+        QVERIFY(anatomy);
+        QCOMPARE(window.views().indexOf(anatomy), 1); // second in the sidebar
+        const auto spec = synth::glm5Fp8();
+        // The first MoE layer that owns an indexer is shown first.
+        int firstFull = -1;
+        for (std::int64_t i = spec.firstDense; i < spec.layers && firstFull < 0; ++i)
+            if (synth::formulaFull(i, spec.indexFreq, spec.indexOffset)) firstFull = int(i);
+        QCOMPARE(anatomy->diagram()->anatomy().layer, firstFull);
+
+        // The exported SVG holds the numbers as text, and every figure carries its provenance.
+        window.showView(anatomy);
+        QCoreApplication::processEvents();
+        QTemporaryDir out;
+        const QString path = out.filePath(QStringLiteral("anatomy.svg"));
+        QString error;
+        QVERIFY2(exportWidget(anatomy, path, &error, window.provenance()), qPrintable(error));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(f.readAll());
+        const QString latent = QStringLiteral("%1 latent + %2 rope = %3 per token")
+                                   .arg(spec.kvLoraRank)
+                                   .arg(spec.ropeDim)
+                                   .arg(spec.kvLoraRank + spec.ropeDim);
+        QVERIFY2(svg.contains(latent), qPrintable(latent));
+        QVERIFY(svg.contains(QStringLiteral("cached: %L1 B/token (bf16)").arg(2 * (spec.kvLoraRank + spec.ropeDim))));
+        QVERIFY(window.provenance().startsWith(QStringLiteral("glm_moe_dsa · ")));
+        QVERIFY(window.provenance().contains(QStringLiteral(" · synthetic · Checkpoint Atlas ")));
+        QVERIFY(svg.contains(window.provenance().toHtmlEscaped()));
+
+        // A shared layer says whose selection it reuses.
+        const int shared = firstFull + 1;
+        anatomy->selectLayer(shared);
+        bool said = false;
+        for (const auto &stage : anatomy->diagram()->anatomy().stages)
+            for (const auto &col : stage.columns)
+                for (const auto &b : col.boxes)
+                    said = said || b.detail.starts_with("reuses layer " + std::to_string(firstFull));
+        QVERIFY(said);
+
+        // A clicked block lists its tensors in the Layers view.
+        auto *layers = qobject_cast<LayersView *>(window.view(QStringLiteral("layers")));
+        const QString prefix = QStringLiteral("model.layers.%1.self_attn.q_a_proj").arg(shared);
+        emit anatomy->diagram()->boxClicked({prefix + QStringLiteral(".weight"), prefix + QStringLiteral(".weight_scale_inv")});
+        QCOMPARE(layers->matchCount(), qint64(2));
+        QVERIFY(layers->isVisible());
     }
 
     void exportAllNamesEveryFormatAlike()
@@ -465,9 +520,10 @@ private slots:
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);
-        QCOMPARE(files.size(), 15);
+        QCOMPARE(files.size(), 17); // the window, then eight views as PNG and SVG
         QCOMPARE(files.front(), QStringLiteral("00-window.png"));
         QCOMPARE(files[1], QStringLiteral("01-overview.png"));
+        QCOMPARE(files[3], QStringLiteral("02-anatomy.png"));
         for (const QString &f : files) {
             if (f.endsWith(QLatin1String(".png")))
                 QVERIFY(!QImage(out.filePath(f)).isNull());

@@ -12,10 +12,33 @@
 
 namespace atlas {
 
-bool exportWidget(QWidget *widget, const QString &path, QString *error)
+namespace {
+
+constexpr int kCaptionHeight = 26;
+
+// The widget, then the caption in a strip of its own below it.
+void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
+{
+    widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+    if (caption.isEmpty()) return;
+    const QRect strip(0, widget->height(), widget->width(), kCaptionHeight);
+    p.fillRect(strip, widget->palette().color(QPalette::Window));
+    QColor text = widget->palette().color(QPalette::WindowText);
+    text.setAlphaF(0.7);
+    p.setPen(text);
+    QFont f = widget->font();
+    f.setPointSizeF(f.pointSizeF() * 0.85);
+    p.setFont(f);
+    p.drawText(strip.adjusted(20, 0, -20, 0), Qt::AlignLeft | Qt::AlignVCenter,
+               QFontMetrics(f).elidedText(caption, Qt::ElideMiddle, strip.width() - 40));
+}
+
+} // namespace
+
+bool exportWidget(QWidget *widget, const QString &path, QString *error, const QString &caption)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
-    const QSize size = widget->size();
+    const QSize size = widget->size() + QSize(0, caption.isEmpty() ? 0 : kCaptionHeight);
     auto fail = [&](const QString &why) {
         if (error) *error = why;
         return false;
@@ -25,7 +48,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error)
         image.setDevicePixelRatio(2.0);
         image.fill(widget->palette().color(QPalette::Window));
         QPainter p(&image);
-        widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+        paintFigure(p, widget, caption);
         p.end();
         if (!image.save(path, "PNG")) return fail(QStringLiteral("%1: cannot write the PNG file").arg(path));
         return true;
@@ -42,10 +65,10 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error)
         svg.setSize(size);
         svg.setViewBox(QRect(QPoint(), size));
         svg.setTitle(widget->windowTitle());
-        svg.setDescription(QStringLiteral("Checkpoint Atlas"));
+        svg.setDescription(caption.isEmpty() ? QStringLiteral("Checkpoint Atlas") : caption);
         QPainter p;
         if (!p.begin(&svg)) return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
-        widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+        paintFigure(p, widget, caption);
         p.end();
         return QFileInfo::exists(path) ? true
                                        : fail(QStringLiteral("%1: the SVG file was not written").arg(path));
@@ -60,7 +83,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error)
         if (!p.begin(&pdf)) return fail(QStringLiteral("%1: cannot write the PDF file").arg(path));
         const double scale = double(pdf.width()) / double(size.width());
         p.scale(scale, scale);
-        widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+        paintFigure(p, widget, caption);
         p.end();
         return true;
     }

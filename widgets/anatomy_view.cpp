@@ -1,0 +1,570 @@
+#include "anatomy_view.h"
+
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QScrollArea>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace atlas {
+
+namespace {
+
+QColor kindColor(BoxKind k)
+{
+    switch (k) {
+    case BoxKind::Input:
+        return QColor(0x6B, 0x72, 0x80);
+    case BoxKind::Linear:
+        return QColor(0x3B, 0x7D, 0xC4);
+    case BoxKind::Norm:
+        return QColor(0x8A, 0x8F, 0x98);
+    case BoxKind::Latent:
+        return QColor(0xE0, 0x8A, 0x2E);
+    case BoxKind::Heads:
+        return QColor(0x2E, 0x9C, 0x9C);
+    case BoxKind::Attention:
+        return QColor(0x8E, 0x5C, 0xC2);
+    case BoxKind::Indexer:
+        return QColor(0x3A, 0x9E, 0x6E);
+    case BoxKind::Router:
+        return QColor(0xC9, 0x4B, 0x4B);
+    case BoxKind::Experts:
+        return QColor(0x3B, 0x7D, 0xC4);
+    case BoxKind::Note:
+        return QColor(0x8A, 0x8F, 0x98);
+    }
+    return Qt::gray;
+}
+
+QColor roleColor(IndexerRole r)
+{
+    return r == IndexerRole::Full ? QColor(0x3A, 0x9E, 0x6E) : r == IndexerRole::Shared ? QColor(0x9F, 0xD4, 0xB8)
+                                                                                         : QColor(0xB8, 0xBC, 0xC4);
+}
+
+QString kindText(LayerKind k)
+{
+    return k == LayerKind::Dense ? QObject::tr("dense") : k == LayerKind::Moe ? QObject::tr("MoE") : QObject::tr("MTP");
+}
+
+QColor attentionColor(LayerAttention a)
+{
+    switch (a) {
+    case LayerAttention::Mla:
+        return QColor(0xE0, 0x8A, 0x2E);
+    case LayerAttention::Gqa:
+        return QColor(0x3B, 0x7D, 0xC4);
+    case LayerAttention::Sliding:
+        return QColor(0x9C, 0xC3, 0xEA);
+    case LayerAttention::Linear:
+        return QColor(0x8E, 0x5C, 0xC2);
+    case LayerAttention::None:
+        return QColor(0xB8, 0xBC, 0xC4);
+    }
+    return Qt::gray;
+}
+
+QString runTitle(const StackRun &r)
+{
+    const QString span = r.first == r.last ? QObject::tr("Layer %1").arg(r.first)
+                                           : QObject::tr("Layers %1–%2").arg(r.first).arg(r.last);
+    QStringList kinds; // the attention kinds of the run, in order of first appearance
+    for (LayerAttention a : r.attention) {
+        const QString name = qs(std::string(layerAttentionName(a)));
+        if (!kinds.contains(name)) kinds << name;
+    }
+    return QStringLiteral("%1 · %2 · %3").arg(span, kindText(r.kind), kinds.join(QStringLiteral(" + ")));
+}
+
+void arrowHead(QPainter &p, QPointF tip, double size)
+{
+    QPainterPath path;
+    path.moveTo(tip);
+    path.lineTo(tip + QPointF(-size * 0.6, -size));
+    path.lineTo(tip + QPointF(size * 0.6, -size));
+    path.closeSubpath();
+    p.fillPath(path, p.pen().color());
+}
+
+void downArrow(QPainter &p, QPointF from, QPointF to)
+{
+    if (to.y() - from.y() < 4) return;
+    p.drawLine(from, to - QPointF(0, 5));
+    arrowHead(p, to, 6);
+}
+
+constexpr int kCellsPerRow = 20;
+constexpr double kCell = 10, kCellGap = 2;
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+LayerStackWidget::LayerStackWidget(QWidget *parent) : QWidget(parent)
+{
+    setMouseTracking(false);
+    setMinimumWidth(int(kCellsPerRow * (kCell + kCellGap) + 28));
+}
+
+void LayerStackWidget::setRuns(std::vector<StackRun> runs)
+{
+    m_runs = std::move(runs);
+    // Cells show indexer roles in a model with DSA indexers, attention kinds otherwise.
+    m_indexed = false;
+    for (const auto &r : m_runs)
+        for (IndexerRole role : r.indexer)
+            m_indexed = m_indexed || role != IndexerRole::None;
+    layout();
+    updateGeometry();
+    update();
+}
+
+void LayerStackWidget::setSelectedLayer(int layer)
+{
+    m_selected = layer;
+    update();
+}
+
+QSize LayerStackWidget::sizeHint() const
+{
+    return QSize(int(kCellsPerRow * (kCell + kCellGap) + 28), std::max(m_height, 200));
+}
+
+void LayerStackWidget::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    layout();
+}
+
+void LayerStackWidget::layout()
+{
+    m_cards.clear();
+    m_cells.clear();
+    const QFontMetricsF fm(font());
+    const double w = std::max(120.0, double(width()) - 8);
+    const int perRow = std::max(4, int((w - 20) / (kCell + kCellGap)));
+    double y = 4;
+    for (const auto &r : m_runs) {
+        const int rows = (r.count() + perRow - 1) / perRow;
+        const double h = fm.height() + 10 + rows * (kCell + kCellGap) + 12;
+        const QRectF card(4, y, w, h);
+        m_cards.push_back(card);
+        for (int i = 0; i < r.count(); ++i) {
+            const double cx = card.left() + 10 + (i % perRow) * (kCell + kCellGap);
+            const double cy = card.top() + fm.height() + 12 + (i / perRow) * (kCell + kCellGap);
+            m_cells.push_back({r.first + i, QRectF(cx, cy, kCell, kCell)});
+        }
+        y += h + 8;
+    }
+    m_height = int(y);
+    setMinimumHeight(m_height);
+}
+
+void LayerStackWidget::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    const QColor text = palette().color(QPalette::WindowText);
+    const QColor base = palette().color(QPalette::Base);
+    QColor frame = text;
+    frame.setAlphaF(0.25);
+    std::size_t cell = 0;
+    for (std::size_t i = 0; i < m_runs.size(); ++i) {
+        const StackRun &r = m_runs[i];
+        const QRectF card = m_cards[i];
+        p.setPen(QPen(frame, 1));
+        p.setBrush(base);
+        p.drawRoundedRect(card, 6, 6);
+        QFont bold = font();
+        bold.setBold(true);
+        p.setFont(bold);
+        p.setPen(text);
+        const QRectF head = card.adjusted(10, 4, -10, 0);
+        p.drawText(head, Qt::AlignLeft | Qt::AlignTop, runTitle(r));
+        p.setFont(font());
+        if (r.count() > 1) p.drawText(head, Qt::AlignRight | Qt::AlignTop, QStringLiteral("× %1").arg(r.count()));
+        for (int k = 0; k < r.count(); ++k, ++cell) {
+            const auto &[layer, rect] = m_cells[cell];
+            const IndexerRole role = r.indexer[static_cast<std::size_t>(k)];
+            p.setPen(Qt::NoPen);
+            p.setBrush(m_indexed ? roleColor(role) : attentionColor(r.attention[static_cast<std::size_t>(k)]));
+            p.drawRoundedRect(rect, 2, 2);
+            if (layer == m_selected) {
+                p.setBrush(Qt::NoBrush);
+                p.setPen(QPen(text, 2));
+                p.drawRoundedRect(rect.adjusted(-2, -2, 2, 2), 3, 3);
+            }
+        }
+    }
+    // The reuse arc of the selected layer, from the full layer whose selection it borrows.
+    const QRectF *from = nullptr, *to = nullptr;
+    int reuse = -1;
+    for (std::size_t i = 0, c = 0; i < m_runs.size(); ++i)
+        for (int k = 0; k < m_runs[i].count(); ++k, ++c)
+            if (m_cells[c].first == m_selected) reuse = m_runs[i].reuses[static_cast<std::size_t>(k)];
+    for (const auto &[layer, rect] : m_cells) {
+        if (layer == m_selected) to = &rect;
+        if (layer == reuse) from = &rect;
+    }
+    if (from && to) {
+        QPainterPath arc;
+        const QPointF a(from->center().x(), from->top() - 1), b(to->center().x(), to->top() - 1);
+        arc.moveTo(a);
+        arc.cubicTo(a + QPointF(0, -9), b + QPointF(0, -9), b);
+        p.setBrush(Qt::NoBrush);
+        p.setPen(QPen(QColor(0x3A, 0x9E, 0x6E), 1.5));
+        p.drawPath(arc);
+    }
+}
+
+void LayerStackWidget::mousePressEvent(QMouseEvent *event)
+{
+    for (const auto &[layer, rect] : m_cells)
+        if (rect.adjusted(-1, -1, 1, 1).contains(event->position())) {
+            emit layerClicked(layer);
+            return;
+        }
+    for (std::size_t i = 0; i < m_cards.size(); ++i)
+        if (m_cards[i].contains(event->position())) emit layerClicked(m_runs[i].first);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+LayerDiagramWidget::LayerDiagramWidget(QWidget *parent) : QWidget(parent)
+{
+    setMouseTracking(true);
+    setMinimumSize(480, 320);
+}
+
+void LayerDiagramWidget::setAnatomy(LayerAnatomy anatomy)
+{
+    m_anatomy = std::move(anatomy);
+    m_hits.clear();
+    update();
+}
+
+double LayerDiagramWidget::draw(QPainter *p, double width)
+{
+    const QFont normal = font();
+    QFont bold = normal;
+    bold.setBold(true);
+    QFont small = normal;
+    small.setPointSizeF(normal.pointSizeF() * 0.88);
+    const QFontMetricsF fm(normal), fmSmall(small);
+    const QColor text = palette().color(QPalette::WindowText);
+    QColor muted = text;
+    muted.setAlphaF(0.65);
+    QColor frame = text;
+    frame.setAlphaF(0.18);
+    const double margin = 12, colGap = 18, rowGap = 20, pad = 6;
+    const double line = fm.height(), smallLine = fmSmall.height();
+
+    auto boxHeight = [&](const AnatomyBox &b) {
+        double h = pad * 2 + line;
+        if (!b.detail.empty()) h += line;
+        if (!b.dtypes.empty() || b.parameters) h += smallLine;
+        if (!b.cacheNote.empty()) h += smallLine;
+        return h;
+    };
+    auto drawBox = [&](const AnatomyBox &b, QRectF r) {
+        if (!p) return;
+        const QColor c = kindColor(b.kind);
+        QColor fill = c;
+        fill.setAlphaF(b.cached ? 0.30 : 0.12);
+        p->setPen(QPen(c, b.cached ? 2.2 : 1.2, b.kind == BoxKind::Note ? Qt::DashLine : Qt::SolidLine));
+        p->setBrush(fill);
+        p->drawRoundedRect(r, 5, 5);
+        QRectF t = r.adjusted(pad + 2, pad, -pad - 2, 0);
+        p->setPen(text);
+        p->setFont(bold);
+        const QString title = qs(b.title) + (b.fromConfig ? QStringLiteral(" †") : QString());
+        p->drawText(QRectF(t.left(), t.top(), t.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
+                    fm.elidedText(title, Qt::ElideRight, t.width()));
+        double y = t.top() + line;
+        p->setFont(normal);
+        if (!b.detail.empty()) {
+            p->drawText(QRectF(t.left(), y, t.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
+                        fm.elidedText(qs(b.detail), Qt::ElideRight, t.width()));
+            y += line;
+        }
+        p->setFont(small);
+        if (!b.dtypes.empty() || b.parameters) {
+            p->setPen(muted);
+            QString s = qs(b.dtypes);
+            if (b.parameters) s += (s.isEmpty() ? QString() : QStringLiteral(" · ")) + shortCountQ(b.parameters);
+            p->drawText(QRectF(t.left(), y, t.width(), smallLine), Qt::AlignLeft | Qt::AlignVCenter,
+                        fmSmall.elidedText(s, Qt::ElideRight, t.width()));
+            y += smallLine;
+        }
+        if (!b.cacheNote.empty()) {
+            p->setPen(kindColor(BoxKind::Latent).darker(b.cached ? 130 : 100));
+            p->drawText(QRectF(t.left(), y, t.width(), smallLine), Qt::AlignLeft | Qt::AlignVCenter,
+                        fmSmall.elidedText(tr("cached: %1").arg(qs(b.cacheNote)), Qt::ElideRight, t.width()));
+        }
+        p->setFont(normal);
+    };
+
+    m_hits.clear();
+    double y = margin;
+    if (p) {
+        p->setFont(bold);
+        p->setPen(text);
+        p->drawText(QRectF(margin, y, width - 2 * margin, line * 1.3), Qt::AlignLeft | Qt::AlignVCenter,
+                    qs(m_anatomy.heading));
+    }
+    y += line * 1.3 + 6;
+    const double inner = width - 2 * margin;
+    double previousBottom = -1;
+    for (const AnatomyStage &stage : m_anatomy.stages) {
+        if (previousBottom >= 0) {
+            if (p) {
+                p->setPen(QPen(muted, 1.4));
+                downArrow(*p, QPointF(width / 2, previousBottom), QPointF(width / 2, y));
+            }
+        }
+        const double top = y;
+        y += 4;
+        if (p) {
+            p->setFont(bold);
+            p->setPen(muted);
+            p->drawText(QRectF(margin + 10, y, inner - 20, line), Qt::AlignLeft | Qt::AlignVCenter, qs(stage.title));
+        }
+        y += line + 6;
+        const int cols = static_cast<int>(stage.columns.size());
+        const double colW = cols ? (inner - 20 - (cols - 1) * colGap) / cols : 0;
+        double columnsBottom = y;
+        std::vector<double> lastBottom(static_cast<std::size_t>(cols), y);
+        for (int c = 0; c < cols; ++c) {
+            const AnatomyColumn &col = stage.columns[static_cast<std::size_t>(c)];
+            const double x = margin + 10 + c * (colW + colGap);
+            double cy = y;
+            if (p && !col.title.empty()) {
+                p->setFont(small);
+                p->setPen(muted);
+                p->drawText(QRectF(x, cy, colW, smallLine), Qt::AlignHCenter | Qt::AlignVCenter, qs(col.title));
+            }
+            cy += smallLine + 2;
+            for (std::size_t k = 0; k < col.boxes.size(); ++k) {
+                const AnatomyBox &b = col.boxes[k];
+                const QRectF r(x, cy, colW, boxHeight(b));
+                if (k > 0 && p) {
+                    p->setPen(QPen(muted, 1.4));
+                    downArrow(*p, QPointF(r.center().x(), cy - rowGap), QPointF(r.center().x(), cy));
+                }
+                drawBox(b, r);
+                m_hits.push_back({r, &b});
+                cy += r.height() + rowGap;
+            }
+            lastBottom[static_cast<std::size_t>(c)] = cy - rowGap;
+            columnsBottom = std::max(columnsBottom, cy - rowGap);
+        }
+        y = cols ? columnsBottom + rowGap : y;
+        for (std::size_t k = 0; k < stage.join.size(); ++k) {
+            const AnatomyBox &b = stage.join[k];
+            const QRectF r(margin + 10, y, inner - 20, boxHeight(b));
+            if (p) {
+                p->setPen(QPen(muted, 1.4));
+                if (k == 0)
+                    for (int c = 0; c < cols; ++c) {
+                        const double cx = margin + 10 + c * (colW + colGap) + colW / 2;
+                        downArrow(*p, QPointF(cx, lastBottom[static_cast<std::size_t>(c)]), QPointF(cx, y));
+                    }
+                else
+                    downArrow(*p, QPointF(r.center().x(), y - rowGap), QPointF(r.center().x(), y));
+            }
+            drawBox(b, r);
+            m_hits.push_back({r, &b});
+            y += r.height() + rowGap;
+        }
+        y -= rowGap;
+        y += 10;
+        if (p) {
+            p->setPen(QPen(frame, 1));
+            p->setBrush(Qt::NoBrush);
+            p->drawRoundedRect(QRectF(margin, top, inner, y - top), 8, 8);
+        }
+        previousBottom = y;
+        y += rowGap;
+    }
+    // Notes, the legend and what could not be placed.
+    QStringList lines;
+    for (const auto &n : m_anatomy.notes)
+        lines << qs(n);
+    lines << tr("Orange: what the cache keeps per token. † a dimension from config.json (no shape holds it "
+                "alone). Hover a block for its tensors; click to list them in Layers.");
+    if (!m_anatomy.unplaced.empty())
+        lines << tr("Not placed in the diagram: %1 tensor(s), e.g. %2")
+                     .arg(m_anatomy.unplaced.size())
+                     .arg(qs(m_anatomy.unplaced.front()));
+    for (int i = 0; i < lines.size(); ++i) {
+        const QRectF r = fmSmall.boundingRect(QRectF(margin, y, width - 2 * margin, 1000),
+                                              Qt::TextWordWrap | Qt::AlignLeft, lines[i]);
+        if (p) {
+            p->setFont(small);
+            const bool warn = !m_anatomy.unplaced.empty() && i == lines.size() - 1;
+            p->setPen(warn ? QColor(0xC9, 0x4B, 0x4B) : muted);
+            p->drawText(QRectF(margin, y, width - 2 * margin, r.height()), Qt::TextWordWrap | Qt::AlignLeft, lines[i]);
+        }
+        y += r.height() + 2;
+    }
+    return y + margin;
+}
+
+void LayerDiagramWidget::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setRenderHint(QPainter::TextAntialiasing);
+    if (m_anatomy.stages.empty()) {
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(rect(), Qt::AlignCenter, qs(m_anatomy.heading));
+        return;
+    }
+    // Laid out at the widget's width; scaled down as a whole (text too, still vectors) when taller.
+    double w = width();
+    double h = draw(nullptr, w);
+    double scale = 1.0;
+    if (h > height()) {
+        scale = std::max(0.55, double(height()) / h);
+        w = width() / scale;
+        h = draw(nullptr, w);
+        scale = std::min(1.0, std::max(double(height()) / h, 0.5));
+    }
+    p.scale(scale, scale);
+    draw(&p, w);
+    for (auto &hit : m_hits)
+        hit.first = QRectF(hit.first.topLeft() * scale, hit.first.size() * scale);
+}
+
+const AnatomyBox *LayerDiagramWidget::boxAt(QPointF pos) const
+{
+    for (const auto &[r, b] : m_hits)
+        if (r.contains(pos)) return b;
+    return nullptr;
+}
+
+bool LayerDiagramWidget::event(QEvent *e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(e);
+        const AnatomyBox *b = boxAt(help->pos());
+        if (!b || b->tensors.empty()) {
+            QToolTip::hideText();
+            e->ignore();
+            return true;
+        }
+        QString tip = QStringLiteral("<b>%1</b><br>%2").arg(qs(b->title).toHtmlEscaped(), qs(b->detail).toHtmlEscaped());
+        tip += tr("<br>%1 parameters · %2 · %3 tensor(s)")
+                   .arg(groupDigitsQ(b->parameters), qs(b->dtypes).toHtmlEscaped())
+                   .arg(b->tensors.size());
+        for (std::size_t i = 0; i < b->tensors.size() && i < 6; ++i)
+            tip += QStringLiteral("<br><tt>%1</tt>").arg(qs(b->tensors[i]).toHtmlEscaped());
+        if (b->tensors.size() > 6) tip += tr("<br>… and %1 more").arg(b->tensors.size() - 6);
+        QToolTip::showText(help->globalPos(), tip, this);
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+void LayerDiagramWidget::mousePressEvent(QMouseEvent *event)
+{
+    const AnatomyBox *b = boxAt(event->position());
+    if (!b || b->tensors.empty()) return;
+    QStringList names;
+    for (const auto &t : b->tensors)
+        names << qs(t);
+    emit boxClicked(names);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+AnatomyView::AnatomyView(QWidget *parent)
+    : AtlasView(parent), m_summary(new QLabel(this)), m_stack(new LayerStackWidget(this)),
+      m_diagram(new LayerDiagramWidget(this))
+{
+    m_summary->setWordWrap(true);
+    auto *v = new QVBoxLayout(this);
+    v->setContentsMargins(20, 16, 20, 16);
+    v->addWidget(makeHeading(tr("Anatomy"), this));
+    v->addWidget(m_summary);
+    auto *h = new QHBoxLayout();
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(m_stack);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setFixedWidth(m_stack->minimumWidth() + 40);
+    h->addWidget(scroll);
+    h->addWidget(m_diagram, 1);
+    v->addLayout(h, 1);
+    connect(m_stack, &LayerStackWidget::layerClicked, this, &AnatomyView::selectLayer);
+    connect(m_diagram, &LayerDiagramWidget::boxClicked, this, [this](const QStringList &tensors) {
+        // The longest common prefix names the block in the Layers filter ("model.layers.5.self_attn.q_a_proj").
+        QString prefix = tensors.front();
+        for (const QString &t : tensors) {
+            int n = 0;
+            while (n < prefix.size() && n < t.size() && prefix[n] == t[n])
+                ++n;
+            prefix.truncate(n);
+        }
+        if (tensors.size() > 1 && prefix.endsWith(QLatin1Char('.'))) prefix.chop(1);
+        emit tensorsChosen(prefix);
+    });
+    clearAll();
+}
+
+void AnatomyView::clearAll()
+{
+    m_data.reset();
+    m_stack->setRuns({});
+    LayerAnatomy empty;
+    empty.heading = tr("Open a checkpoint to see its architecture.").toStdString();
+    m_diagram->setAnatomy(empty);
+    m_summary->setText(tr("The architecture as the headers describe it: the layer stack on the left, one layer's "
+                          "blocks on the right."));
+}
+
+void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
+{
+    m_data = std::move(data);
+    std::vector<StackRun> runs = layerStack(*m_data);
+    int pick = runs.empty() ? 0 : runs.front().first;
+    // The first MoE layer that owns an indexer says the most; else the first MoE layer.
+    bool found = false;
+    for (const auto &r : runs)
+        for (int k = 0; k < r.count() && !found; ++k)
+            if (r.kind == LayerKind::Moe && r.indexer[static_cast<std::size_t>(k)] == IndexerRole::Full)
+                pick = r.first + k, found = true;
+    for (const auto &r : runs)
+        if (!found && r.kind == LayerKind::Moe) pick = r.first, found = true;
+    bool indexed = false;
+    for (const auto &r : runs)
+        for (IndexerRole role : r.indexer)
+            indexed = indexed || role != IndexerRole::None;
+    m_summary->setText(
+        (indexed ? tr("%1 layers in %2 run(s). A cell per layer: dark green owns a DSA indexer, light green reuses "
+                      "one (IndexShare), grey has none. Click a layer.")
+                 : tr("%1 layers in %2 run(s). A cell per layer: orange MLA, blue full attention, light blue "
+                      "sliding window, purple linear attention. Click a layer."))
+            .arg(m_data->analysis.layerCount)
+            .arg(runs.size()));
+    m_stack->setRuns(std::move(runs));
+    selectLayer(pick);
+}
+
+void AnatomyView::selectLayer(int layer)
+{
+    if (!m_data) return;
+    m_stack->setSelectedLayer(layer);
+    m_diagram->setAnatomy(layerAnatomy(*m_data, layer));
+}
+
+} // namespace atlas

@@ -1,0 +1,87 @@
+#pragma once
+
+#include "anatomy.h"
+#include "atlas_view.h"
+
+#include <QRectF>
+
+namespace atlas {
+
+// The layer stack: one card per run of like layers, a cell per layer coloured by its indexer role;
+// the selected layer is outlined and, when it shares an indexer, an arc joins it to its source.
+class LayerStackWidget final : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit LayerStackWidget(QWidget *parent = nullptr);
+    void setRuns(std::vector<StackRun> runs);
+    void setSelectedLayer(int layer);
+    QSize sizeHint() const override;
+
+signals:
+    void layerClicked(int layer);
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+
+private:
+    void layout();
+    std::vector<StackRun> m_runs;
+    std::vector<QRectF> m_cards;
+    std::vector<std::pair<int, QRectF>> m_cells; // layer, cell
+    int m_selected = -1;
+    int m_height = 0;
+    bool m_indexed = false;
+};
+
+// One layer's block diagram, painted as vectors; the boxes carry their tensors for hover and click.
+class LayerDiagramWidget final : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit LayerDiagramWidget(QWidget *parent = nullptr);
+    void setAnatomy(LayerAnatomy anatomy);
+    const LayerAnatomy &anatomy() const { return m_anatomy; }
+
+signals:
+    void boxClicked(const QStringList &tensors);
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+    bool event(QEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+
+private:
+    // Lays the diagram out for a width and paints it when `painter` is given; returns its height.
+    double draw(QPainter *painter, double width);
+    const AnatomyBox *boxAt(QPointF pos) const;
+    LayerAnatomy m_anatomy;
+    std::vector<std::pair<QRectF, const AnatomyBox *>> m_hits; // in widget coordinates
+};
+
+class AnatomyView final : public AtlasView
+{
+    Q_OBJECT
+public:
+    explicit AnatomyView(QWidget *parent = nullptr);
+    QString title() const override { return tr("Anatomy"); }
+    QString fileStem() const override { return QStringLiteral("anatomy"); }
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
+    void clearAll() override;
+    void selectLayer(int layer);
+    LayerDiagramWidget *diagram() const { return m_diagram; }
+
+signals:
+    // The tensors of a clicked block: the window shows them in the Layers view.
+    void tensorsChosen(const QString &filter);
+
+private:
+    std::shared_ptr<const LoadedCheckpoint> m_data;
+    QLabel *m_summary;
+    LayerStackWidget *m_stack;
+    LayerDiagramWidget *m_diagram;
+};
+
+} // namespace atlas

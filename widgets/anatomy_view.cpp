@@ -305,7 +305,7 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
             y += smallLine;
         }
         if (!b.cacheNote.empty()) {
-            p->setPen(kindColor(BoxKind::Latent).darker(b.cached ? 130 : 100));
+            p->setPen(text); // on the orange fill, the text colour reads in light and dark alike
             p->drawText(QRectF(t.left(), y, t.width(), smallLine), Qt::AlignLeft | Qt::AlignVCenter,
                         fmSmall.elidedText(tr("cached: %1").arg(qs(b.cacheNote)), Qt::ElideRight, t.width()));
         }

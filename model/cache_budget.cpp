@@ -132,10 +132,10 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
         full += sliding;
         sliding = 0;
     }
-    if (full) c.attention.push_back({AttentionKind::Full, full, perLayer, std::nullopt});
+    if (full) c.attention.push_back({AttentionKind::Full, full, perLayer, std::nullopt, std::nullopt});
     if (sliding)
         c.attention.push_back(
-            {AttentionKind::Sliding, sliding, perLayer, static_cast<std::uint64_t>(*cfg.slidingWindow)});
+            {AttentionKind::Sliding, sliding, perLayer, static_cast<std::uint64_t>(*cfg.slidingWindow), std::nullopt});
     if (linear) {
         // Gated DeltaNet (Qwen3-Next): per sequence a recurrent state of value heads x key dim x value dim,
         // and a convolution window of (kernel - 1) x (2 x key heads x key dim + value heads x value dim)
@@ -213,7 +213,7 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
     c.kvBytesPerToken = static_cast<std::uint64_t>(c.kvLayers * c.kvBytesPerLayer);
     c.attention.push_back(
-        {AttentionKind::Mla, c.kvLayers, static_cast<std::uint64_t>(c.kvBytesPerLayer), std::nullopt});
+        {AttentionKind::Mla, c.kvLayers, static_cast<std::uint64_t>(c.kvBytesPerLayer), std::nullopt, std::nullopt});
 
     c.indexLayers = static_cast<std::int64_t>(a.indexShare.full.size());
     const auto headDim = cfg.indexHeadDim ? cfg.indexHeadDim : a.diskIndexHeadDim;

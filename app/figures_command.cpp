@@ -26,6 +26,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     std::string source, out, revision;
     int tokens = 4096;
     bool dark = false;
+    int width = 1440, height = 900;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
         auto value = [&]() -> std::string {
@@ -49,11 +50,25 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                 return 2;
             }
             tokens = static_cast<int>(n);
-        } else if (a == "--dark")
+        } else if (a == "--dark") {
             dark = true;
+        } else if (a == "--size") {
+            // WIDTHxHEIGHT of the window the views are laid out in (1440x900 by default).
+            const std::string v = value();
+            int w = 0, h = 0;
+            char x = 0, rest = 0;
+            if (std::sscanf(v.c_str(), "%d%c%d%c", &w, &x, &h, &rest) != 3 || x != 'x' || w < 640 || h < 400 ||
+                w > 8192 || h > 8192) {
+                std::cerr << "ckpt-atlas: --size takes WIDTHxHEIGHT between 640x400 and 8192x8192, not '" << v
+                          << "'\n";
+                return 2;
+            }
+            width = w;
+            height = h;
+        }
         else if (a == "-h" || a == "--help") {
             std::cout
-                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--revision REV]\n"
+                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--size WxH] [--revision REV]\n"
                    "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n";
             return 0;
         } else if (a.starts_with("--")) {
@@ -75,7 +90,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     setApplicationIdentity();
     MainWindow::applyTheme(dark ? MainWindow::Theme::Dark : MainWindow::Theme::Light);
     MainWindow window(false);
-    window.resize(1440, 900);
+    window.resize(width, height);
     window.show(); // offscreen: nothing appears, but the views get their real sizes
 
     QEventLoop loop;

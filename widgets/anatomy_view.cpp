@@ -432,6 +432,17 @@ void LayerDiagramWidget::paintEvent(QPaintEvent *)
     double w = width();
     double h = draw(nullptr, w);
     double scale = 1.0;
+    if (h < height() * 0.8) {
+        // Room to spare (a large screen): drawn up to 1.4 times larger, laid out at the narrower width.
+        scale = std::min(1.4, height() / h);
+        w = width() / scale;
+        h = draw(nullptr, w);
+        if (h * scale > height()) {
+            scale = 1.0;
+            w = width();
+            h = draw(nullptr, w);
+        }
+    }
     if (h > height()) {
         scale = std::max(0.55, double(height()) / h);
         w = width() / scale;

@@ -114,6 +114,7 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not valid JSON: " + e.what());
     }
     if (!doc.is_object()) throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not a JSON object");
+    nlohmann::json raw = doc;
     // Multimodal wrappers nest the language model's keys under text_config: what the top level does
     // not say, text_config does.
     if (auto it = doc.find("text_config"); it != doc.end() && it->is_object())
@@ -121,6 +122,7 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
             if (!doc.contains(key)) doc[key] = value;
 
     ModelConfig cfg;
+    cfg.raw = std::move(raw);
     if (auto it = doc.find("model_type"); it != doc.end() && it->is_string())
         cfg.modelType = it->get<std::string>();
     for (auto [key, out] :

@@ -41,6 +41,7 @@ struct QuantizationConfig
 // still gets a generic layer tree and budget.
 struct ModelConfig
 {
+    nlohmann::json raw; // config.json's top-level object as read (what `diff` compares)
     std::string modelType;
     std::string moeRouterDtype; // "float32" declares FP32 routing; empty when absent
     std::string topkMethod;     // "noaux_tc", "greedy", ...

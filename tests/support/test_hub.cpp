@@ -117,6 +117,24 @@ std::string TestHub::addRepo(const std::string &repo, const atlas::synth::Layout
     return r.commit;
 }
 
+std::string TestHub::addRevision(const std::string &repo, const std::string &revision,
+                                 const atlas::synth::LayoutSpec &spec)
+{
+    Repo &r = m_repos.at(repo);
+    const std::string commit = commitFor(repo + "@" + revision);
+    r.revisions[revision] = commit;
+    const std::string folder = root() + "/storage/" + repo + "/" + commit;
+    atlas::synth::writeCheckpoint(spec, folder);
+    nlohmann::json api;
+    api["id"] = repo;
+    api["sha"] = commit;
+    api["siblings"] = nlohmann::json::array();
+    for (const auto &e : std::filesystem::directory_iterator(folder))
+        api["siblings"].push_back({{"rfilename", e.path().filename().string()}});
+    std::ofstream(root() + "/hub/" + repo + "/revision-" + commit + ".json") << api.dump();
+    return commit;
+}
+
 std::string TestHub::storageUrl(const std::string &repo) const
 {
     return url(m_storagePort) + "/" + repo + "/" + m_repos.at(repo).commit + "/";
@@ -195,6 +213,17 @@ bool TestHub::start(QString *error)
             hubLocations += "    location = /api/models/" + repo + "/revision/" + rev + " {\n" + auth +
                             "        default_type application/json;\n        alias " + r + "/hub/" + repo +
                             "/revision.json;\n    }\n";
+        }
+        for (const auto &[name, commit] : info.revisions) {
+            for (const std::string &rev : {name, commit})
+                hubLocations += "    location = /api/models/" + repo + "/revision/" + rev + " {\n" + auth +
+                                "        default_type application/json;\n        alias " + r + "/hub/" + repo +
+                                "/revision-" + commit + ".json;\n    }\n";
+            hubLocations += "    location ~ ^/" + repo + "/(?:resolve|raw)/(" + commit + "|" + name +
+                            ")/(?<file>.+)$ {\n" + auth + "        if (!-f " + r + "/storage/" + repo + "/" + commit +
+                            "/$file) { add_header X-Error-Code EntryNotFound always; return 404; }\n"
+                            "        return 302 " +
+                            storage + "/" + repo + "/" + commit + "/$file;\n    }\n";
         }
         hubLocations += "    location ^~ /api/models/" + repo + "/revision/ {\n" + auth +
                         "        add_header X-Error-Code RevisionNotFound always; return 404;\n    }\n";

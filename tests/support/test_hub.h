@@ -21,6 +21,9 @@ public:
     // Writes a layout as ORG/NAME at a commit; a gated repo answers 401 without the token.
     // Call before start(). Returns the commit.
     std::string addRepo(const std::string &repo, const atlas::synth::LayoutSpec &spec, bool gated = false);
+    // Another revision of a repo added before: a branch or tag name that resolves to a commit of its own,
+    // with this layout. Call before start(). Returns the commit.
+    std::string addRevision(const std::string &repo, const std::string &revision, const atlas::synth::LayoutSpec &spec);
     // The folder where a repo's files live (to damage them after writing).
     std::string repoFolder(const std::string &repo) const;
 
@@ -48,6 +51,7 @@ private:
     {
         std::string commit;
         bool gated = false;
+        std::map<std::string, std::string> revisions; // further revisions: name -> commit
     };
     QTemporaryDir m_dir;
     QProcess m_nginx;

@@ -1,0 +1,544 @@
+#include "diff.h"
+
+#include "report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+namespace atlas {
+
+namespace {
+
+std::string shapeText(const std::vector<std::uint64_t> &shape)
+{
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? "," : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+std::string describe(const TensorInfo &t)
+{
+    return std::string(dtypeName(t.dtype)) + " " + shapeText(t.shape);
+}
+
+bool isNumber(std::string_view s)
+{
+    return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<std::string_view> segments(std::string_view name)
+{
+    std::vector<std::string_view> out;
+    std::size_t start = 0;
+    while (true) {
+        const auto dot = name.find('.', start);
+        out.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+        if (dot == std::string_view::npos) break;
+        start = dot + 1;
+    }
+    return out;
+}
+
+// Groups of changed tensors under construction: the numbers seen at each numeric place of a template.
+struct GroupBuilder
+{
+    std::vector<std::string> parts; // the name's segments, "" at numeric places
+    TensorChange change;
+    std::string a, b;
+    std::vector<std::set<std::uint64_t>> numbers;
+    std::uint64_t tensors = 0;
+};
+
+class Grouper
+{
+public:
+    void add(std::string_view name, TensorChange change, const std::string &a, const std::string &b)
+    {
+        const auto segs = segments(name);
+        std::string key;
+        std::vector<std::uint64_t> nums;
+        for (auto s : segs) {
+            if (isNumber(s)) {
+                key += "#.";
+                nums.push_back(std::stoull(std::string(s)));
+            } else {
+                key += std::string(s) + ".";
+            }
+        }
+        key += '\x1f' + std::string(tensorChangeName(change)) + '\x1f' + a + '\x1f' + b;
+        auto [it, fresh] = m_groups.try_emplace(key);
+        GroupBuilder &g = it->second;
+        if (fresh) {
+            for (auto s : segs)
+                g.parts.push_back(isNumber(s) ? std::string() : std::string(s));
+            g.change = change;
+            g.a = a;
+            g.b = b;
+            g.numbers.resize(nums.size());
+            m_order.push_back(key);
+        }
+        for (std::size_t i = 0; i < nums.size(); ++i)
+            g.numbers[i].insert(nums[i]);
+        ++g.tensors;
+    }
+
+    std::vector<TensorGroup> take()
+    {
+        // Patterns first, then groups that differ only in the module name ("gate_proj", "up_proj") with the
+        // same numbers and the same change merged into one line.
+        struct Built
+        {
+            std::vector<std::string> parts;
+            TensorGroup group;
+        };
+        std::vector<Built> built;
+        for (const auto &key : m_order) {
+            const GroupBuilder &g = m_groups.at(key);
+            Built out;
+            std::size_t n = 0;
+            for (const auto &p : g.parts) {
+                if (!p.empty()) {
+                    out.parts.push_back(p);
+                    continue;
+                }
+                const auto &set = g.numbers[n++];
+                const std::vector<std::uint64_t> v(set.begin(), set.end());
+                out.parts.push_back(v.size() == 1 ? std::to_string(v.front()) : "{" + collapseNumbers(v) + "}");
+            }
+            out.group.change = g.change;
+            out.group.a = g.a;
+            out.group.b = g.b;
+            out.group.tensors = g.tensors;
+            built.push_back(std::move(out));
+        }
+        std::map<std::string, std::vector<std::size_t>> byRest; // pattern without its module segment
+        for (std::size_t i = 0; i < built.size(); ++i) {
+            const auto &parts = built[i].parts;
+            if (parts.size() < 2) continue;
+            std::string key;
+            for (std::size_t k = 0; k < parts.size(); ++k)
+                key += (k + 2 == parts.size() ? std::string("*") : parts[k]) + ".";
+            key += '\x1f' + std::string(tensorChangeName(built[i].group.change)) + '\x1f' + built[i].group.a + '\x1f' +
+                   built[i].group.b;
+            byRest[key].push_back(i);
+        }
+        std::vector<char> merged(built.size(), 0);
+        std::vector<TensorGroup> out;
+        for (std::size_t i = 0; i < built.size(); ++i) {
+            if (merged[i]) continue;
+            auto &parts = built[i].parts;
+            TensorGroup g = built[i].group;
+            std::vector<std::string> modules{parts.size() >= 2 ? parts[parts.size() - 2] : std::string()};
+            if (parts.size() >= 2) {
+                std::string key;
+                for (std::size_t k = 0; k < parts.size(); ++k)
+                    key += (k + 2 == parts.size() ? std::string("*") : parts[k]) + ".";
+                key += '\x1f' + std::string(tensorChangeName(g.change)) + '\x1f' + g.a + '\x1f' + g.b;
+                for (std::size_t j : byRest[key])
+                    if (j != i && !merged[j]) {
+                        merged[j] = 1;
+                        modules.push_back(built[j].parts[parts.size() - 2]);
+                        g.tensors += built[j].group.tensors;
+                    }
+            }
+            for (std::size_t k = 0; k < parts.size(); ++k) {
+                std::string p = parts[k];
+                if (k + 2 == parts.size() && modules.size() > 1) {
+                    p = "{";
+                    for (std::size_t m = 0; m < modules.size(); ++m)
+                        p += (m ? "," : "") + modules[m];
+                    p += "}";
+                }
+                g.pattern += (k ? "." : "") + p;
+            }
+            out.push_back(std::move(g));
+        }
+        std::stable_sort(out.begin(), out.end(),
+                         [](const TensorGroup &x, const TensorGroup &y) { return x.tensors > y.tensors; });
+        return out;
+    }
+
+private:
+    std::unordered_map<std::string, GroupBuilder> m_groups;
+    std::vector<std::string> m_order;
+};
+
+std::string jsonShort(const nlohmann::json &v)
+{
+    std::string s = v.dump();
+    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    return s;
+}
+
+// Pads to `width` characters as shown (UTF-8 code points, so "→" counts once).
+std::string padRight(std::string s, std::size_t width)
+{
+    std::size_t shown = 0;
+    for (unsigned char c : s)
+        shown += (c & 0xC0) != 0x80;
+    if (shown < width) s.append(width - shown, ' ');
+    return s;
+}
+
+bool precisionLost(const std::string &a, const std::string &b)
+{
+    // F32 stored before, a 16-bit float after (the dtype leads each description).
+    return a.starts_with("F32") && (b.starts_with("BF16") || b.starts_with("F16"));
+}
+
+} // namespace
+
+std::string_view tensorChangeName(TensorChange c)
+{
+    switch (c) {
+    case TensorChange::Added:
+        return "added";
+    case TensorChange::Removed:
+        return "removed";
+    case TensorChange::Dtype:
+        return "dtype";
+    case TensorChange::Shape:
+        return "shape";
+    }
+    return "";
+}
+
+std::string collapseNumbers(const std::vector<std::uint64_t> &v)
+{
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1)
+            ++j;
+        out += (out.empty() ? "" : ",") + std::to_string(v[i]);
+        if (j > i) out += (j == i + 1 ? "," : "..") + std::to_string(v[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint &B, const BiasAudit *biasesA,
+                               const BiasAudit *biasesB)
+{
+    CheckpointDiff d;
+    d.a = A.checkpoint.source;
+    d.b = B.checkpoint.source;
+
+    // config.json, top-level keys.
+    const nlohmann::json &ca = A.checkpoint.config.raw, &cb = B.checkpoint.config.raw;
+    if (ca.is_object() && cb.is_object()) {
+        for (const auto &[k, v] : ca.items()) {
+            const auto it = cb.find(k);
+            if (it == cb.end())
+                d.configRemoved[k] = v;
+            else if (*it != v)
+                d.configChanged[k] = {{"a", v}, {"b", *it}};
+        }
+        for (const auto &[k, v] : cb.items())
+            if (!ca.contains(k)) d.configAdded[k] = v;
+    }
+
+    // Tensors: names partitioned.
+    std::unordered_map<std::string_view, const TensorInfo *> inA;
+    for (const auto &s : A.checkpoint.shards)
+        for (const auto &t : s.tensors)
+            inA.emplace(t.name, &t);
+    Grouper grouper;
+    std::unordered_map<std::string_view, char> seen;
+    for (const auto &s : B.checkpoint.shards)
+        for (const auto &t : s.tensors) {
+            const auto it = inA.find(t.name);
+            if (it == inA.end()) {
+                ++d.added;
+                grouper.add(t.name, TensorChange::Added, "", describe(t));
+                continue;
+            }
+            seen.emplace(t.name, 1);
+            const TensorInfo &x = *it->second;
+            if (x.dtype != t.dtype) {
+                ++d.dtypeChanged;
+                grouper.add(t.name, TensorChange::Dtype, describe(x), describe(t));
+            } else if (x.shape != t.shape) {
+                ++d.shapeChanged;
+                grouper.add(t.name, TensorChange::Shape, describe(x), describe(t));
+            } else {
+                ++d.same;
+            }
+        }
+    for (const auto &s : A.checkpoint.shards)
+        for (const auto &t : s.tensors)
+            if (!seen.count(t.name)) {
+                ++d.removed;
+                grouper.add(t.name, TensorChange::Removed, describe(t), "");
+            }
+    d.groups = grouper.take();
+
+    // Parameters, bytes and formats by category.
+    auto side = [](const LoadedCheckpoint &l, std::uint64_t &total, std::optional<std::uint64_t> &active,
+                   std::array<std::uint64_t, kCategoryCount> &byCategory, std::array<std::uint64_t, kCategoryCount> &bytes,
+                   std::array<std::string, kCategoryCount> &format, std::vector<int> &full,
+                   std::uint64_t &cachePerToken) {
+        total = l.analysis.budget.total;
+        active = l.analysis.budget.activatedPerToken;
+        byCategory = l.analysis.budget.byCategory;
+        for (const auto &row : l.analysis.quantLayout) {
+            const auto c = static_cast<std::size_t>(row.category);
+            format[c] = row.format;
+            std::uint64_t b = row.scales.bytes;
+            for (const auto &[dtype, tally] : row.dtypes)
+                b += tally.bytes;
+            bytes[c] = b;
+        }
+        full = l.analysis.indexShare.full;
+        cachePerToken = l.cache.available ? l.cache.bytesPerToken : 0;
+    };
+    side(A, d.aParameters, d.aActive, d.aByCategory, d.aBytes, d.aFormat, d.aFull, d.aCacheBytesPerToken);
+    side(B, d.bParameters, d.bActive, d.bByCategory, d.bBytes, d.bFormat, d.bFull, d.bCacheBytesPerToken);
+
+    // Biases, byte for byte.
+    if (biasesA && biasesB) {
+        d.biasesCompared = true;
+        std::map<std::string, BiasComparison> rows;
+        for (const auto &s : biasesA->stats) {
+            auto &r = rows[s.tensor];
+            r.layer = s.layer;
+            r.tensor = s.tensor;
+            r.inA = true;
+            r.aDtype = s.dtype;
+            r.aBf16Distinct = s.bf16Distinct;
+            r.aSha256 = s.sha256;
+        }
+        for (const auto &s : biasesB->stats) {
+            auto &r = rows[s.tensor];
+            r.layer = s.layer;
+            r.tensor = s.tensor;
+            r.inB = true;
+            r.bDtype = s.dtype;
+            r.bBf16Distinct = s.bf16Distinct;
+            r.bSha256 = s.sha256;
+        }
+        for (auto &[name, r] : rows) {
+            r.sameBytes = r.inA && r.inB && r.aSha256 == r.bSha256 && r.aDtype == r.bDtype;
+            d.biases.push_back(r);
+        }
+        std::sort(d.biases.begin(), d.biases.end(), [](const auto &x, const auto &y) {
+            return x.layer != y.layer ? x.layer < y.layer : x.tensor < y.tensor;
+        });
+    }
+    return d;
+}
+
+nlohmann::ordered_json diffJson(const CheckpointDiff &d)
+{
+    using J = nlohmann::ordered_json;
+    auto source = [](const SourceInfo &s) {
+        return J{{"kind", sourceKindName(s.kind)},
+                 {"location", s.location},
+                 {"revision", s.revision.empty() ? J() : J(s.revision)},
+                 {"commit", s.commit.empty() ? J() : J(s.commit)}};
+    };
+    J out;
+    out["schema"] = "ckpt-atlas.diff/1";
+    out["a"] = source(d.a);
+    out["b"] = source(d.b);
+    out["config"] = {{"added", d.configAdded}, {"removed", d.configRemoved}, {"changed", d.configChanged}};
+    J groups = J::array();
+    for (const auto &g : d.groups)
+        groups.push_back({{"pattern", g.pattern},
+                          {"change", tensorChangeName(g.change)},
+                          {"a", g.a.empty() ? J() : J(g.a)},
+                          {"b", g.b.empty() ? J() : J(g.b)},
+                          {"tensors", g.tensors}});
+    out["tensors"] = {{"same", d.same},
+                      {"added", d.added},
+                      {"removed", d.removed},
+                      {"dtype_changed", d.dtypeChanged},
+                      {"shape_changed", d.shapeChanged},
+                      {"groups", groups}};
+    J byCategory = J::object();
+    for (std::size_t c = 0; c < kCategoryCount; ++c) {
+        if (!d.aByCategory[c] && !d.bByCategory[c] && !d.aBytes[c] && !d.bBytes[c]) continue;
+        byCategory[std::string(categoryName(static_cast<Category>(c)))] = {
+            {"a", d.aByCategory[c]},
+            {"b", d.bByCategory[c]},
+            {"a_bytes", d.aBytes[c]},
+            {"b_bytes", d.bBytes[c]},
+            {"a_format", d.aFormat[c]},
+            {"b_format", d.bFormat[c]}};
+    }
+    out["parameters"] = {{"a", d.aParameters},
+                         {"b", d.bParameters},
+                         {"equal", d.parametersAgree()},
+                         {"a_activated_per_token", d.aActive ? J(*d.aActive) : J()},
+                         {"b_activated_per_token", d.bActive ? J(*d.bActive) : J()},
+                         {"by_category", byCategory}};
+    out["indexer"] = {{"a_full", d.aFull}, {"b_full", d.bFull}};
+    out["cache"] = {{"a_bytes_per_token", d.aCacheBytesPerToken}, {"b_bytes_per_token", d.bCacheBytesPerToken}};
+    if (d.biasesCompared) {
+        J layers = J::array();
+        for (const auto &r : d.biases)
+            layers.push_back({{"layer", r.layer},
+                              {"tensor", r.tensor},
+                              {"same_bytes", r.sameBytes},
+                              {"a_dtype", r.inA ? J(r.aDtype) : J()},
+                              {"b_dtype", r.inB ? J(r.bDtype) : J()},
+                              {"a_bf16_distinct", r.inA ? J(r.aBf16Distinct) : J()},
+                              {"b_bf16_distinct", r.inB ? J(r.bBf16Distinct) : J()},
+                              {"precision_lost", r.aDtype == "F32" && (r.bDtype == "BF16" || r.bDtype == "F16")}});
+        out["biases"] = {{"layers", layers}};
+    }
+    return out;
+}
+
+std::string diffSummary(const CheckpointDiff &d)
+{
+    std::vector<std::string> parts;
+    // config
+    const std::size_t na = d.configAdded.size(), nr = d.configRemoved.size(), nc = d.configChanged.size();
+    if (!na && !nr && !nc) {
+        parts.push_back("config identical");
+    } else {
+        auto keys = [](const nlohmann::ordered_json &obj, bool changed) {
+            std::string s;
+            int n = 0;
+            for (const auto &[k, v] : obj.items()) {
+                if (n++ == 3) {
+                    s += ", …";
+                    break;
+                }
+                s += (s.empty() ? "" : ", ") + k + ": " +
+                     (changed ? jsonShort(v["a"]) + " → " + jsonShort(v["b"]) : jsonShort(v));
+            }
+            return s;
+        };
+        std::string c = "config:";
+        std::vector<std::string> cs;
+        if (na) cs.push_back(std::to_string(na) + (na == 1 ? " key" : " keys") + " added (" + keys(d.configAdded, false) + ")");
+        if (nr) cs.push_back(std::to_string(nr) + " removed (" + keys(d.configRemoved, false) + ")");
+        if (nc) cs.push_back(std::to_string(nc) + " changed (" + keys(d.configChanged, true) + ")");
+        for (std::size_t i = 0; i < cs.size(); ++i)
+            c += (i ? ", " : " ") + cs[i];
+        parts.push_back(c);
+    }
+    // tensors
+    if (d.tensorsIdentical()) {
+        parts.push_back("tensors identical (" + groupDigits(d.same) + ")");
+    } else {
+        std::string t = "tensors: " + groupDigits(d.same) + " same";
+        if (d.added) t += ", " + groupDigits(d.added) + " added";
+        if (d.removed) t += ", " + groupDigits(d.removed) + " removed";
+        if (d.dtypeChanged) t += ", " + groupDigits(d.dtypeChanged) + " with another dtype";
+        if (d.shapeChanged) t += ", " + groupDigits(d.shapeChanged) + " with another shape";
+        parts.push_back(t);
+    }
+    // parameters
+    if (d.parametersAgree())
+        parts.push_back("logical parameters equal (" + groupDigits(d.aParameters) + ")");
+    else
+        parts.push_back("logical parameters differ: " + groupDigits(d.aParameters) + " → " + groupDigits(d.bParameters));
+    // biases
+    if (d.biasesCompared) {
+        std::size_t both = 0, same = 0, lost = 0;
+        for (const auto &r : d.biases) {
+            both += r.inA && r.inB;
+            same += r.sameBytes;
+            lost += r.aDtype == "F32" && (r.bDtype == "BF16" || r.bDtype == "F16");
+        }
+        std::string b = "biases byte-identical in " + std::to_string(same) + "/" + std::to_string(both) + " layers";
+        if (lost) b += ", F32 → 16-bit in " + std::to_string(lost) + " (precision lost)";
+        parts.push_back(b);
+    }
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        out += (i ? "; " : "") + parts[i];
+    return out;
+}
+
+std::string formatDiff(const CheckpointDiff &d)
+{
+    std::ostringstream o;
+    auto where = [](const SourceInfo &s) {
+        std::string w = s.location;
+        if (!s.revision.empty()) w += " @" + s.revision;
+        if (!s.commit.empty()) w += " (" + s.commit.substr(0, 7) + ")";
+        return w;
+    };
+    o << "A  " << where(d.a) << "\nB  " << where(d.b) << "\n\n" << diffSummary(d) << ".\n";
+
+    if (!d.configAdded.empty() || !d.configRemoved.empty() || !d.configChanged.empty()) {
+        o << "\nConfig\n";
+        for (const auto &[k, v] : d.configAdded.items())
+            o << "  + " << k << ": " << jsonShort(v) << "\n";
+        for (const auto &[k, v] : d.configRemoved.items())
+            o << "  - " << k << ": " << jsonShort(v) << "\n";
+        for (const auto &[k, v] : d.configChanged.items())
+            o << "  ~ " << k << ": " << jsonShort(v["a"]) << " → " << jsonShort(v["b"]) << "\n";
+    }
+    if (!d.groups.empty()) {
+        o << "\nTensors (" << d.groups.size() << " groups)\n";
+        std::size_t shown = 0;
+        for (const auto &g : d.groups) {
+            if (++shown > 60) {
+                o << "  … " << d.groups.size() - 60 << " more groups (--json lists them all)\n";
+                break;
+            }
+            o << "  " << (g.change == TensorChange::Added     ? "+ "
+                          : g.change == TensorChange::Removed ? "- "
+                                                              : "~ ")
+              << g.pattern << ": ";
+            if (g.change == TensorChange::Added)
+                o << g.b;
+            else if (g.change == TensorChange::Removed)
+                o << g.a;
+            else
+                o << g.a << " → " << g.b << (precisionLost(g.a, g.b) ? " (precision lost)" : "");
+            o << "  (" << groupDigits(g.tensors) << (g.tensors == 1 ? " tensor)" : " tensors)") << "\n";
+        }
+    }
+    o << "\nParameters by category" << (d.parametersAgree() ? "  (logical parameters agree)" : "  (logical parameters DIFFER)")
+      << "\n";
+    char line[320];
+    std::snprintf(line, sizeof line, "  %-16s %19s %19s   ", "category", "A", "B");
+    o << line << padRight("bytes A → B", 28) << "format A → B\n";
+    for (std::size_t c = 0; c < kCategoryCount; ++c) {
+        if (!d.aByCategory[c] && !d.bByCategory[c]) continue;
+        const std::string fa = d.aFormat[c].empty() ? "-" : d.aFormat[c], fb = d.bFormat[c].empty() ? "-" : d.bFormat[c];
+        std::snprintf(line, sizeof line, "  %-16s %19s %19s   ", std::string(categoryName(static_cast<Category>(c))).c_str(),
+                      groupDigits(d.aByCategory[c]).c_str(), groupDigits(d.bByCategory[c]).c_str());
+        o << line << padRight(binaryBytes(d.aBytes[c]) + " → " + binaryBytes(d.bBytes[c]), 28)
+          << (fa == fb ? fa : fa + " → " + fb) << "\n";
+    }
+    std::snprintf(line, sizeof line, "  %-16s %19s %19s\n", "total", groupDigits(d.aParameters).c_str(),
+                  groupDigits(d.bParameters).c_str());
+    o << line;
+    if (d.aFull != d.bFull) {
+        auto list = [](const std::vector<int> &v) {
+            std::string s;
+            for (int x : v)
+                s += (s.empty() ? "" : ",") + std::to_string(x);
+            return s.empty() ? std::string("none") : s;
+        };
+        o << "\nIndexer layers differ\n  A: " << list(d.aFull) << "\n  B: " << list(d.bFull) << "\n";
+    }
+    o << "\nCache per token  A " << groupDigits(d.aCacheBytesPerToken) << " B, B " << groupDigits(d.bCacheBytesPerToken)
+      << " B\n";
+    if (d.biasesCompared) {
+        o << "\nBiases\n";
+        std::snprintf(line, sizeof line, "  %5s  %-6s %-6s %8s %8s  %s\n", "layer", "A", "B", "bf16 A", "bf16 B", "bytes");
+        o << line;
+        for (const auto &r : d.biases) {
+            std::snprintf(line, sizeof line, "  %5d  %-6s %-6s %8s %8s  %s\n", r.layer, r.inA ? r.aDtype.c_str() : "-",
+                          r.inB ? r.bDtype.c_str() : "-", r.inA ? std::to_string(r.aBf16Distinct).c_str() : "-",
+                          r.inB ? std::to_string(r.bBf16Distinct).c_str() : "-",
+                          !r.inA ? "only in B" : !r.inB ? "only in A" : r.sameBytes ? "same" : "DIFFERENT");
+            o << line;
+        }
+    }
+    return o.str();
+}
+
+} // namespace atlas

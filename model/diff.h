@@ -1,0 +1,81 @@
+#pragma once
+
+#include "loaded_checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace atlas {
+
+// Two checkpoints compared header against header (domain.md section 11).
+
+enum class TensorChange { Added, Removed, Dtype, Shape };
+std::string_view tensorChangeName(TensorChange c); // "added", "removed", "dtype", "shape"
+
+// Changed tensors that share a name pattern and the same change: layer and expert numbers collapse
+// into ranges ("model.layers.{3..77}.mlp.experts.{0..255}.down_proj.weight").
+struct TensorGroup
+{
+    std::string pattern;
+    TensorChange change = TensorChange::Added;
+    std::string a, b; // dtype (and shape) before and after; empty where the tensor is absent
+    std::uint64_t tensors = 0;
+};
+
+struct BiasComparison
+{
+    int layer = -1;
+    std::string tensor;
+    bool inA = false, inB = false;
+    bool sameBytes = false;
+    std::string aDtype, bDtype;
+    std::uint32_t aBf16Distinct = 0, bBf16Distinct = 0;
+    std::string aSha256, bSha256;
+};
+
+struct CheckpointDiff
+{
+    SourceInfo a, b;
+    // config.json, top-level keys (nested objects compared whole)
+    nlohmann::ordered_json configAdded = nlohmann::ordered_json::object();
+    nlohmann::ordered_json configRemoved = nlohmann::ordered_json::object();
+    nlohmann::ordered_json configChanged = nlohmann::ordered_json::object(); // key -> {a, b}
+    // Tensor names partitioned: only in A or B, in both with another dtype, same dtype another shape, same.
+    std::uint64_t same = 0, added = 0, removed = 0, dtypeChanged = 0, shapeChanged = 0;
+    std::vector<TensorGroup> groups;
+    // Logical parameters, bytes and formats by category.
+    std::uint64_t aParameters = 0, bParameters = 0;
+    std::array<std::uint64_t, kCategoryCount> aByCategory{}, bByCategory{};
+    std::array<std::uint64_t, kCategoryCount> aBytes{}, bBytes{};
+    std::array<std::string, kCategoryCount> aFormat{}, bFormat{};
+    std::optional<std::uint64_t> aActive, bActive;
+    std::vector<int> aFull, bFull; // indexer layers
+    std::uint64_t aCacheBytesPerToken = 0, bCacheBytesPerToken = 0;
+    bool biasesCompared = false;
+    std::vector<BiasComparison> biases;
+
+    bool tensorsIdentical() const { return added == 0 && removed == 0 && dtypeChanged == 0 && shapeChanged == 0; }
+    bool parametersAgree() const { return aParameters == bParameters; }
+};
+
+// `biasesA` / `biasesB`: the audits when the biases were read (then compared byte for byte).
+CheckpointDiff diffCheckpoints(const LoadedCheckpoint &a, const LoadedCheckpoint &b, const BiasAudit *biasesA = nullptr,
+                               const BiasAudit *biasesB = nullptr);
+
+// The ckpt-atlas.diff/1 JSON.
+nlohmann::ordered_json diffJson(const CheckpointDiff &diff);
+// One sentence: "config: 1 key added (moe_router_dtype: "float32"), 1 changed; tensors identical; …".
+std::string diffSummary(const CheckpointDiff &diff);
+// The readable report of `ckpt-atlas diff`.
+std::string formatDiff(const CheckpointDiff &diff);
+
+// "model.layers.{3..77}.mlp.experts.{0..255}.w1.weight" from the numbers seen at each numeric place
+// (a helper of the grouping, public for its tests): {0,1,2,5} -> "{0..2,5}", one value -> "7".
+std::string collapseNumbers(const std::vector<std::uint64_t> &sortedUnique);
+
+} // namespace atlas

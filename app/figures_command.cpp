@@ -27,6 +27,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     int tokens = 4096;
     bool dark = false;
     int width = 1440, height = 900;
+    std::string compareSource; // B for the Compare view
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
         auto value = [&]() -> std::string {
@@ -50,6 +51,8 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                 return 2;
             }
             tokens = static_cast<int>(n);
+        } else if (a == "--compare") {
+            compareSource = value();
         } else if (a == "--dark") {
             dark = true;
         } else if (a == "--size") {
@@ -68,7 +71,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         }
         else if (a == "-h" || a == "--help") {
             std::cout
-                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--size WxH] [--revision REV]\n"
+                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--size WxH] [--compare B] [--revision REV]\n"
                    "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n";
             return 0;
         } else if (a.starts_with("--")) {
@@ -128,6 +131,24 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         if (routing->isRunning()) loop.exec();
     }
 
+    if (!compareSource.empty()) {
+        QEventLoop compareLoop;
+        QString compareFailure;
+        QObject::connect(window.compareLoader(), &CheckpointLoader::finished, &compareLoop, &QEventLoop::quit);
+        QObject::connect(window.compareLoader(), &CheckpointLoader::cancelled, &compareLoop, &QEventLoop::quit);
+        QObject::connect(window.compareLoader(), &CheckpointLoader::failed, &compareLoop,
+                         [&](const QString &m, int) {
+                             compareFailure = m;
+                             compareLoop.quit();
+                         });
+        window.compareWith(QString::fromStdString(compareSource));
+        compareLoop.exec();
+        if (!compareFailure.isEmpty()) {
+            std::cerr << "ckpt-atlas: --compare: " << compareFailure.toStdString() << "\n";
+            return 3;
+        }
+    }
+
     if (!QDir().mkpath(QString::fromStdString(out))) {
         std::cerr << "ckpt-atlas: cannot create " << out << "\n";
         return 3;
@@ -151,7 +172,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                 QDir(QString::fromStdString(out))
                     .filePath(MainWindow::exportFileName(n - 1, v->fileStem(), QLatin1String(suffix)));
             QString error;
-            if (exportWidget(v, path, &error, window.provenance())) {
+            if (exportWidget(v, path, &error, window.captionFor(v))) {
                 std::cout << path.toStdString() << "\n";
             } else {
                 std::cerr << "ckpt-atlas: " << error.toStdString() << "\n";

@@ -5,6 +5,7 @@
 #include "budget_view.h"
 #include "cache_view.h"
 #include "checkpoint_loader.h"
+#include "compare_view.h"
 #include "errors.h"
 #include "indexshare_view.h"
 #include "layers_view.h"
@@ -55,12 +56,14 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
       m_cancel(new QToolButton(this))
 {
     initAtlasResources();
+    m_compareLoader = new CheckpointLoader(this);
     setWindowTitle(tr("Checkpoint Atlas"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/ckpt-atlas.svg")));
     setAcceptDrops(true);
 
     m_views = {new OverviewView(this), new AnatomyView(this), new LayersView(this), new BudgetView(this),
-               new IndexShareView(this), new CacheView(this),  new BiasView(this),   new RoutingView(this)};
+               new IndexShareView(this), new CacheView(this),  new BiasView(this),   new RoutingView(this),
+               new CompareView(this)};
     for (AtlasView *v : m_views) {
         m_stack->addWidget(v);
         m_sidebar->addItem(v->title());
@@ -135,6 +138,8 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         m_loader, &CheckpointLoader::layoutReady, this,
         [this](std::shared_ptr<const LoadedCheckpoint> data, std::shared_ptr<const PreparedViews> prepared) {
             m_error->hide();
+            m_current = data;
+            m_compareLoader->cancel(); // a comparison in flight was against the old A
             for (int i = 0; i < m_views.size(); ++i) {
                 AtlasView *v = m_views[i];
                 const auto p =
@@ -147,6 +152,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
         });
     connect(m_loader, &CheckpointLoader::biasesReady, this, [this](std::shared_ptr<const BiasAudit> audit) {
+        m_currentBiases = audit;
         forEachView([&](AtlasView *v) { v->setBiases(audit); });
     });
     auto done = [this](const QString &message) {
@@ -174,6 +180,26 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         layers->setFilterText(filter);
         showView(layers);
     });
+
+    // Compare: B is loaded by a second loader; the diff against A is computed on its worker.
+    auto *compare = qobject_cast<CompareView *>(view(QStringLiteral("compare")));
+    connect(compare, &CompareView::compareRequested, this, &MainWindow::chooseComparison);
+    connect(m_compareLoader, &CheckpointLoader::layoutReady, this,
+            [this, compare](std::shared_ptr<const LoadedCheckpoint> b, std::shared_ptr<const PreparedViews> prepared) {
+                std::shared_ptr<const CheckpointDiff> diff;
+                if (prepared && !prepared->empty())
+                    if (auto p = std::dynamic_pointer_cast<const PreparedDiff>(prepared->front())) diff = p->diff;
+                if (!diff) return;
+                guarded(compare, [&] { compare->setComparison(std::move(b), diff, m_compareLabel); });
+                showView(compare);
+            });
+    connect(m_compareLoader, &CheckpointLoader::biasesReady, this, [this, compare](std::shared_ptr<const BiasAudit> audit) {
+        guarded(compare, [&] { compare->setComparisonBiases(std::move(audit)); });
+    });
+    connect(m_compareLoader, &CheckpointLoader::failed, compare,
+            [compare](const QString &message, int) { compare->showComparisonFailure(message); });
+    connect(m_compareLoader, &CheckpointLoader::finished, this,
+            [this] { m_statusText->setText(tr("Compared with %1").arg(m_compareLabel)); });
 
     // The Routing view asks; the runner simulates off the GUI thread and answers.
     auto *routing = qobject_cast<RoutingView *>(view(QStringLiteral("routing")));
@@ -245,6 +271,8 @@ void MainWindow::buildMenus()
             openSource(m_lastSource, m_lastRevision);
     });
     reload->setShortcut(QKeySequence::Refresh);
+    m_compareAction = file->addAction(tr("&Compare With…"), this, &MainWindow::chooseComparison);
+    m_compareAction->setShortcut(QKeySequence(tr("Ctrl+Shift+C")));
     file->addSeparator();
     QAction *exportView = file->addAction(tr("&Export View…"), this, &MainWindow::exportCurrentView);
     exportView->setShortcut(QKeySequence(tr("Ctrl+E")));
@@ -334,6 +362,52 @@ void MainWindow::openSource(const QString &source, const QString &revision)
     startLoad(spec, m_currentLabel);
 }
 
+QString MainWindow::captionFor(const AtlasView *v) const
+{
+    const QString note = v->provenanceNote();
+    return note.isEmpty() || m_provenance.isEmpty() ? m_provenance : m_provenance + QStringLiteral(" · ") + note;
+}
+
+void MainWindow::chooseComparison()
+{
+    if (!m_current) {
+        showError(tr("Open a checkpoint first: it is A, the one compared with."), tr("Nothing to compare."));
+        return;
+    }
+    OpenDialog dialog(this);
+    dialog.setWindowTitle(tr("Compare With"));
+    if (dialog.exec() == QDialog::Accepted && !dialog.source().isEmpty())
+        compareWith(dialog.source(), dialog.revision());
+}
+
+void MainWindow::compareWith(const QString &source, const QString &revision)
+{
+    if (!m_current) return;
+    SourceSpec spec;
+    try {
+        spec = parseSourceSpec(source.toStdString(), revision.toStdString());
+    } catch (const AtlasError &e) {
+        showError(QString::fromUtf8(e.what()), tr("Could not compare."));
+        return;
+    }
+    if (spec.kind == SourceSpec::Kind::Hub && qEnvironmentVariableIsEmpty("HF_ENDPOINT")) {
+        const QString endpoint = settings::hubEndpoint();
+        if (!endpoint.isEmpty()) spec.endpoint = endpoint.toStdString();
+    }
+    m_compareLabel = source + (revision.isEmpty() ? QString() : QLatin1Char('@') + revision);
+    // The diff runs on the loader's worker, against the A shown when the comparison started.
+    m_compareLoader->setPreparer([a = m_current](const LoadedCheckpoint &b) {
+        auto p = std::make_shared<PreparedDiff>();
+        p->diff = std::make_shared<const CheckpointDiff>(diffCheckpoints(*a, b));
+        return PreparedViews{p};
+    });
+    auto *compare = qobject_cast<CompareView *>(view(QStringLiteral("compare")));
+    compare->showComparisonStarted(m_compareLabel);
+    showView(compare);
+    m_statusText->setText(tr("Comparing with %1…").arg(m_compareLabel));
+    m_compareLoader->start(spec, networkOptions());
+}
+
 void MainWindow::guarded(AtlasView *view, const std::function<void()> &fn)
 {
     // A view that cannot show a checkpoint says so in the banner; it never takes the window down.
@@ -411,7 +485,7 @@ void MainWindow::exportCurrentView()
         tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"));
     if (path.isEmpty()) return;
     QString error;
-    if (!exportWidget(v, path, &error, m_provenance))
+    if (!exportWidget(v, path, &error, captionFor(v)))
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         m_statusText->setText(tr("Saved %1").arg(path));
@@ -436,7 +510,7 @@ QStringList MainWindow::exportAllTo(const QString &dir)
         for (const char *suffix : {".png", ".svg", ".pdf"}) {
             QString error;
             const QString path = QDir(dir).filePath(exportFileName(n, v->fileStem(), QLatin1String(suffix)));
-            if (!exportWidget(v, path, &error, m_provenance)) failures << error;
+            if (!exportWidget(v, path, &error, captionFor(v))) failures << error;
         }
     }
     return failures;

@@ -7,6 +7,7 @@
 
 #include <functional>
 
+class QAction;
 class QLabel;
 class QListWidget;
 class QMenu;
@@ -42,12 +43,18 @@ public:
     void openSource(const QString &source, const QString &revision = {});
     void cancelLoad();
     CheckpointLoader *loader() const { return m_loader; }
+    CheckpointLoader *compareLoader() const { return m_compareLoader; }
     const QList<AtlasView *> &views() const { return m_views; }
     AtlasView *view(const QString &fileStem) const;
     void showView(AtlasView *view);
+    // Loads B and shows the Compare view of the current checkpoint against it.
+    void compareWith(const QString &source, const QString &revision = {});
+    void chooseComparison();
     QString errorText() const;
     // The provenance caption of the checkpoint shown, carried by every exported figure.
     QString provenance() const { return m_provenance; }
+    // The caption of one view's exported figure: the provenance and what the view adds to it.
+    QString captionFor(const AtlasView *view) const;
     bool progressVisible() const;
     QString progressText() const;
 
@@ -89,6 +96,11 @@ private:
     QList<AtlasView *> m_views;
     QString m_currentLabel;
     QString m_provenance; // the caption every exported figure carries
+    std::shared_ptr<const LoadedCheckpoint> m_current;  // A: what the views show
+    std::shared_ptr<const BiasAudit> m_currentBiases;
+    CheckpointLoader *m_compareLoader = nullptr;        // B, for the Compare view
+    QString m_compareLabel;
+    QAction *m_compareAction = nullptr;
     QString m_lastSource, m_lastRevision;
     bool m_localLoad = true; // local reads are file reads, not HTTP requests
 };

@@ -302,34 +302,41 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
     // Biases, byte for byte.
     if (biasesA && biasesB) {
         d.biasesCompared = true;
-        std::map<std::string, BiasComparison> rows;
-        for (const auto &s : biasesA->stats) {
-            auto &r = rows[s.tensor];
-            r.layer = s.layer;
-            r.tensor = s.tensor;
-            r.inA = true;
-            r.aDtype = s.dtype;
-            r.aBf16Distinct = s.bf16Distinct;
-            r.aSha256 = s.sha256;
-        }
-        for (const auto &s : biasesB->stats) {
-            auto &r = rows[s.tensor];
-            r.layer = s.layer;
-            r.tensor = s.tensor;
-            r.inB = true;
-            r.bDtype = s.dtype;
-            r.bBf16Distinct = s.bf16Distinct;
-            r.bSha256 = s.sha256;
-        }
-        for (auto &[name, r] : rows) {
-            r.sameBytes = r.inA && r.inB && r.aSha256 == r.bSha256 && r.aDtype == r.bDtype;
-            d.biases.push_back(r);
-        }
-        std::sort(d.biases.begin(), d.biases.end(), [](const auto &x, const auto &y) {
-            return x.layer != y.layer ? x.layer < y.layer : x.tensor < y.tensor;
-        });
+        d.biases = compareBiases(*biasesA, *biasesB);
     }
     return d;
+}
+
+std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b)
+{
+    std::map<std::string, BiasComparison> rows;
+    for (const auto &s : a.stats) {
+        auto &r = rows[s.tensor];
+        r.layer = s.layer;
+        r.tensor = s.tensor;
+        r.inA = true;
+        r.aDtype = s.dtype;
+        r.aBf16Distinct = s.bf16Distinct;
+        r.aSha256 = s.sha256;
+    }
+    for (const auto &s : b.stats) {
+        auto &r = rows[s.tensor];
+        r.layer = s.layer;
+        r.tensor = s.tensor;
+        r.inB = true;
+        r.bDtype = s.dtype;
+        r.bBf16Distinct = s.bf16Distinct;
+        r.bSha256 = s.sha256;
+    }
+    std::vector<BiasComparison> out;
+    for (auto &[name, r] : rows) {
+        r.sameBytes = r.inA && r.inB && r.aSha256 == r.bSha256 && r.aDtype == r.bDtype;
+        out.push_back(r);
+    }
+    std::sort(out.begin(), out.end(), [](const auto &x, const auto &y) {
+        return x.layer != y.layer ? x.layer < y.layer : x.tensor < y.tensor;
+    });
+    return out;
 }
 
 nlohmann::ordered_json diffJson(const CheckpointDiff &d)

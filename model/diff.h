@@ -67,6 +67,9 @@ struct CheckpointDiff
 CheckpointDiff diffCheckpoints(const LoadedCheckpoint &a, const LoadedCheckpoint &b, const BiasAudit *biasesA = nullptr,
                                const BiasAudit *biasesB = nullptr);
 
+// The router biases of two audits, tensor by tensor: same bytes or not, dtypes, BF16 level counts.
+std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b);
+
 // The ckpt-atlas.diff/1 JSON.
 nlohmann::ordered_json diffJson(const CheckpointDiff &diff);
 // One sentence: "config: 1 key added (moe_router_dtype: "float32"), 1 changed; tensors identical; …".

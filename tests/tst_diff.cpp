@@ -280,6 +280,29 @@ private slots:
             QVERIFY(l["same_bytes"].get<bool>());
     }
 
+    void figuresWithCompare()
+    {
+        synth::LayoutSpec a = small(), b = small();
+        b.packing = synth::Packing::Int4;
+        QTemporaryDir da, db, out;
+        synth::writeCheckpoint(a, da.path().toStdString());
+        synth::writeCheckpoint(b, db.path().toStdString());
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("figures"), da.path(), QStringLiteral("--compare"), db.path(),
+                                                 QStringLiteral("--out"), out.path(), QStringLiteral("--tokens"),
+                                                 QStringLiteral("32")});
+        QVERIFY(p.waitForFinished(240000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QFile svg(out.filePath(QStringLiteral("09-compare.svg")));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(svg.readAll());
+        QVERIFY(text.contains(QStringLiteral("compared with ") + db.path()));
+        QVERIFY(text.contains(QLatin1String("logical parameters equal")));
+    }
+
     void usageAndSourceErrors()
     {
         const Run one = ckptAtlas({QStringLiteral("diff"), QStringLiteral("/tmp")});

@@ -4,6 +4,8 @@
 #include "bf16.h"
 #include "anatomy_view.h"
 #include "bias_view.h"
+#include "compare_view.h"
+#include "report.h"
 #include "budget_view.h"
 #include "cache_view.h"
 #include "chart_widget.h"
@@ -252,6 +254,55 @@ private slots:
         emit anatomy->diagram()->boxClicked({prefix + QStringLiteral(".weight"), prefix + QStringLiteral(".weight_scale_inv")});
         QCOMPARE(layers->matchCount(), qint64(2));
         QVERIFY(layers->isVisible());
+    }
+
+    void compareView()
+    {
+        // A: the small layout; B: the same layout repacked as NVFP4, with one tensor fewer.
+        QTemporaryDir bDir;
+        synth::LayoutSpec spec = synth::smallLayout();
+        spec.packing = synth::Packing::Nvfp4;
+        synth::writeCheckpoint(spec, bDir.path().toStdString());
+        MainWindow window(false);
+        window.resize(1440, 900);
+        window.show();
+        QVERIFY(openAndWait(window, m_small.path()));
+        QSignalSpy compared(window.compareLoader(), &CheckpointLoader::finished);
+        window.compareWith(bDir.path());
+        QVERIFY(compared.wait(60000));
+        auto *compare = qobject_cast<CompareView *>(window.view(QStringLiteral("compare")));
+        QVERIFY(compare->isVisible()); // the window shows it when B arrives
+
+        // The same numbers as `ckpt-atlas diff` computes from the two layouts.
+        const auto a = loadLocal(m_small.path()), b = loadLocal(bDir.path());
+        const CheckpointDiff d = diffCheckpoints(*a, *b);
+        QVERIFY(compare->summaryText().contains(QString::fromStdString(groupDigits(d.same)) + QStringLiteral(" same")));
+        QVERIFY(compare->summaryText().contains(QLatin1String("logical parameters equal")));
+        QVERIFY(compare->summaryText().contains(QLatin1String("biases byte-identical in")));
+        const int rows = int(d.groups.size() + d.configAdded.size() + d.configRemoved.size() + d.configChanged.size());
+        QCOMPARE(compare->changes()->rowCount(), rows);
+        QCOMPARE(compare->biasTable()->rowCount(), int(spec.layers - spec.firstDense + spec.mtpLayers));
+        QVERIFY(compare->budgetChart()->pointCount(QStringLiteral("B")) > 0);
+        // The filter keeps what matches.
+        compare->setFilterText(QStringLiteral("weight_scale_inv"));
+        int shown = 0;
+        for (int r = 0; r < compare->changes()->rowCount(); ++r)
+            if (!compare->changes()->isRowHidden(r)) {
+                ++shown;
+                QVERIFY(compare->changes()->item(r, 1)->text().contains(QLatin1String("weight_scale_inv")));
+            }
+        QVERIFY(shown > 0 && shown < rows);
+        // Exported, its caption names B.
+        QTemporaryDir out;
+        const QString path = out.filePath(QStringLiteral("compare.svg"));
+        QString error;
+        QVERIFY2(exportWidget(compare, path, &error, window.captionFor(compare)), qPrintable(error));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(QString::fromUtf8(f.readAll()).contains(QStringLiteral("compared with ") + bDir.path()));
+        // A new A clears the comparison.
+        QVERIFY(openAndWait(window, bDir.path()));
+        QCOMPARE(compare->changes()->rowCount(), 0);
     }
 
     void exportAllNamesEveryFormatAlike()
@@ -520,7 +571,7 @@ private slots:
         QVERIFY(p.waitForFinished(120000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);
-        QCOMPARE(files.size(), 17); // the window, then eight views as PNG and SVG
+        QCOMPARE(files.size(), 19); // the window, then nine views as PNG and SVG
         QCOMPARE(files.front(), QStringLiteral("00-window.png"));
         QCOMPARE(files[1], QStringLiteral("01-overview.png"));
         QCOMPARE(files[3], QStringLiteral("02-anatomy.png"));

@@ -42,6 +42,8 @@ public:
         setCheckpoint(std::move(data));
     }
     virtual void setBiases(std::shared_ptr<const BiasAudit>) {}
+    // What an exported figure of this view adds to the checkpoint's provenance (B, for Compare).
+    virtual QString provenanceNote() const { return {}; }
     virtual void clearAll() = 0;
 };
 

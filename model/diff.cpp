@@ -375,7 +375,9 @@ nlohmann::ordered_json diffJson(const CheckpointDiff &d)
             {"a_bytes", d.aBytes[c]},
             {"b_bytes", d.bBytes[c]},
             {"a_format", d.aFormat[c]},
-            {"b_format", d.bFormat[c]}};
+            {"b_format", d.bFormat[c]},
+            {"delta", static_cast<std::int64_t>(d.bByCategory[c] - d.aByCategory[c])},
+            {"bytes_delta", static_cast<std::int64_t>(d.bBytes[c] - d.aBytes[c])}};
     }
     out["parameters"] = {{"a", d.aParameters},
                          {"b", d.bParameters},
@@ -509,18 +511,24 @@ std::string formatDiff(const CheckpointDiff &d)
     o << "\nParameters by category" << (d.parametersAgree() ? "  (logical parameters agree)" : "  (logical parameters DIFFER)")
       << "\n";
     char line[320];
-    std::snprintf(line, sizeof line, "  %-16s %19s %19s   ", "category", "A", "B");
+    // B - A, signed, with digit groups; "=" when equal.
+    auto delta = [](std::uint64_t a, std::uint64_t b) {
+        if (a == b) return std::string("=");
+        return (b > a ? "+" : "-") + groupDigits(b > a ? b - a : a - b);
+    };
+    std::snprintf(line, sizeof line, "  %-16s %19s %19s %18s   ", "category", "A", "B", "B - A");
     o << line << padRight("bytes A → B", 28) << "format A → B\n";
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
         if (!d.aByCategory[c] && !d.bByCategory[c]) continue;
         const std::string fa = d.aFormat[c].empty() ? "-" : d.aFormat[c], fb = d.bFormat[c].empty() ? "-" : d.bFormat[c];
-        std::snprintf(line, sizeof line, "  %-16s %19s %19s   ", std::string(categoryName(static_cast<Category>(c))).c_str(),
-                      groupDigits(d.aByCategory[c]).c_str(), groupDigits(d.bByCategory[c]).c_str());
+        std::snprintf(line, sizeof line, "  %-16s %19s %19s %18s   ", std::string(categoryName(static_cast<Category>(c))).c_str(),
+                      groupDigits(d.aByCategory[c]).c_str(), groupDigits(d.bByCategory[c]).c_str(),
+                      delta(d.aByCategory[c], d.bByCategory[c]).c_str());
         o << line << padRight(binaryBytes(d.aBytes[c]) + " → " + binaryBytes(d.bBytes[c]), 28)
           << (fa == fb ? fa : fa + " → " + fb) << "\n";
     }
-    std::snprintf(line, sizeof line, "  %-16s %19s %19s\n", "total", groupDigits(d.aParameters).c_str(),
-                  groupDigits(d.bParameters).c_str());
+    std::snprintf(line, sizeof line, "  %-16s %19s %19s %18s\n", "total", groupDigits(d.aParameters).c_str(),
+                  groupDigits(d.bParameters).c_str(), delta(d.aParameters, d.bParameters).c_str());
     o << line;
     if (d.aFull != d.bFull) {
         auto list = [](const std::vector<int> &v) {

@@ -172,6 +172,8 @@ private slots:
         QCOMPARE(routed["a_format"].get<std::string>(), std::string("FP8 e4m3 128x128"));
         QVERIFY(routed["b_format"].get<std::string>() != routed["a_format"].get<std::string>());
         QVERIFY(routed["b_bytes"].get<std::uint64_t>() < routed["a_bytes"].get<std::uint64_t>());
+        QCOMPARE(routed["delta"].get<std::int64_t>(), std::int64_t(0));
+        QVERIFY(routed["bytes_delta"].get<std::int64_t>() < 0);
         // The config: quantization_config changed, nothing else.
         QCOMPARE(j["config"]["changed"].size(), std::size_t(1));
         QVERIFY(j["config"]["changed"].contains("quantization_config"));

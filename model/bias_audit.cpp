@@ -228,9 +228,53 @@ BiasStats analyzeBias(const BiasTensor &t, const std::optional<RouterConfig> &ro
         if (std::isnan(a.value) != std::isnan(b.value)) return !std::isnan(a.value);
         return a.value < b.value;
     });
-    if (router && static_cast<std::size_t>(router->experts) == s.values.size())
-        s.zeroLogitReplaced = zeroLogitReplaced(*router, s.values);
+    if (router && static_cast<std::size_t>(router->experts) == s.values.size()) {
+        const ZeroLogitProbe probe = zeroLogitProbe(*router, s.values);
+        s.zeroLogitReplaced = probe.replaced;
+        s.zeroLogitMin = probe.min;
+        s.zeroLogitMax = probe.max;
+    }
     return s;
+}
+
+BiasSummary summarizeBiases(const std::vector<BiasStats> &stats, BiasUse kind)
+{
+    BiasSummary out;
+    std::vector<std::uint32_t> fp32, bf16;
+    bool sameCount = true;
+    for (const auto &s : stats) {
+        const bool routing = kind == BiasUse::Correction ? isCorrectionBias(s.tensor)
+                             : kind == BiasUse::Logit    ? isRouterLinearBias(s.tensor)
+                                                         : false;
+        if (!routing) continue;
+        ++out.tensors;
+        out.firstLayer = out.firstLayer < 0 ? s.layer : std::min(out.firstLayer, s.layer);
+        out.lastLayer = std::max(out.lastLayer, s.layer);
+        if (out.valuesPerTensor && *out.valuesPerTensor != s.values.size()) sameCount = false;
+        out.valuesPerTensor = s.values.size();
+        out.bytesRead += s.values.size() * (s.dtype == "F32" ? 4 : 2);
+        out.bf16Bytes += s.values.size() * 2;
+        fp32.push_back(s.fp32Distinct);
+        bf16.push_back(s.bf16Distinct);
+        out.layersLosingLevels += s.bf16Distinct < s.fp32Distinct;
+        out.layersChangedAtZeroLogits += s.zeroLogitReplaced.value_or(0) > 0;
+        out.layersChangedAtZeroLogitsMin += s.zeroLogitMin.value_or(0) > 0;
+        out.layersChangedAtZeroLogitsMax += s.zeroLogitMax.value_or(0) > 0;
+    }
+    if (!sameCount) out.valuesPerTensor.reset();
+    auto median = [](std::vector<std::uint32_t> v) {
+        if (v.empty()) return 0.0;
+        std::sort(v.begin(), v.end());
+        const std::size_t n = v.size();
+        return n % 2 ? double(v[n / 2]) : (double(v[n / 2 - 1]) + double(v[n / 2])) / 2.0;
+    };
+    out.medianFp32Distinct = median(fp32);
+    out.medianBf16Distinct = median(bf16);
+    if (!bf16.empty()) {
+        out.minBf16Distinct = *std::min_element(bf16.begin(), bf16.end());
+        out.maxBf16Distinct = *std::max_element(bf16.begin(), bf16.end());
+    }
+    return out;
 }
 
 } // namespace atlas

@@ -85,8 +85,25 @@ struct BiasStats
     std::uint32_t fp32Distinct = 0;
     std::uint32_t bf16Distinct = 0;
     std::vector<Bf16Level> levels;        // ascending
-    std::optional<int> zeroLogitReplaced; // when the router config fits this tensor
+    std::optional<int> zeroLogitReplaced; // when the router config fits this tensor (lower-index ties)
+    std::optional<int> zeroLogitMin, zeroLogitMax; // over every order of the BF16 ties
 };
+
+// The checkpoint-wide table of the reference article, over the router biases (not --bias-tensor extras).
+struct BiasSummary
+{
+    std::uint64_t tensors = 0;
+    int firstLayer = -1, lastLayer = -1;
+    std::optional<std::uint64_t> valuesPerTensor; // when every tensor holds as many
+    std::uint64_t bytesRead = 0;
+    std::uint64_t bf16Bytes = 0; // what the same values take in BF16
+    double medianFp32Distinct = 0, medianBf16Distinct = 0; // of an even count: the mean of the middle two
+    std::uint32_t minBf16Distinct = 0, maxBf16Distinct = 0;
+    std::uint64_t layersLosingLevels = 0;      // fewer distinct values in BF16 than in FP32
+    std::uint64_t layersChangedAtZeroLogits = 0; // zero-logit probe > 0 (lower-index ties)
+    std::uint64_t layersChangedAtZeroLogitsMin = 0, layersChangedAtZeroLogitsMax = 0; // over tie orders
+};
+BiasSummary summarizeBiases(const std::vector<BiasStats> &stats, BiasUse kind);
 
 // Decodes F32, BF16 or F16 little-endian bytes. Throws AtlasError(Invalid) for other dtypes.
 std::vector<float> decodeValues(const BiasTensor &tensor);

@@ -27,6 +27,21 @@ nlohmann::ordered_json biasesJson(const std::vector<BiasStats> &biases, std::uin
     J out;
     out["kind"] = biasUseName(kind);
     out["tensors"] = biases.size();
+    const BiasSummary sum = summarizeBiases(biases, kind);
+    out["summary"] = {{"tensors", sum.tensors},
+                      {"first_layer", sum.tensors ? J(sum.firstLayer) : J()},
+                      {"last_layer", sum.tensors ? J(sum.lastLayer) : J()},
+                      {"values_per_tensor", sum.valuesPerTensor ? J(*sum.valuesPerTensor) : J()},
+                      {"bytes_read", sum.bytesRead},
+                      {"bf16_bytes", sum.bf16Bytes},
+                      {"median_fp32_distinct", sum.medianFp32Distinct},
+                      {"median_bf16_distinct", sum.medianBf16Distinct},
+                      {"min_bf16_distinct", sum.minBf16Distinct},
+                      {"max_bf16_distinct", sum.maxBf16Distinct},
+                      {"layers_losing_levels", sum.layersLosingLevels},
+                      {"layers_changed_at_zero_logits", sum.layersChangedAtZeroLogits},
+                      {"layers_changed_at_zero_logits_min", sum.layersChangedAtZeroLogitsMin},
+                      {"layers_changed_at_zero_logits_max", sum.layersChangedAtZeroLogitsMax}};
     out["bytes_read"] = bytesRead;
     J layers = J::array();
     for (const auto &b : biases) {
@@ -42,6 +57,8 @@ nlohmann::ordered_json biasesJson(const std::vector<BiasStats> &biases, std::uin
         row["fp32_distinct"] = b.fp32Distinct;
         row["bf16_distinct"] = b.bf16Distinct;
         row["zero_logit_replaced"] = b.zeroLogitReplaced ? J(*b.zeroLogitReplaced) : J();
+        row["zero_logit_replaced_min"] = b.zeroLogitMin ? J(*b.zeroLogitMin) : J();
+        row["zero_logit_replaced_max"] = b.zeroLogitMax ? J(*b.zeroLogitMax) : J();
         row["nan"] = b.nanCount;
         row["inf"] = b.infCount;
         // The histogram's data: each BF16 level and the FP32 values that collapse onto it.
@@ -110,23 +127,46 @@ std::string formatBiasTable(const std::vector<BiasStats> &biases, std::uint64_t 
     }
     o << (kind == BiasUse::Logit ? "\nRouter linear biases (part of the logits)  " : "\nRouter correction biases  ")
       << biases.size() << " tensors, " << groupDigits(bytesRead) << " bytes read (exactly the tensors)\n";
+    const BiasSummary sum = summarizeBiases(biases, kind);
+    if (sum.tensors) {
+        char head[512];
+        std::snprintf(head, sizeof head,
+                      "  layers %d..%d, %s values each; %s bytes as read, %s in BF16\n"
+                      "  distinct values: median %.1f in FP32 -> %.1f in BF16 (BF16 %u..%u); %llu of %llu "
+                      "layers lose levels\n"
+                      "  at zero logits: %llu layers change experts (%llu..%llu over tie orders)\n",
+                      sum.firstLayer, sum.lastLayer,
+                      sum.valuesPerTensor ? groupDigits(*sum.valuesPerTensor).c_str() : "varying",
+                      groupDigits(sum.bytesRead).c_str(), groupDigits(sum.bf16Bytes).c_str(), sum.medianFp32Distinct,
+                      sum.medianBf16Distinct, sum.minBf16Distinct, sum.maxBf16Distinct,
+                      static_cast<unsigned long long>(sum.layersLosingLevels),
+                      static_cast<unsigned long long>(sum.tensors),
+                      static_cast<unsigned long long>(sum.layersChangedAtZeroLogits),
+                      static_cast<unsigned long long>(sum.layersChangedAtZeroLogitsMin),
+                      static_cast<unsigned long long>(sum.layersChangedAtZeroLogitsMax));
+        o << head;
+    }
     char line[256];
-    std::snprintf(line, sizeof line, "  %5s %-6s %12s %12s %10s %6s %6s %9s  %s\n", "layer", "dtype", "min",
-                  "max", "spread", "fp32", "bf16", "zero-log", "sha256");
+    std::snprintf(line, sizeof line, "  %5s %-6s %12s %12s %10s %6s %6s %9s %7s  %s\n", "layer", "dtype", "min",
+                  "max", "spread", "fp32", "bf16", "zero-log", "ties", "sha256");
     o << line;
     for (const auto &b : biases) {
         const double mn = b.min ? *b.min : NAN, mx = b.max ? *b.max : NAN;
+        const std::string ties = b.zeroLogitMin && b.zeroLogitMax
+                                     ? std::to_string(*b.zeroLogitMin) + ".." + std::to_string(*b.zeroLogitMax)
+                                     : std::string("-");
         std::snprintf(
-            line, sizeof line, "  %5d %-6s %12.6f %12.6f %10.6f %6u %6u %9s  %.16s…%s\n", b.layer,
+            line, sizeof line, "  %5d %-6s %12.6f %12.6f %10.6f %6u %6u %9s %7s  %.16s…%s\n", b.layer,
             b.dtype.c_str(), mn, mx, mx - mn, b.fp32Distinct, b.bf16Distinct,
-            b.zeroLogitReplaced ? std::to_string(*b.zeroLogitReplaced).c_str() : "-", b.sha256.c_str(),
+            b.zeroLogitReplaced ? std::to_string(*b.zeroLogitReplaced).c_str() : "-", ties.c_str(), b.sha256.c_str(),
             (b.nanCount || b.infCount)
                 ? ("  NaN " + std::to_string(b.nanCount) + ", Inf " + std::to_string(b.infCount)).c_str()
                 : "");
         o << line;
     }
     o << "  fp32 / bf16: distinct values before and after round-to-nearest-even to BF16;\n"
-         "  zero-log: experts replaced in the top-k when every logit is 0 and the bias is BF16\n";
+         "  zero-log: experts replaced in the top-k when every logit is 0 and the bias is BF16 (ties to the\n"
+         "  lower index); ties: the fewest..most any order of the tied BF16 scores would replace\n";
     return o.str();
 }
 
@@ -140,13 +180,18 @@ std::string formatRoutingTable(const RoutingRun &run)
       << biasUseName(run.router.bias) << "\n";
     if (run.router.bias == BiasUse::None)
         o << "  no router bias: bias_bf16 equals the reference, both_bf16 equals logits_bf16\n";
-    char line[256];
-    std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "layer", "bias_bf16", "logits_bf16",
-                  "both_bf16");
-    o << line;
-    std::snprintf(line, sizeof line, "  %5s  %-28s %-28s %-28s\n", "", "changed  replaced  wL1",
-                  "changed  replaced  wL1", "changed  replaced  wL1");
-    o << line;
+    o << "  reference: " << referenceRuntimes() << "\n";
+    for (int v = 0; v < kVariantCount; ++v)
+        o << "  " << variantName(static_cast<Variant>(v)) << ": " << variantRuntimes(static_cast<Variant>(v)) << "\n";
+    char line[320];
+    std::string head = "  layer  ", sub = "         ";
+    for (int v = 0; v < kVariantCount; ++v) {
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%-28s", variantName(static_cast<Variant>(v)));
+        head += cell;
+        sub += "changed  replaced  wL1      ";
+    }
+    o << head << "\n" << sub << "\n";
     for (const auto &l : run.layers) {
         std::string cells;
         for (int v = 0; v < kVariantCount; ++v) {

@@ -132,8 +132,33 @@ const char *variantName(Variant v)
         return "logits_bf16";
     case Variant::BothBf16:
         return "both_bf16";
+    case Variant::TorchBf16:
+        return "torch_bf16";
     }
     return "";
+}
+
+const char *variantRuntimes(Variant v)
+{
+    switch (v) {
+    case Variant::BiasBf16:
+        return "kernels that require a BF16 routing bias but take FP32 logits";
+    case Variant::LogitsBf16:
+        return "SGLang's quantized AITER path with both hunks of PR #37133 (FP32 bias, BF16 logits promoted "
+               "to FP32): what is left after the fix";
+    case Variant::BothBf16:
+        return "SGLang's quantized AITER path before PR #37133, and its parameter-only patch (the bias "
+               "converted to the gating dtype at the call)";
+    case Variant::TorchBf16:
+        return "torch-native grouped top-k on BF16 tensors (every step rounded to BF16, group sums too)";
+    }
+    return "";
+}
+
+const char *referenceRuntimes()
+{
+    return "transformers, the DeepSeek reference, and any runtime that honours moe_router_dtype: float32 "
+           "(FP32 gate output, FP32 bias)";
 }
 
 Router::Router(RouterConfig config) : m_config(config)
@@ -153,14 +178,16 @@ namespace {
 constexpr int kLanes = 32; // classes of experts for the top-K threshold (see route)
 }
 
-void Router::route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint)
+void Router::route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint,
+                   bool bf16Sums)
 {
     const int E = m_config.experts, K = m_config.topk, G = m_config.groups;
     float *c = m_choice.data();
     // NaN never orders: a NaN choice score (a NaN logit or bias, or +inf - inf) counts as -inf, so it
     // ranks below every number and ties among such experts go to the lower index, like any tie.
     for (int e = 0; e < E; ++e) {
-        const float v = scores[e] + bias[e];
+        float v = scores[e] + bias[e];
+        if (bf16Sums) v = roundToBf16(v);
         c[e] = std::isnan(v) ? -INFINITY : v;
     }
 
@@ -178,7 +205,8 @@ void Router::route(const float *scores, const float *bias, Routing &out, const s
                     b = c[e];
                 }
             }
-            const float sum = per >= 2 ? a + b : a;
+            float sum = per >= 2 ? a + b : a;
+            if (bf16Sums) sum = roundToBf16(sum);
             m_groupScores[static_cast<std::size_t>(g)] = {std::isnan(sum) ? -INFINITY : sum, g};
         }
         // The best topk_group groups; ties go to the lower group index.
@@ -357,8 +385,8 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
     // A bias in the logits: each variant has its own scores (logits + bias, either rounded), and the
     // selection adds nothing.
     const bool inLogits = config.bias == BiasUse::Logit;
-    std::vector<float> zeros(inLogits ? static_cast<std::size_t>(E) : 0, 0.0f), z(zeros.size()),
-        sBias(zeros.size()), sBoth(zeros.size());
+    std::vector<float> zeros(static_cast<std::size_t>(E), 0.0f), z(inLogits ? zeros.size() : 0),
+        sBias(z.size()), sBoth(z.size()), sTorch(zeros.size());
     const std::vector<float> &bf16Sigmoid = sigmoidOfEveryBf16();
     Routing ref, var;
     std::uint64_t changed[kVariantCount] = {}, replaced[kVariantCount] = {}, reordered[kVariantCount] = {};
@@ -390,6 +418,16 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
             for (int e = 0; e < E; ++e)
                 s16[static_cast<std::size_t>(e)] = bf16Sigmoid[bf16Bits(row[e])];
         }
+        // torch_bf16: every tensor BF16, each step rounded (the logits, the bias, their sum, the scores).
+        if (inLogits) {
+            for (int e = 0; e < E; ++e)
+                z[static_cast<std::size_t>(e)] = roundToBf16(r16[static_cast<std::size_t>(e)] + biasBf16[static_cast<std::size_t>(e)]);
+            routerScores(config, z.data(), sTorch.data());
+        } else {
+            sTorch = s16; // the scores of the BF16 logits (a sigmoid looked up), rounded below
+        }
+        for (auto &x : sTorch)
+            x = roundToBf16(x);
         router.route(s32.data(), inLogits ? zeros.data() : bias.data(), ref);
         for (std::size_t k = 0; k < ref.experts.size(); ++k) {
             ++result.referenceLoad[static_cast<std::size_t>(ref.experts[k])];
@@ -399,7 +437,9 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
         for (int v = 0; v < kVariantCount; ++v) {
             const bool roundedLogits = v != static_cast<int>(Variant::BiasBf16);
             const bool roundedBias = v != static_cast<int>(Variant::LogitsBf16);
-            if (inLogits)
+            if (v == static_cast<int>(Variant::TorchBf16))
+                router.route(sTorch.data(), inLogits ? zeros.data() : biasBf16.data(), var, &ref.experts, true);
+            else if (inLogits)
                 router.route(roundedLogits ? (roundedBias ? sBoth.data() : s16.data())
                                            : (roundedBias ? sBias.data() : s32.data()),
                              zeros.data(), var, &ref.experts);
@@ -472,6 +512,135 @@ void routerScores(const RouterConfig &config, const float *logits, float *scores
     }
     for (int e = 0; e < E; ++e)
         scores[e] /= sum;
+}
+
+namespace {
+
+// Fewest and most of `reference` that a top-K over `c` (restricted to `kept`) can keep, over every order
+// of its ties.
+std::pair<int, int> overlapRange(const std::vector<float> &c, const std::vector<char> &kept, int K,
+                                 const std::vector<char> &inReference)
+{
+    std::vector<float> values;
+    for (std::size_t e = 0; e < c.size(); ++e)
+        if (kept[e]) values.push_back(c[e]);
+    if (values.empty()) return {0, 0};
+    const int k = std::min<int>(K, static_cast<int>(values.size()));
+    std::nth_element(values.begin(), values.begin() + (k - 1), values.end(), std::greater<float>());
+    const float v = values[static_cast<std::size_t>(k - 1)]; // the K-th largest
+    int above = 0, aboveInRef = 0, tied = 0, tiedInRef = 0;
+    for (std::size_t e = 0; e < c.size(); ++e) {
+        if (!kept[e]) continue;
+        if (c[e] > v) {
+            ++above;
+            aboveInRef += inReference[e];
+        } else if (c[e] == v) {
+            ++tied;
+            tiedInRef += inReference[e];
+        }
+    }
+    const int need = k - above; // taken from the tied experts, in any order
+    return {aboveInRef + std::max(0, need - (tied - tiedInRef)), aboveInRef + std::min(need, tiedInRef)};
+}
+
+} // namespace
+
+ZeroLogitProbe zeroLogitProbe(const RouterConfig &config, const std::vector<float> &bias)
+{
+    ZeroLogitProbe probe;
+    probe.replaced = zeroLogitReplaced(config, bias);
+    const std::size_t E = bias.size();
+    Router router(config);
+    std::vector<float> zeros(E, 0.0f), scores(E), rounded(E), c16(E);
+    for (std::size_t e = 0; e < E; ++e)
+        rounded[e] = roundToBf16(bias[e]);
+    Routing ref;
+    if (config.bias == BiasUse::Logit) {
+        routerScores(config, bias.data(), scores.data());
+        router.route(scores.data(), zeros.data(), ref);
+        routerScores(config, rounded.data(), c16.data());
+    } else {
+        routerScores(config, zeros.data(), scores.data());
+        router.route(scores.data(), bias.data(), ref);
+        for (std::size_t e = 0; e < E; ++e)
+            c16[e] = scores[e] + rounded[e];
+    }
+    for (auto &x : c16)
+        x = std::isnan(x) ? -INFINITY : x;
+    std::vector<char> inRef(E, 0);
+    for (int e : ref.experts)
+        inRef[static_cast<std::size_t>(e)] = 1;
+    const int K = config.topk, G = config.groups, TG = config.topkGroups;
+    const int refSize = static_cast<int>(ref.experts.size());
+
+    // Groups: the kept groups may themselves tie; every way of choosing among the tied ones is tried.
+    const int per = static_cast<int>(E) / G;
+    std::vector<float> groupScore(static_cast<std::size_t>(G));
+    for (int g = 0; g < G; ++g) {
+        float a = -INFINITY, b = -INFINITY;
+        for (int e = g * per; e < (g + 1) * per; ++e) {
+            const float x = c16[static_cast<std::size_t>(e)];
+            if (x > a) {
+                b = a;
+                a = x;
+            } else if (x > b) {
+                b = x;
+            }
+        }
+        const float sum = per >= 2 ? a + b : a;
+        groupScore[static_cast<std::size_t>(g)] = std::isnan(sum) ? -INFINITY : sum;
+    }
+    std::vector<int> certain, tiedGroups;
+    if (G > 1) {
+        std::vector<float> sorted = groupScore;
+        std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+        const float v = sorted[static_cast<std::size_t>(TG - 1)];
+        for (int g = 0; g < G; ++g) {
+            if (groupScore[static_cast<std::size_t>(g)] > v)
+                certain.push_back(g);
+            else if (groupScore[static_cast<std::size_t>(g)] == v)
+                tiedGroups.push_back(g);
+        }
+    }
+    const int needGroups = G > 1 ? TG - static_cast<int>(certain.size()) : 0;
+    // Ways to choose needGroups of the tied groups: C(n, k), counted with a cap.
+    double ways = 1;
+    for (int i = 0; i < needGroups; ++i)
+        ways = ways * (tiedGroups.size() - static_cast<std::size_t>(i)) / (i + 1);
+    if (ways > 4096) return probe;
+
+    int bestOverlap = -1, worstOverlap = K + 1;
+    std::vector<int> pick(static_cast<std::size_t>(needGroups));
+    for (int i = 0; i < needGroups; ++i)
+        pick[static_cast<std::size_t>(i)] = i;
+    while (true) {
+        std::vector<char> kept(E, G > 1 ? 0 : 1);
+        if (G > 1) {
+            auto keep = [&](int g) {
+                for (int e = g * per; e < (g + 1) * per; ++e)
+                    kept[static_cast<std::size_t>(e)] = 1;
+            };
+            for (int g : certain)
+                keep(g);
+            for (int i : pick)
+                keep(tiedGroups[static_cast<std::size_t>(i)]);
+        }
+        const auto [lo, hi] = overlapRange(c16, kept, K, inRef);
+        worstOverlap = std::min(worstOverlap, lo);
+        bestOverlap = std::max(bestOverlap, hi);
+        // The next combination of needGroups out of tiedGroups.size(), in lexicographic order.
+        int i = needGroups - 1;
+        const int n = static_cast<int>(tiedGroups.size());
+        while (i >= 0 && pick[static_cast<std::size_t>(i)] == n - needGroups + i)
+            --i;
+        if (i < 0) break;
+        ++pick[static_cast<std::size_t>(i)];
+        for (int j = i + 1; j < needGroups; ++j)
+            pick[static_cast<std::size_t>(j)] = pick[static_cast<std::size_t>(j - 1)] + 1;
+    }
+    probe.min = refSize - bestOverlap;
+    probe.max = refSize - worstOverlap;
+    return probe;
 }
 
 int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias)

@@ -59,7 +59,9 @@ public:
     const RouterConfig &config() const { return m_config; }
     // scores: routerScores(logits) already computed (FP32). `hint`, when given, is K experts of another
     // routing of the same token: it only makes the search faster, never changes the answer.
-    void route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint = nullptr);
+    // bf16Sums: the choice scores and the group sums rounded to BF16 as they are formed (torch_bf16).
+    void route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint = nullptr,
+               bool bf16Sums = false);
 
 private:
     RouterConfig m_config;
@@ -75,10 +77,15 @@ void sigmoidRow(const float *__restrict x, float *__restrict out, int n);
 // sigmoid of every BF16 value, indexed by its bits (built once, thread-safe).
 const std::vector<float> &sigmoidOfEveryBf16();
 
-// The three variants against the FP32 reference.
-enum class Variant { BiasBf16 = 0, LogitsBf16 = 1, BothBf16 = 2 };
-inline constexpr int kVariantCount = 3;
+// The variants against the FP32 reference (domain.md section 8). TorchBf16 is torch-native grouped
+// top-k on BF16 tensors: s = bf16(sigmoid(bf16(logit))), c = bf16(s + bf16(bias)), group sums in BF16.
+enum class Variant { BiasBf16 = 0, LogitsBf16 = 1, BothBf16 = 2, TorchBf16 = 3 };
+inline constexpr int kVariantCount = 4;
 const char *variantName(Variant v);
+// The runtime paths a variant stands for, in a sentence (section 8's list).
+const char *variantRuntimes(Variant v);
+// The FP32 reference's runtimes.
+const char *referenceRuntimes();
 
 struct VariantStats
 {
@@ -112,6 +119,17 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
 // Experts that leave the top-K set when every logit is 0 and the bias is rounded to BF16 (0 for
 // a router without a bias).
 int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias);
+
+// The zero-logit probe with its ties: at zero logits many BF16 choice scores tie, so the count depends
+// on the tie rule. `replaced` follows this program's lower-index rule; min and max are the fewest and
+// the most experts any tie order of the BF16 selection would replace (groups included). min/max are
+// absent only when tied groups leave more than 4,096 ways to choose.
+struct ZeroLogitProbe
+{
+    int replaced = 0;
+    std::optional<int> min, max;
+};
+ZeroLogitProbe zeroLogitProbe(const RouterConfig &config, const std::vector<float> &bias);
 
 // Logits captured from a real run: one [T, E] table for every layer ("logits"), or one per
 // layer ("layers.N"), read from a safetensors file.

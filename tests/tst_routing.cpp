@@ -440,6 +440,96 @@ private slots:
         QCOMPARE(zeroLogitReplaced(two, close), 1);
     }
 
+    void zeroLogitTies()
+    {
+        // 34.05, 34.1 and 34.12 all round to 34.0 in BF16 (spacing 0.25). FP32 picks experts 1 (34.12) and
+        // 0 (34.1). In BF16 experts 0, 1, 2 tie for two places: some order keeps both (0 replaced), some
+        // keeps only one of them (1 replaced); the lower-index rule keeps 0 and 1.
+        const RouterConfig c = config(6, 2);
+        const std::vector<float> tied{34.1f, 34.12f, 34.05f, 33.0f, 32.0f, 31.0f};
+        ZeroLogitProbe p = zeroLogitProbe(c, tied);
+        QCOMPARE(p.replaced, 0);
+        QCOMPARE(*p.min, 0);
+        QCOMPARE(*p.max, 1);
+        // One expert above the tie: 35.0 is chosen either way; the second place is one of three tied, and
+        // FP32's second (34.12, expert 2) is one of them. Lower index takes expert 1: 1 replaced.
+        const std::vector<float> above{35.0f, 34.1f, 34.12f, 34.05f};
+        p = zeroLogitProbe(config(4, 2), above);
+        QCOMPARE(p.replaced, 1);
+        QCOMPARE(*p.min, 0);
+        QCOMPARE(*p.max, 1);
+        // No tie: the three agree.
+        const std::vector<float> apart{36.0f, 34.0f, 35.0f, 30.0f};
+        p = zeroLogitProbe(config(4, 2), apart);
+        QCOMPARE(p.replaced, 0);
+        QCOMPARE(*p.min, 0);
+        QCOMPARE(*p.max, 0);
+        // Groups that tie: 2 groups of 2, keep 1. Group sums in BF16: {34.0 + 34.0, 34.0 + 34.0} tie; FP32
+        // keeps group 1 (34.12 + 34.1 > 34.1 + 34.05) and chooses expert 2 (34.12). Keeping group 0, every
+        // choice replaces it (1); keeping group 1, expert 2 or 3 may be chosen (0 or 1).
+        const std::vector<float> groups{34.1f, 34.05f, 34.12f, 34.1f};
+        p = zeroLogitProbe(config(4, 1, 2, 1), groups);
+        QCOMPARE(*p.min, 0);
+        QCOMPARE(*p.max, 1);
+    }
+
+    void torchBf16Token()
+    {
+        // One token, two experts, top-1, biases 34.0 (exact in BF16). Logits 0 and 0.01:
+        // FP32: c = 0.5 + 34 = 34.5 and sigmoid(0.010009765625) + 34 = 34.5025...: expert 1.
+        // both_bf16 keeps the FP32 sum of sigmoid(bf16 logit) and the BF16 bias: still expert 1.
+        // torch_bf16 rounds the sigmoid to BF16 (0.50390625) and the sum to BF16: 34.5 and 34.5 tie, and
+        // the lower index takes it: expert 0.
+        const RouterConfig c = config(2, 1);
+        const std::vector<float> bias{34.0f, 34.0f};
+        const float logits[2] = {0.0f, 0.01f};
+        QCOMPARE(roundToBf16(sigmoid(roundToBf16(0.01f))), 0.50390625f);
+        QCOMPARE(roundToBf16(0.50390625f + 34.0f), 34.5f);
+        const LayerRouting l = simulateLayer(0, c, bias, logits, 1);
+        QCOMPARE(l.referenceLoad[1], 1u);
+        QCOMPARE(l.variants[int(Variant::BothBf16)].changedSetFraction, 0.0);
+        QCOMPARE(l.variants[int(Variant::TorchBf16)].changedSetFraction, 1.0);
+        QCOMPARE(l.variants[int(Variant::TorchBf16)].load[0], 1u);
+        QVERIFY(std::string(variantRuntimes(Variant::BothBf16)).find("PR #37133") != std::string::npos);
+    }
+
+    void biasSummary()
+    {
+        // Three layers whose level counts are worked out here: FP32 values and their BF16 levels.
+        auto stats = [](int layer, std::vector<float> values) {
+            BiasTensor t;
+            t.layer = layer;
+            t.tensor = "model.layers." + std::to_string(layer) + ".mlp.gate.e_score_correction_bias";
+            t.dtype = Dtype::F32;
+            for (float v : values)
+                t.raw.append(reinterpret_cast<const char *>(&v), 4);
+            return analyzeBias(t, config(4, 2));
+        };
+        std::vector<BiasStats> s;
+        s.push_back(stats(3, {34.1f, 34.12f, 34.05f, 30.0f}));  // fp32 4, bf16 2 (34.0, 30.0): loses levels
+        s.push_back(stats(4, {1.0f, 2.0f, 3.0f, 4.0f}));         // fp32 4, bf16 4
+        s.push_back(stats(5, {7.0f, 7.01f, 7.005f, 8.0f}));      // fp32 4, bf16 2 (7.0, 8.0; spacing 1/32)
+        const BiasSummary sum = summarizeBiases(s, BiasUse::Correction);
+        QCOMPARE(sum.tensors, std::uint64_t(3));
+        QCOMPARE(sum.firstLayer, 3);
+        QCOMPARE(sum.lastLayer, 5);
+        QCOMPARE(*sum.valuesPerTensor, std::uint64_t(4));
+        QCOMPARE(sum.bytesRead, std::uint64_t(48));
+        QCOMPARE(sum.bf16Bytes, std::uint64_t(24));
+        QCOMPARE(sum.medianFp32Distinct, 4.0);
+        QCOMPARE(sum.medianBf16Distinct, 2.0);
+        QCOMPARE(sum.minBf16Distinct, 2u);
+        QCOMPARE(sum.maxBf16Distinct, 4u);
+        QCOMPARE(sum.layersLosingLevels, std::uint64_t(2));
+        // An even count: the median is the mean of the middle two (2 and 4 -> 3).
+        s.push_back(stats(6, {1.0f, 5.0f, 9.0f, 13.0f}));
+        QCOMPARE(summarizeBiases(s, BiasUse::Correction).medianBf16Distinct, 3.0);
+        // The zero-logit counts: layer 3 ties (0..1), the others do not change.
+        QCOMPARE(*s[0].zeroLogitMin, 0);
+        QCOMPARE(*s[0].zeroLogitMax, 1);
+        QCOMPARE(summarizeBiases(s, BiasUse::Correction).layersChangedAtZeroLogitsMax, std::uint64_t(2));
+    }
+
     void roundingThatFlipsTheChoice()
     {
         // 34.1 and 34.12 both round to 34.0 in BF16 (spacing 0.25): the FP32 winner, expert 1, loses its lead

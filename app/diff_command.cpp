@@ -33,7 +33,7 @@ const char *kUsage =
     "                            byte for byte, with their dtypes and BF16 level counts\n"
     "  --expect PATH=VALUE       fail with exit 5 unless the diff has VALUE at PATH (repeatable)\n"
     "  --ca-bundle FILE, --connections N, --timeout SECONDS, --no-cache   as for inspect\n"
-    "  --context N, --kv-dtype bf16|fp8|fp8_ds_mla, --index-entry-bytes N   as for inspect\n"
+    "  --context N, --kv-dtype bf16|fp8|fp8_ds_mla, --cache-preset NAME, --index-entry-bytes N   as for inspect\n"
     "\n"
     "exit codes: 0 ok, 2 usage, 3 source or network, 4 invalid checkpoint, 5 expectation failed,\n"
     "            130 interrupted (Ctrl-C)\n";
@@ -91,7 +91,14 @@ DiffArgs parseDiffArgs(const std::vector<std::string> &args)
             o.network.useCache = false;
         else if (a == "--context")
             o.cache.contextTokens = parseCount(a, value(), UINT64_MAX);
-        else if (a == "--index-entry-bytes")
+        else if (a == "--cache-preset") {
+            const std::string v = value();
+            auto preset = cachePresetFromName(v);
+            if (!preset)
+                throw AtlasError(ErrorKind::Usage,
+                                 "--cache-preset takes article, vllm, vllm-mtp or atom, not '" + v + "'");
+            o.cache.preset = *preset;
+        } else if (a == "--index-entry-bytes")
             o.cache.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value(), 1 << 20));
         else if (a == "--kv-dtype") {
             const std::string v = value();

@@ -36,7 +36,10 @@ const char *kUsage =
     "  --json                    print the ckpt-atlas.report/1 JSON report\n"
     "  --context N               context length for the cache total (default: max_position_embeddings)\n"
     "  --kv-dtype bf16|fp8|fp8_ds_mla   MLA latent cache layout (default bf16)\n"
-    "  --index-entry-bytes N     bytes per index-key entry (132 reference, 144 padded; default: padded)\n"
+    "  --cache-preset NAME       what an engine allocates: article (default: the reference article's\n"
+    "                            accounting, 144 B entries), vllm (132 B, indexer layers only), vllm-mtp\n"
+    "                            (and the MTP layer), atom (every layer plus the draft layer, 144 B)\n"
+    "  --index-entry-bytes N     bytes per index-key entry (default: the preset's, 132 or 144)\n"
     "  --expect PATH=VALUE       fail with exit 5 unless the report has VALUE at PATH (repeatable)\n"
     "\n"
     "  --biases                  read every mlp.gate.e_score_correction_bias (exact byte ranges only):\n"
@@ -113,6 +116,13 @@ InspectArgs parseInspectArgs(const std::vector<std::string> &args)
                 throw AtlasError(ErrorKind::Usage,
                                  "--kv-dtype takes bf16, fp8 or fp8_ds_mla, not '" + v + "'");
             o.cacheOptions.kvDtype = *k;
+        } else if (a == "--cache-preset") {
+            const std::string v = value();
+            auto preset = cachePresetFromName(v);
+            if (!preset)
+                throw AtlasError(ErrorKind::Usage,
+                                 "--cache-preset takes article, vllm, vllm-mtp or atom, not '" + v + "'");
+            o.cacheOptions.preset = *preset;
         } else if (a == "--index-entry-bytes") {
             o.cacheOptions.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value(), 1 << 20));
         } else if (a == "--revision") {

@@ -15,6 +15,45 @@ std::string_view kvDtypeName(KvDtype k)
     return "bf16";
 }
 
+std::string_view cachePresetName(CachePreset p)
+{
+    switch (p) {
+    case CachePreset::Article:
+        return "article";
+    case CachePreset::Vllm:
+        return "vllm";
+    case CachePreset::VllmMtp:
+        return "vllm-mtp";
+    case CachePreset::Atom:
+        return "atom";
+    }
+    return "";
+}
+
+std::optional<CachePreset> cachePresetFromName(std::string_view name)
+{
+    for (CachePreset p : {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom})
+        if (cachePresetName(p) == name) return p;
+    return std::nullopt;
+}
+
+std::string_view cachePresetDescription(CachePreset p)
+{
+    switch (p) {
+    case CachePreset::Article:
+        return "the reference article's accounting: index keys on the layers that own an indexer, 144-byte "
+               "padded entries, no MTP layer";
+    case CachePreset::Vllm:
+        return "vLLM: index keys (128 FP8 + 4-byte scale = 132 B) only on the layers that own an indexer";
+    case CachePreset::VllmMtp:
+        return "vLLM with MTP speculative decoding: the MTP layer's latent and index keys too, 132 B";
+    case CachePreset::Atom:
+        return "ATOM: an index cache for every layer plus the draft (MTP) layer, 144 B, and the draft "
+               "layer's latent";
+    }
+    return "";
+}
+
 std::optional<KvDtype> kvDtypeFromName(std::string_view name)
 {
     for (KvDtype k : {KvDtype::BF16, KvDtype::FP8, KvDtype::FP8_DS_MLA})
@@ -194,6 +233,7 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     const ModelConfig &cfg = ckpt.config;
     CacheBudget c;
     c.kvDtype = opt.kvDtype;
+    c.preset = opt.preset;
     const auto kvLora = cfg.kvLoraRank ? cfg.kvLoraRank : a.diskKvLoraRank;
     const auto rope = cfg.qkRopeHeadDim ? cfg.qkRopeHeadDim : a.diskRopeDim;
     if (!kvLora || !rope) {
@@ -209,18 +249,28 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     c.available = true;
     c.kvLoraRank = *kvLora;
     c.ropeDim = *rope;
-    c.kvLayers = a.mainLayers;
+    // The MTP (draft) layers cache too when an engine runs speculative decoding with them.
+    const std::int64_t mtpLayers = a.layerCount - a.mainLayers;
+    const bool withDraft = opt.preset == CachePreset::VllmMtp || opt.preset == CachePreset::Atom;
+    c.kvLayers = a.mainLayers + (withDraft ? mtpLayers : 0);
     c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
     c.kvBytesPerToken = static_cast<std::uint64_t>(c.kvLayers * c.kvBytesPerLayer);
     c.attention.push_back(
         {AttentionKind::Mla, c.kvLayers, static_cast<std::uint64_t>(c.kvBytesPerLayer), std::nullopt, std::nullopt});
 
     c.indexLayers = static_cast<std::int64_t>(a.indexShare.full.size());
+    const bool indexed = c.indexLayers > 0;
+    if (indexed && opt.preset == CachePreset::Atom) c.indexLayers = a.mainLayers + mtpLayers; // every layer
+    if (indexed && opt.preset == CachePreset::VllmMtp)
+        for (int i = a.mainLayers; i < a.layerCount; ++i)
+            c.indexLayers += a.layers[static_cast<std::size_t>(i)].indexerWeights;
+    const bool reference = opt.preset == CachePreset::Vllm || opt.preset == CachePreset::VllmMtp;
     const auto headDim = cfg.indexHeadDim ? cfg.indexHeadDim : a.diskIndexHeadDim;
     if (headDim) {
         c.indexHeadDim = *headDim;
         c.indexEntryBytesReference = indexEntryBytesReference(*headDim);
-        c.indexEntryBytes = opt.indexEntryBytes.value_or(indexEntryBytesPadded(*headDim));
+        c.indexEntryBytes = opt.indexEntryBytes.value_or(reference ? indexEntryBytesReference(*headDim)
+                                                                   : indexEntryBytesPadded(*headDim));
     } else if (opt.indexEntryBytes) {
         c.indexEntryBytes = *opt.indexEntryBytes;
     } else if (c.indexLayers > 0) {

@@ -14,10 +14,22 @@ enum class KvDtype { BF16, FP8, FP8_DS_MLA };
 std::string_view kvDtypeName(KvDtype k);
 std::optional<KvDtype> kvDtypeFromName(std::string_view name);
 
+// What an engine allocates (read from their code; domain.md section 7):
+// - Article: the reference article's accounting: index keys on the main layers that own an indexer,
+//   144-byte padded entries; no MTP layer (the default, the figures the article prints);
+// - Vllm: index keys (DeepseekV32IndexerCache: 128 FP8 + 4-byte scale = 132 B) on the layers that own
+//   an indexer; VllmMtp adds the MTP layer, its latent and its index keys, as speculative decoding does;
+// - Atom: an index cache for every layer plus the draft (MTP) layer, 144 B, and the draft layer's latent.
+enum class CachePreset { Article, Vllm, VllmMtp, Atom };
+std::string_view cachePresetName(CachePreset p); // "article", "vllm", "vllm-mtp", "atom"
+std::optional<CachePreset> cachePresetFromName(std::string_view name);
+std::string_view cachePresetDescription(CachePreset p);
+
 struct CacheOptions
 {
     KvDtype kvDtype = KvDtype::BF16;
-    std::optional<std::int64_t> indexEntryBytes; // default: ATOM's 16-byte padded entry
+    CachePreset preset = CachePreset::Article;
+    std::optional<std::int64_t> indexEntryBytes; // default: the preset's (132 or 144)
     std::optional<std::uint64_t> contextTokens;  // default: defaultContextTokens()
 };
 
@@ -44,6 +56,7 @@ struct CacheBudget
     bool overflow = false;      // the total at this context does not fit 64 bits
     bool kvDtypeMisfit = false; // the KV dtype asked for does not apply to this attention (reason says why)
     KvDtype kvDtype = KvDtype::BF16;
+    CachePreset preset = CachePreset::Article;
     std::int64_t kvLoraRank = 0;
     std::int64_t ropeDim = 0;
     std::int64_t kvLayers = 0;

@@ -152,6 +152,7 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
 
     if (c.available) {
         J cache;
+        cache["preset"] = cachePresetName(c.preset);
         cache["kv_dtype"] = kvDtypeName(c.kvDtype);
         cache["index_entry_bytes"] = c.indexEntryBytes;
         cache["kv_bytes_per_token"] = c.kvBytesPerToken;
@@ -265,7 +266,7 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     } else {
         o << "       " << kvDtypeName(c.kvDtype) << " KV";
         if (c.indexLayers > 0) o << ", " << c.indexEntryBytes << "-byte index entries";
-        o << "\n";
+        o << "\n  preset      " << cachePresetName(c.preset) << ": " << cachePresetDescription(c.preset) << "\n";
         for (const auto &g : c.attention) {
             if (g.kind == AttentionKind::Mla)
                 o << "  MLA latent  " << g.layers << " layers x " << g.bytesPerTokenPerLayer

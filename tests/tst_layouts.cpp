@@ -355,6 +355,45 @@ private slots:
         QCOMPARE(c.sparseReadTokens, std::min<std::uint64_t>(ctx, std::uint64_t(spec.indexTopk)));
     }
 
+    void cachePresets()
+    {
+        // What each engine allocates, worked out from the spec and the writer's tensor list.
+        const LayoutSpec spec = synth::glm5Fp8();
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(spec, dir.path());
+        const std::uint64_t latent = 2 * std::uint64_t(spec.kvLoraRank + spec.ropeDim); // BF16
+        const std::uint64_t ref = std::uint64_t(spec.indexHeadDim) + 4 * std::uint64_t((spec.indexHeadDim + 127) / 128);
+        const std::uint64_t padded = (ref + 15) / 16 * 16;
+        const std::uint64_t fulls = std::uint64_t(expected::fullLayers(spec));
+        std::uint64_t mtpIndexed = 0;
+        for (const auto &t : synth::layoutTensors(spec))
+            for (std::int64_t m = spec.layers; m < spec.layers + spec.mtpLayers; ++m)
+                mtpIndexed += t.name == "model.layers." + std::to_string(m) + ".self_attn.indexer.wk.weight";
+        const std::uint64_t L = std::uint64_t(spec.layers), mtp = std::uint64_t(spec.mtpLayers);
+        struct Want
+        {
+            CachePreset preset;
+            std::uint64_t kv, index;
+        };
+        const Want wants[] = {{CachePreset::Article, L * latent, fulls * padded},
+                              {CachePreset::Vllm, L * latent, fulls * ref},
+                              {CachePreset::VllmMtp, (L + mtp) * latent, (fulls + mtpIndexed) * ref},
+                              {CachePreset::Atom, (L + mtp) * latent, (L + mtp) * padded}};
+        for (const Want &w : wants) {
+            CacheOptions opt;
+            opt.preset = w.preset;
+            const CacheBudget c = computeCacheBudget(o.checkpoint, o.analysis, opt);
+            QVERIFY(c.available);
+            QCOMPARE(c.preset, w.preset);
+            QCOMPARE(c.kvBytesPerToken, w.kv);
+            QCOMPARE(c.indexBytesPerToken, w.index);
+        }
+        // The article's own figure stays the default: 92,880 B per token for GLM-5.x.
+        QCOMPARE(computeCacheBudget(o.checkpoint, o.analysis, {}).bytesPerToken, std::uint64_t(92880));
+        QCOMPARE(std::string(cachePresetName(*cachePresetFromName("vllm-mtp"))), std::string("vllm-mtp"));
+        QVERIFY(!cachePresetFromName("sglang"));
+    }
+
     void cacheWithoutConfigDimensions()
     {
         // Without kv_lora_rank / index_head_dim in config.json, the shapes on disk still give the numbers.

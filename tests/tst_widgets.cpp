@@ -174,9 +174,16 @@ private slots:
         const auto reference = indexEntryBytesReference(spec.indexHeadDim);
         QVERIFY(padded != 144 && reference != 132);
         const QStringList entries = view.entryChoices();
-        QCOMPARE(entries.size(), 2);
-        QVERIFY2(entries[0].startsWith(QStringLiteral("%1 B").arg(padded)), qPrintable(entries[0]));
-        QVERIFY2(entries[1].startsWith(QStringLiteral("%1 B").arg(reference)), qPrintable(entries[1]));
+        QCOMPARE(entries.size(), 3); // as the preset allocates, padded, unpadded
+        QVERIFY2(entries[1].startsWith(QStringLiteral("%1 B").arg(padded)), qPrintable(entries[1]));
+        QVERIFY2(entries[2].startsWith(QStringLiteral("%1 B").arg(reference)), qPrintable(entries[2]));
+        // The preset picks the entry unless one is chosen: vLLM's is the unpadded reference entry.
+        view.setPreset(CachePreset::Vllm);
+        QCOMPARE(view.budget().indexEntryBytes, std::int64_t(reference));
+        QCOMPARE(view.budget().preset, CachePreset::Vllm);
+        QVERIFY(view.breakdownText().contains(QLatin1String("Preset vllm")));
+        view.setPreset(CachePreset::Article);
+        QCOMPARE(view.budget().indexEntryBytes, std::int64_t(padded));
         const auto bf16 = kvBytesPerLayer(KvDtype::BF16, spec.kvLoraRank, spec.ropeDim);
         QVERIFY2(view.layoutChoices()[0].contains(QStringLiteral("%1 B/layer").arg(bf16)),
                  qPrintable(view.layoutChoices()[0]));

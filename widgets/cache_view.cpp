@@ -17,7 +17,8 @@ namespace atlas {
 
 CacheView::CacheView(QWidget *parent)
     : AtlasView(parent), m_context(new QSpinBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
-      m_kv(new QComboBox(this)), m_entry(new QComboBox(this)), m_chart(new ChartWidget(this)),
+      m_kv(new QComboBox(this)), m_preset(new QComboBox(this)), m_entry(new QComboBox(this)),
+      m_chart(new ChartWidget(this)),
       m_breakdown(new QLabel(this))
 {
     m_context->setRange(1, 1 << 30);
@@ -28,7 +29,11 @@ CacheView::CacheView(QWidget *parent)
     m_kv->addItem(tr("BF16 latent"), int(KvDtype::BF16));
     m_kv->addItem(tr("FP8 latent"), int(KvDtype::FP8));
     m_kv->addItem(tr("FlashMLA fp8_ds_mla (FP8 + scales + BF16 rope)"), int(KvDtype::FP8_DS_MLA));
-    m_entry->addItem(tr("padded to 16 B (ATOM)"), 0);
+    m_entry->addItem(tr("as the preset allocates"), 0);
+    for (CachePreset p : {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom}) {
+        const auto d = cachePresetDescription(p);
+        m_preset->addItem(QString::fromUtf8(d.data(), qsizetype(d.size())), int(p));
+    }
     m_breakdown->setWordWrap(true);
     m_breakdown->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_chart->setTitle(tr("Cache per sequence against context length"));
@@ -41,6 +46,7 @@ CacheView::CacheView(QWidget *parent)
     ctxRow->addWidget(m_slider, 1);
     ctxRow->addWidget(m_context);
     form->addRow(tr("Context"), ctxRow);
+    form->addRow(tr("Engine preset"), m_preset);
     form->addRow(tr("KV cache layout"), m_kv);
     form->addRow(tr("Index-key entry"), m_entry);
     v->addLayout(form);
@@ -60,6 +66,7 @@ CacheView::CacheView(QWidget *parent)
     });
     connect(m_kv, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
     connect(m_entry, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+    connect(m_preset, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
 }
 
 void CacheView::clearAll()
@@ -94,12 +101,11 @@ void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         if (c.indexHeadDim > 0) {
             const auto padded = indexEntryBytesPadded(c.indexHeadDim);
             const auto reference = indexEntryBytesReference(c.indexHeadDim);
-            m_entry->addItem(
-                tr("%1 B: head dim %2 + scales, padded to 16 B (ATOM)").arg(padded).arg(c.indexHeadDim),
-                int(padded));
+            m_entry->addItem(tr("as the preset allocates"), 0);
+            m_entry->addItem(tr("%1 B: head dim %2 + scales, padded to 16 B").arg(padded).arg(c.indexHeadDim),
+                             int(padded));
             if (reference != padded)
-                m_entry->addItem(tr("%1 B: unpadded (DeepSeek reference, vLLM)").arg(reference),
-                                 int(reference));
+                m_entry->addItem(tr("%1 B: unpadded (DeepSeek reference)").arg(reference), int(reference));
         } else {
             m_entry->addItem(tr("no index keys in this model"), 0);
         }
@@ -120,6 +126,11 @@ void CacheView::setContext(std::uint64_t tokens)
 void CacheView::setKvDtype(KvDtype dtype)
 {
     m_kv->setCurrentIndex(m_kv->findData(int(dtype)));
+}
+
+void CacheView::setPreset(CachePreset preset)
+{
+    m_preset->setCurrentIndex(m_preset->findData(int(preset)));
 }
 
 void CacheView::setIndexEntryBytes(int bytes)
@@ -153,6 +164,7 @@ void CacheView::recompute()
     if (!m_data) return;
     CacheOptions opt;
     opt.kvDtype = static_cast<KvDtype>(m_kv->currentData().toInt());
+    opt.preset = static_cast<CachePreset>(m_preset->currentData().toInt());
     if (const int e = m_entry->currentData().toInt()) opt.indexEntryBytes = e;
     opt.contextTokens = std::uint64_t(m_context->value());
     m_budget = computeCacheBudget(m_data->checkpoint, m_data->analysis, opt);
@@ -190,6 +202,12 @@ void CacheView::recompute()
                 .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
     } else {
         text = mlaBreakdown(c);
+    }
+    if (c.mla()) {
+        const auto d = cachePresetDescription(c.preset);
+        text = tr("<b>Preset %1:</b> %2.<br>")
+                   .arg(qs(std::string(cachePresetName(c.preset))), QString::fromUtf8(d.data(), qsizetype(d.size()))) +
+               text;
     }
     m_breakdown->setText(text);
     drawCurves(c);

@@ -24,7 +24,8 @@ public:
 
     void setContext(std::uint64_t tokens);
     void setKvDtype(KvDtype dtype);
-    void setIndexEntryBytes(int bytes); // 0: the default for the model
+    void setIndexEntryBytes(int bytes); // 0: as the preset allocates
+    void setPreset(CachePreset preset);
     const CacheBudget &budget() const { return m_budget; }
     ChartWidget *chart() const { return m_chart; }
     QString breakdownText() const;
@@ -40,6 +41,7 @@ private:
     QSpinBox *m_context;
     QSlider *m_slider;
     QComboBox *m_kv;
+    QComboBox *m_preset;
     QComboBox *m_entry;
     ChartWidget *m_chart;
     QLabel *m_breakdown;

@@ -42,6 +42,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <set>
 #include <QTreeView>
 
 using namespace atlas;
@@ -261,6 +262,51 @@ private slots:
         emit anatomy->diagram()->boxClicked({prefix + QStringLiteral(".weight"), prefix + QStringLiteral(".weight_scale_inv")});
         QCOMPARE(layers->matchCount(), qint64(2));
         QVERIFY(layers->isVisible());
+    }
+
+    void enginesAndTheBiasSummary()
+    {
+        // A small layout that declares moe_router_dtype: float32, as GLM-5.3 does.
+        synth::LayoutSpec spec = synth::smallLayout();
+        spec.moeRouterDtype = "float32";
+        QTemporaryDir dir;
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        MainWindow window(false);
+        window.resize(1440, 900);
+        window.show();
+        QVERIFY(openAndWait(window, dir.path()));
+        auto *routing = qobject_cast<RoutingView *>(window.view(QStringLiteral("routing")));
+        QVERIFY(routing->declaredText().contains(QLatin1String("moe_router_dtype: float32")));
+        // The engine picker selects the variant that stands for it, and says why.
+        const auto engines = RoutingView::engines();
+        for (int i = 0; i < engines.size(); ++i) {
+            routing->selectEngine(i);
+            if (engines[i].variant < 0) {
+                QVERIFY(routing->engineText().contains(QLatin1String("FP32 reference")));
+                continue;
+            }
+            QCOMPARE(routing->selectedVariant(), engines[i].variant);
+            QVERIFY(routing->engineText().contains(
+                QString::fromLatin1(variantRuntimes(static_cast<Variant>(engines[i].variant))).left(30)));
+        }
+        // The checkpoint-wide summary, worked out here from the writer's bias values.
+        std::uint64_t tensors = 0, losing = 0;
+        for (std::int64_t layer = spec.firstDense; layer < spec.layers + spec.mtpLayers; ++layer) {
+            const auto values = synth::syntheticBias(spec, layer);
+            std::set<float> fp32, bf16;
+            for (float v : values) {
+                fp32.insert(v);
+                bf16.insert(roundToBf16(v));
+            }
+            ++tensors;
+            losing += bf16.size() < fp32.size();
+        }
+        auto *bias = qobject_cast<BiasView *>(window.view(QStringLiteral("router-bias")));
+        QCOMPARE(bias->summaryValue(QStringLiteral("Layers losing levels")),
+                 QStringLiteral("%1 of %2").arg(losing).arg(tensors));
+        QCOMPARE(bias->summaryValue(QStringLiteral("Values per tensor")), QString::number(spec.experts));
+        QCOMPARE(bias->summaryValue(QStringLiteral("In BF16")),
+                 QString::fromStdString(groupDigits(tensors * std::uint64_t(spec.experts) * 2)) + QStringLiteral(" B"));
     }
 
     void compareView()

@@ -1,5 +1,10 @@
 #include "bias_view.h"
 
+#include <QFrame>
+#include <QGridLayout>
+#include <QPainter>
+#include <QStyledItemDelegate>
+
 #include "bf16.h"
 #include "chart_widget.h"
 
@@ -15,14 +20,77 @@
 
 namespace atlas {
 
+namespace {
+
+// The zero-logit column: a track over 0..K with the tie range drawn as a bar and the lower-index
+// count as a dot, beside the numbers.
+class TieRangeDelegate final : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    enum Role { Min = Qt::UserRole + 1, Max, Replaced, TopK };
+    void paint(QPainter *p, const QStyleOptionViewItem &option, const QModelIndex &index) const override
+    {
+        QStyledItemDelegate::paint(p, option, index); // background, selection and the text
+        if (!index.data(Min).isValid()) return;
+        const int lo = index.data(Min).toInt(), hi = index.data(Max).toInt(), at = index.data(Replaced).toInt();
+        const int k = std::max(1, index.data(TopK).toInt());
+        const QRectF r = QRectF(option.rect).adjusted(8, option.rect.height() * 0.35, -option.rect.width() * 0.45,
+                                                      -option.rect.height() * 0.35);
+        if (r.width() < 20) return;
+        p->save();
+        p->setRenderHint(QPainter::Antialiasing);
+        auto x = [&](int v) { return r.left() + r.width() * v / k; };
+        QColor track = option.palette.color(QPalette::Text);
+        track.setAlphaF(0.2);
+        p->setPen(Qt::NoPen);
+        p->setBrush(track);
+        p->drawRoundedRect(r, r.height() / 2, r.height() / 2);
+        p->setBrush(QColor(0xE0, 0x8A, 0x2E));
+        p->drawRoundedRect(QRectF(x(lo), r.top(), std::max(2.0, x(hi) - x(lo)), r.height()), r.height() / 2,
+                           r.height() / 2);
+        p->setBrush(option.palette.color(QPalette::Text));
+        p->drawEllipse(QPointF(x(at), r.center().y()), r.height() * 0.7, r.height() * 0.7);
+        p->restore();
+    }
+};
+
+QFrame *summaryCard(QWidget *parent, QLabel **value, const QString &name)
+{
+    auto *frame = new QFrame(parent);
+    frame->setFrameShape(QFrame::StyledPanel);
+    auto *v = new QVBoxLayout(frame);
+    v->setContentsMargins(10, 6, 10, 6);
+    v->setSpacing(2);
+    v->addWidget(makeCaption(name, frame));
+    *value = new QLabel(QStringLiteral("—"), frame);
+    QFont f = (*value)->font();
+    f.setWeight(QFont::DemiBold);
+    f.setPointSizeF(f.pointSizeF() * 1.2);
+    (*value)->setFont(f);
+    (*value)->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    v->addWidget(*value);
+    return frame;
+}
+
+} // namespace
+
+QString BiasView::summaryValue(const QString &name) const
+{
+    for (const auto &[n, label] : m_summary)
+        if (n == name) return label->text();
+    return {};
+}
+
 BiasView::BiasView(QWidget *parent)
     : AtlasView(parent), m_heading(makeHeading(tr("Router bias"), this)), m_status(new QLabel(this)),
       m_body(new QWidget(this)), m_layer(new QComboBox(this)),
       m_layerSummary(new QLabel(this)), m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)),
       m_table(makeTable({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"), tr("FP32 distinct"),
-                         tr("BF16 distinct"), tr("Zero-logit replaced")},
+                         tr("BF16 distinct"), tr("Zero-logit (ties)")},
                         this))
 {
+    m_table->setItemDelegateForColumn(7, new TieRangeDelegate(m_table));
     m_status->setWordWrap(true);
     m_layerSummary->setWordWrap(true);
     m_histogram->setTitle(tr("FP32 values and the BF16 levels they collapse onto"));
@@ -36,6 +104,18 @@ BiasView::BiasView(QWidget *parent)
     v->addWidget(m_body, 1);
     v = new QVBoxLayout(m_body);
     v->setContentsMargins(0, 0, 0, 0);
+    // The checkpoint-wide table of the reference article, computed.
+    auto *cards = new QGridLayout();
+    cards->setSpacing(8);
+    const QStringList names = {tr("Tensors"), tr("Values per tensor"), tr("Bytes read"), tr("In BF16"),
+                               tr("Median distinct FP32 → BF16"), tr("BF16 levels per layer"),
+                               tr("Layers losing levels"), tr("Changed at zero logits")};
+    for (int i = 0; i < names.size(); ++i) {
+        QLabel *value = nullptr;
+        cards->addWidget(summaryCard(m_body, &value, names[i]), 0, i);
+        m_summary.append({names[i], value});
+    }
+    v->addLayout(cards);
     auto *row = new QHBoxLayout();
     row->addWidget(new QLabel(tr("Layer"), this));
     row->addWidget(m_layer);
@@ -101,6 +181,21 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
                              "BF16 logits do."));
         return;
     }
+    const BiasSummary sum = summarizeBiases(stats, m_audit->kind);
+    const QString values[] = {
+        tr("%1 (layers %2–%3)").arg(sum.tensors).arg(sum.firstLayer).arg(sum.lastLayer),
+        sum.valuesPerTensor ? groupDigitsQ(*sum.valuesPerTensor) : tr("varying"),
+        groupDigitsQ(sum.bytesRead) + tr(" B"),
+        groupDigitsQ(sum.bf16Bytes) + tr(" B"),
+        QStringLiteral("%1 → %2").arg(sum.medianFp32Distinct, 0, 'g', 6).arg(sum.medianBf16Distinct, 0, 'g', 6),
+        QStringLiteral("%1–%2").arg(sum.minBf16Distinct).arg(sum.maxBf16Distinct),
+        tr("%1 of %2").arg(sum.layersLosingLevels).arg(sum.tensors),
+        tr("%1 (%2–%3 over tie orders)")
+            .arg(sum.layersChangedAtZeroLogits)
+            .arg(sum.layersChangedAtZeroLogitsMin)
+            .arg(sum.layersChangedAtZeroLogitsMax)};
+    for (int i = 0; i < m_summary.size(); ++i)
+        m_summary[i].second->setText(sum.tensors ? values[i] : QStringLiteral("—"));
     std::uint32_t fpMin = UINT32_MAX, fpMax = 0, bfMin = UINT32_MAX, bfMax = 0;
     for (const auto &s : stats) {
         fpMin = std::min(fpMin, s.fp32Distinct);
@@ -143,7 +238,17 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
             cell(4, s.min && s.max ? QString::number(double(*s.max - *s.min), 'f', 6) : QStringLiteral("—"));
             cell(5, QString::number(s.fp32Distinct));
             cell(6, QString::number(s.bf16Distinct));
-            cell(7, s.zeroLogitReplaced ? QString::number(*s.zeroLogitReplaced) : QStringLiteral("—"));
+            cell(7, !s.zeroLogitReplaced ? QStringLiteral("—")
+                    : s.zeroLogitMin && s.zeroLogitMax
+                        ? QStringLiteral("%1 (%2–%3)").arg(*s.zeroLogitReplaced).arg(*s.zeroLogitMin).arg(*s.zeroLogitMax)
+                        : QString::number(*s.zeroLogitReplaced));
+            if (s.zeroLogitReplaced && s.zeroLogitMin && s.zeroLogitMax && m_audit->router) {
+                auto *item = m_table->item(r, 7);
+                item->setData(TieRangeDelegate::Min, *s.zeroLogitMin);
+                item->setData(TieRangeDelegate::Max, *s.zeroLogitMax);
+                item->setData(TieRangeDelegate::Replaced, *s.zeroLogitReplaced);
+                item->setData(TieRangeDelegate::TopK, m_audit->router->topk);
+            }
             m_table->item(r, 0)->setToolTip(tr("SHA-256 %1").arg(qs(s.sha256)));
         }
     }
@@ -165,11 +270,14 @@ void BiasView::showLayer()
                 .arg(s.infCount);
     m_layerSummary->setText(
         tr("%1 values, %2 distinct in FP32 → <b>%3 BF16 levels</b>; zero-logit probe: %4 of the "
-           "top-k replaced.%5")
+           "top-k replaced%5.%6")
             .arg(s.values.size())
             .arg(s.fp32Distinct)
             .arg(s.bf16Distinct)
             .arg(s.zeroLogitReplaced ? QString::number(*s.zeroLogitReplaced) : tr("n/a"))
+            .arg(s.zeroLogitMin && s.zeroLogitMax
+                     ? tr(" with ties to the lower index; %1 to %2 by other tie orders").arg(*s.zeroLogitMin).arg(*s.zeroLogitMax)
+                     : QString())
             .arg(note));
     if (!s.min || !s.max) {
         m_histogram->clear();

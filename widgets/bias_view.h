@@ -27,6 +27,8 @@ public:
     ChartWidget *levels() const { return m_levels; }
     QTableWidget *table() const { return m_table; }
     QString statusText() const;
+    // The checkpoint-wide table's cards, by name ("Layers losing levels", ...), for tests.
+    QString summaryValue(const QString &name) const;
 
 private:
     void showLayer();
@@ -39,6 +41,7 @@ private:
     ChartWidget *m_histogram;
     ChartWidget *m_levels;
     QTableWidget *m_table;
+    QList<QPair<QString, QLabel *>> m_summary; // card name, value
 };
 
 } // namespace atlas

@@ -23,7 +23,8 @@ RoutingView::RoutingView(QWidget *parent)
       m_std(new QDoubleSpinBox(this)), m_logitsFile(new QLineEdit(this)),
       m_run_(new QPushButton(tr("Simulate"), this)), m_status(new QLabel(this)),
       m_note(makeCaption(QString::fromLatin1(kSyntheticLogitsNote), this)), m_changed(new ChartWidget(this)),
-      m_layer(new QComboBox(this)), m_variant(new QComboBox(this)), m_load(new ChartWidget(this))
+      m_layer(new QComboBox(this)), m_variant(new QComboBox(this)), m_load(new ChartWidget(this)),
+      m_engine(new QComboBox(this)), m_engineWhy(new QLabel(this)), m_declared(new QLabel(this))
 {
     m_tokens->setRange(1, 1 << 20);
     m_tokens->setValue(4096);
@@ -38,9 +39,15 @@ RoutingView::RoutingView(QWidget *parent)
     m_run_->setDefault(true);
     m_run_->setEnabled(false);
     m_status->setWordWrap(true);
-    for (int v = 0; v < kVariantCount; ++v)
+    for (int v = 0; v < kVariantCount; ++v) {
         m_variant->addItem(QString::fromLatin1(variantName(static_cast<Variant>(v))), v);
+        m_variant->setItemData(v, QString::fromLatin1(variantRuntimes(static_cast<Variant>(v))), Qt::ToolTipRole);
+    }
     m_variant->setCurrentIndex(int(Variant::BothBf16));
+    for (const Engine &e : engines())
+        m_engine->addItem(e.name, e.variant);
+    m_engineWhy->setWordWrap(true);
+    m_declared->setWordWrap(true);
     m_changed->setTitle(tr("Tokens whose top-k set changes, per layer"));
     m_load->setTitle(tr("Expert load of one layer"));
 
@@ -61,6 +68,12 @@ RoutingView::RoutingView(QWidget *parent)
     controls->addLayout(form2, 1);
     controls->addWidget(m_run_, 0, Qt::AlignBottom);
     v->addLayout(controls);
+    auto *engineRow = new QHBoxLayout();
+    engineRow->addWidget(new QLabel(tr("Engine"), this));
+    engineRow->addWidget(m_engine);
+    engineRow->addWidget(m_engineWhy, 1);
+    v->addLayout(engineRow);
+    v->addWidget(m_declared);
     v->addWidget(m_note);
     v->addWidget(m_status);
     auto *split = new QSplitter(Qt::Vertical, this);
@@ -93,7 +106,53 @@ RoutingView::RoutingView(QWidget *parent)
     });
     connect(m_layer, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::showLoad);
     connect(m_variant, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::showLoad);
+    connect(m_engine, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::selectEngine);
+    selectEngine(1);
     clearAll();
+}
+
+QList<RoutingView::Engine> RoutingView::engines()
+{
+    return {{tr("transformers, DeepSeek reference, moe_router_dtype: float32"), -1},
+            {tr("SGLang AITER (quantized), before PR #37133"), int(Variant::BothBf16)},
+            {tr("SGLang AITER, parameter-only patch"), int(Variant::BothBf16)},
+            {tr("SGLang AITER with PR #37133 (both hunks)"), int(Variant::LogitsBf16)},
+            {tr("kernels taking a BF16 routing bias, FP32 logits"), int(Variant::BiasBf16)},
+            {tr("torch-native grouped top-k in BF16"), int(Variant::TorchBf16)}};
+}
+
+void RoutingView::selectEngine(int index)
+{
+    if (index < 0 || index >= m_engine->count()) return;
+    if (m_engine->currentIndex() != index) {
+        m_engine->setCurrentIndex(index); // comes back here through the signal
+        return;
+    }
+    const int v = m_engine->itemData(index).toInt();
+    if (v < 0) {
+        m_engineWhy->setText(tr("Routes as the FP32 reference (%1): no token changes experts.")
+                                 .arg(QString::fromLatin1(referenceRuntimes())));
+        return;
+    }
+    m_variant->setCurrentIndex(v);
+    m_engineWhy->setText(tr("Shown as <b>%1</b>: %2.")
+                             .arg(QString::fromLatin1(variantName(static_cast<Variant>(v))),
+                                  QString::fromLatin1(variantRuntimes(static_cast<Variant>(v)))));
+}
+
+QString RoutingView::engineText() const
+{
+    return m_engineWhy->text();
+}
+
+QString RoutingView::declaredText() const
+{
+    return m_declared->text();
+}
+
+int RoutingView::selectedVariant() const
+{
+    return m_variant->currentData().toInt();
 }
 
 RoutingView::~RoutingView() = default;
@@ -126,9 +185,19 @@ void RoutingView::clearAll()
     m_status->setText(tr("The simulation needs the router biases, read after the layout."));
 }
 
-void RoutingView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint>)
+void RoutingView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
     clearAll();
+    const std::string &declared = data->checkpoint.config.moeRouterDtype;
+    if (declared == "float32")
+        m_declared->setText(tr("config.json declares <b>moe_router_dtype: float32</b>: the router is meant to run in "
+                               "FP32. A runtime that honours it routes as the reference; the variants show what "
+                               "one that does not would change."));
+    else if (!declared.empty())
+        m_declared->setText(tr("config.json declares <b>moe_router_dtype: %1</b>.").arg(qs(declared).toHtmlEscaped()));
+    else
+        m_declared->setText(tr("config.json does not declare moe_router_dtype: each runtime picks the router's "
+                               "dtype itself."));
 }
 
 void RoutingView::setBiases(std::shared_ptr<const BiasAudit> audit)

@@ -16,7 +16,8 @@ namespace atlas {
 class ChartWidget;
 
 // The routing simulation: tokens, seed, spread or a logits file; changed-set fraction per layer
-// for the three BF16 variants; one layer's expert load under FP32 and a variant.
+// for the BF16 variants, each labelled with the runtime paths it stands for; an engine picker;
+// one layer's expert load under FP32 and a variant.
 class RoutingView final : public AtlasView
 {
     Q_OBJECT
@@ -43,6 +44,17 @@ public:
     ChartWidget *changedChart() const { return m_changed; }
     ChartWidget *loadChart() const { return m_load; }
     QString noteText() const;
+    // The runtime paths and the variant each stands for (the engine picker); -1: the FP32 reference.
+    struct Engine
+    {
+        QString name;
+        int variant;
+    };
+    static QList<Engine> engines();
+    void selectEngine(int index);
+    QString engineText() const;
+    QString declaredText() const;
+    int selectedVariant() const;
 
 signals:
     void simulationRequested(const atlas::RoutingRequest &request);
@@ -67,6 +79,9 @@ private:
     QComboBox *m_layer;
     QComboBox *m_variant;
     ChartWidget *m_load;
+    QComboBox *m_engine;
+    QLabel *m_engineWhy;
+    QLabel *m_declared; // what config.json's moe_router_dtype declares
 };
 
 } // namespace atlas

@@ -148,7 +148,19 @@ private slots:
             for (const auto &l : b["levels"])
                 counted += l["count"].get<int>();
             QCOMPARE(counted, 256);
+            // The tie range holds the lower-index count.
+            QVERIFY(b["zero_logit_replaced_min"].get<int>() <= b["zero_logit_replaced"].get<int>());
+            QVERIFY(b["zero_logit_replaced"].get<int>() <= b["zero_logit_replaced_max"].get<int>());
         }
+        const auto &summary = report["biases"]["summary"];
+        QCOMPARE(summary["tensors"].get<int>(), 76);
+        QCOMPARE(summary["first_layer"].get<int>(), 3);
+        QCOMPARE(summary["last_layer"].get<int>(), 78);
+        QCOMPARE(summary["values_per_tensor"].get<int>(), 256);
+        QCOMPARE(summary["bf16_bytes"].get<int>(), 76 * 256 * 2);
+        QCOMPARE(summary["layers_losing_levels"].get<int>(), 76);
+        QVERIFY(report["routing"]["layers"][0]["changed_set_fraction"].contains("torch_bf16"));
+        QVERIFY(report["routing"]["layers"][0]["mean_replaced"].contains("torch_bf16"));
         const auto &routing = report["routing"];
         QCOMPARE(routing["tokens"].get<int>(), 256);
         QCOMPARE(routing["seed"].get<int>(), 3);
@@ -162,6 +174,14 @@ private slots:
 
         const Run text = inspect({m_full.path(), QStringLiteral("--biases")});
         QVERIFY(text.out.contains("Router correction biases  76 tensors, 77,824 bytes read"));
+        // Engine presets: the report says which; an unknown one is a usage error naming the choices.
+        const Run vllm = inspect({m_full.path(), QStringLiteral("--json"), QStringLiteral("--cache-preset"),
+                                  QStringLiteral("vllm")});
+        QCOMPARE(nlohmann::json::parse(vllm.out.toStdString())["cache"]["preset"].get<std::string>(),
+                 std::string("vllm"));
+        const Run bad = inspect({m_full.path(), QStringLiteral("--cache-preset"), QStringLiteral("sglang")});
+        QCOMPARE(bad.exitCode, 2);
+        QVERIFY(bad.err.contains("article, vllm, vllm-mtp or atom"));
         const Run noTensor =
             inspect({m_full.path(), QStringLiteral("--bias-tensor"), QStringLiteral("no.such")});
         QCOMPARE(noTensor.exitCode, 2);

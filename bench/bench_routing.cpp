@@ -36,9 +36,9 @@ int main()
     std::sort(times.begin(), times.end());
     const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
     std::printf(
-        "routing simulation: 76 layers x 4096 tokens x 256 experts x (FP32 + 3 variants) on %u threads: "
+        "routing simulation: 76 layers x 4096 tokens x 256 experts x (FP32 + %d variants) on %u threads: "
         "median %.0f ms, best %.0f ms (target < 1000 ms); layer 3 both_bf16 changed %.2f%%\n",
-        threads, times[1] * 1000, times[0] * 1000, changed * 100);
+        atlas::kVariantCount, threads, times[1] * 1000, times[0] * 1000, changed * 100);
 
     // The same workload in torch, if it is installed (Debian: python3-torch for /usr/bin/python3).
     const std::string command = "/usr/bin/python3 " ATLAS_BENCH_SOURCE_DIR "/routing_torch.py " +

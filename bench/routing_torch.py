@@ -1,6 +1,7 @@
 """The routing workload of bench_routing in PyTorch on the CPU, for comparison: 76 layers x 4,096
 tokens x 256 experts; sigmoid scores, selection by score + bias (top-8), weights from the scores
-(normalised, x 2.5), the FP32 reference and three BF16 variants (bias, logits, both), and per
+(normalised, x 2.5), the FP32 reference and four BF16 variants (bias, logits, both, and torch_bf16:
+the same arithmetic on BF16 tensors), and per
 variant the changed-set fraction, experts replaced, weight L1 and per-expert load. Prints the
 median wall time of three runs in ms on the line "torch: N ms".
 
@@ -50,6 +51,10 @@ for run in range(3):
         for s, b in ((s32, b16), (s16, b32), (s16, b16)):
             i, w = route(s, b)
             compare(ref_i, ref_w, i, w)
+        # torch_bf16: every tensor BF16, the selection sum rounded as torch forms it.
+        st = torch.sigmoid(logits.to(torch.bfloat16))
+        i, w = route(st, b32.to(torch.bfloat16))
+        compare(ref_i, ref_w, i, w.float())
     times.append((time.perf_counter() - start) * 1000)
 print(f"torch {torch.__version__}, {torch.get_num_threads()} threads: median {statistics.median(times):.0f} ms")
 print(f"torch: {statistics.median(times):.0f} ms")

@@ -607,7 +607,8 @@ ZeroLogitProbe zeroLogitProbe(const RouterConfig &config, const std::vector<floa
     double ways = 1;
     for (int i = 0; i < needGroups; ++i)
         ways = ways * (tiedGroups.size() - static_cast<std::size_t>(i)) / (i + 1);
-    if (ways > 4096) return probe;
+    // Bounded work: at most 4,096 group choices and 2^26 expert visits in all (a real router needs ~70).
+    if (ways > 4096 || ways * double(E) > double(1 << 26)) return probe;
 
     int bestOverlap = -1, worstOverlap = K + 1;
     std::vector<int> pick(static_cast<std::size_t>(needGroups));

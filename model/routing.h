@@ -123,7 +123,7 @@ int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias
 // The zero-logit probe with its ties: at zero logits many BF16 choice scores tie, so the count depends
 // on the tie rule. `replaced` follows this program's lower-index rule; min and max are the fewest and
 // the most experts any tie order of the BF16 selection would replace (groups included). min/max are
-// absent only when tied groups leave more than 4,096 ways to choose.
+// absent only when tied groups leave more than 4,096 ways to choose (or 2^26 expert visits).
 struct ZeroLogitProbe
 {
     int replaced = 0;

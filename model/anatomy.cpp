@@ -27,29 +27,38 @@ struct Module
 class LayerTensors
 {
 public:
-    LayerTensors(const LoadedCheckpoint &data, int layer) : m_a(data.analysis)
+    // `index`: the layer's tensors when known (else every tensor is looked at).
+    LayerTensors(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index) : m_a(data.analysis)
     {
+        if (index && static_cast<std::size_t>(layer) < index->size()) {
+            for (const TensorInfo *t : (*index)[static_cast<std::size_t>(layer)])
+                add(*t);
+            return;
+        }
         for (const auto &shard : data.checkpoint.shards)
-            for (const auto &t : shard.tensors) {
-                if (m_a.layerOf(t.name) != layer) continue;
-                const std::string_view rest = placeOf(t.name).rest;
-                if (m_prefix.empty()) m_prefix = t.name.substr(0, t.name.size() - rest.size());
-                auto dot = rest.rfind('.');
-                // Parameters that are modules of their own: attention sinks, Mamba's A_log / D / dt_bias.
-                for (std::string_view own : {".sinks", ".A_log", ".D", ".dt_bias"})
-                    if (rest.ends_with(own)) dot = std::string_view::npos;
-                std::string module(dot == std::string_view::npos ? rest : rest.substr(0, dot));
-                if (module.ends_with(".experts") && dot != std::string_view::npos) {
-                    // Fused experts: "mlp.experts.gate_up_proj_blocks" -> "mlp.experts.gate_up_proj".
-                    std::string_view p = rest.substr(dot + 1);
-                    for (std::string_view suffix : {"_blocks", "_scales", "_bias"})
-                        if (p.ends_with(suffix)) p.remove_suffix(suffix.size());
-                    module += "." + std::string(p);
-                }
-                m_modules[module].tensors.push_back(&t);
-                m_all.insert(t.name);
-                m_byName[t.name] = &t;
-            }
+            for (const auto &t : shard.tensors)
+                if (m_a.layerOf(t.name) == layer) add(t);
+    }
+
+    void add(const TensorInfo &t)
+    {
+        const std::string_view rest = placeOf(t.name).rest;
+        if (m_prefix.empty()) m_prefix = t.name.substr(0, t.name.size() - rest.size());
+        auto dot = rest.rfind('.');
+        // Parameters that are modules of their own: attention sinks, Mamba's A_log / D / dt_bias.
+        for (std::string_view own : {".sinks", ".A_log", ".D", ".dt_bias"})
+            if (rest.ends_with(own)) dot = std::string_view::npos;
+        std::string module(dot == std::string_view::npos ? rest : rest.substr(0, dot));
+        if (module.ends_with(".experts") && dot != std::string_view::npos) {
+            // Fused experts: "mlp.experts.gate_up_proj_blocks" -> "mlp.experts.gate_up_proj".
+            std::string_view p = rest.substr(dot + 1);
+            for (std::string_view suffix : {"_blocks", "_scales", "_bias"})
+                if (p.ends_with(suffix)) p.remove_suffix(suffix.size());
+            module += "." + std::string(p);
+        }
+        m_modules[module].tensors.push_back(&t);
+        m_all.insert(t.name);
+        m_byName[t.name] = &t;
     }
 
     const std::string &prefix() const { return m_prefix; }
@@ -588,7 +597,16 @@ std::vector<StackRun> layerStack(const LoadedCheckpoint &data)
     return runs;
 }
 
-LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer)
+TensorsByLayer tensorsByLayer(const LoadedCheckpoint &data)
+{
+    TensorsByLayer out(static_cast<std::size_t>(std::max(0, data.analysis.layerCount)));
+    for (const auto &shard : data.checkpoint.shards)
+        for (const auto &t : shard.tensors)
+            if (const int l = data.analysis.layerOf(t.name); l >= 0) out[static_cast<std::size_t>(l)].push_back(&t);
+    return out;
+}
+
+LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index)
 {
     LayerAnatomy out;
     out.layer = layer;
@@ -598,7 +616,7 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer)
         return out;
     }
     const LayerInfo &info = a.layers[static_cast<std::size_t>(layer)];
-    LayerTensors lt(data, layer);
+    LayerTensors lt(data, layer, index);
     const LayerAttention att = attentionOf(data, lt, layer);
     const char *kind = info.kind == LayerKind::Dense ? "dense" : info.kind == LayerKind::Moe ? "MoE" : "MTP";
     out.heading = "Layer " + std::to_string(layer) + " · " + kind + " · " + std::string(layerAttentionName(att));

@@ -68,7 +68,12 @@ struct StackRun
 
 std::vector<StackRun> layerStack(const LoadedCheckpoint &data);
 
-// One layer's block diagram. Throws nothing: what cannot be placed is listed in `unplaced`.
-LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer);
+// Each layer's tensors, in one pass over the names (pointers into `data`, valid while it lives).
+using TensorsByLayer = std::vector<std::vector<const TensorInfo *>>;
+TensorsByLayer tensorsByLayer(const LoadedCheckpoint &data);
+
+// One layer's block diagram. Throws nothing: what cannot be placed is listed in `unplaced`. With
+// `index` (tensorsByLayer of the same data) only that layer's tensors are read.
+LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index = nullptr);
 
 } // namespace atlas

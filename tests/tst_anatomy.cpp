@@ -106,6 +106,31 @@ private slots:
         QVERIFY(findBox(a, "shared experts")->detail.starts_with("width " + n(spec.moeInter * spec.sharedExperts)));
     }
 
+    void theLayerIndexChangesNothing()
+    {
+        // The view reads one layer through tensorsByLayer (built off the GUI thread): the same diagram.
+        const synth::LayoutSpec spec = synth::smallLayout();
+        QTemporaryDir dir;
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        const LoadedCheckpoint l = load(dir.path());
+        const TensorsByLayer index = tensorsByLayer(l);
+        QCOMPARE(index.size(), std::size_t(l.analysis.layerCount));
+        for (int i = 0; i < l.analysis.layerCount; ++i) {
+            const LayerAnatomy a = layerAnatomy(l, i), b = layerAnatomy(l, i, &index);
+            QCOMPARE(b.heading, a.heading);
+            QCOMPARE(b.unplaced, a.unplaced);
+            QCOMPARE(b.stages.size(), a.stages.size());
+            for (std::size_t s = 0; s < a.stages.size(); ++s) {
+                QCOMPARE(b.stages[s].columns.size(), a.stages[s].columns.size());
+                for (std::size_t c = 0; c < a.stages[s].columns.size(); ++c)
+                    for (std::size_t k = 0; k < a.stages[s].columns[c].boxes.size(); ++k) {
+                        QCOMPARE(b.stages[s].columns[c].boxes[k].detail, a.stages[s].columns[c].boxes[k].detail);
+                        QCOMPARE(b.stages[s].columns[c].boxes[k].tensors, a.stages[s].columns[c].boxes[k].tensors);
+                    }
+            }
+        }
+    }
+
     void indexShareInTheStackAndTheLayer()
     {
         synth::LayoutSpec spec = synth::smallLayout();

@@ -535,6 +535,7 @@ AnatomyView::AnatomyView(QWidget *parent)
 void AnatomyView::clearAll()
 {
     m_data.reset();
+    m_prepared.reset();
     m_stack->setRuns({});
     LayerAnatomy empty;
     empty.heading = tr("Open a checkpoint to see its architecture.").toStdString();
@@ -543,10 +544,26 @@ void AnatomyView::clearAll()
                           "blocks on the right."));
 }
 
+std::shared_ptr<const PreparedView> AnatomyView::prepare(const LoadedCheckpoint &data) const
+{
+    auto p = std::make_shared<PreparedAnatomy>();
+    p->runs = layerStack(data);
+    p->index = tensorsByLayer(data);
+    return p;
+}
+
 void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
+    setCheckpoint(std::move(data), nullptr);
+}
+
+void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
+                                std::shared_ptr<const PreparedView> prepared)
+{
     m_data = std::move(data);
-    std::vector<StackRun> runs = layerStack(*m_data);
+    m_prepared = std::dynamic_pointer_cast<const PreparedAnatomy>(prepared);
+    if (!m_prepared) m_prepared = std::static_pointer_cast<const PreparedAnatomy>(prepare(*m_data));
+    std::vector<StackRun> runs = m_prepared->runs;
     int pick = runs.empty() ? 0 : runs.front().first;
     // The first MoE layer that owns an indexer says the most; else the first MoE layer.
     bool found = false;
@@ -575,7 +592,7 @@ void AnatomyView::selectLayer(int layer)
 {
     if (!m_data) return;
     m_stack->setSelectedLayer(layer);
-    m_diagram->setAnatomy(layerAnatomy(*m_data, layer));
+    m_diagram->setAnatomy(layerAnatomy(*m_data, layer, m_prepared ? &m_prepared->index : nullptr));
 }
 
 } // namespace atlas

@@ -69,6 +69,10 @@ public:
     QString title() const override { return tr("Anatomy"); }
     QString fileStem() const override { return QStringLiteral("anatomy"); }
     void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
+    // The stack and each layer's tensors, found off the GUI thread; a click then reads one layer.
+    std::shared_ptr<const PreparedView> prepare(const LoadedCheckpoint &data) const override;
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
+                       std::shared_ptr<const PreparedView> prepared) override;
     void clearAll() override;
     void selectLayer(int layer);
     LayerDiagramWidget *diagram() const { return m_diagram; }
@@ -78,7 +82,13 @@ signals:
     void tensorsChosen(const QString &filter);
 
 private:
+    struct PreparedAnatomy final : PreparedView
+    {
+        std::vector<StackRun> runs;
+        TensorsByLayer index;
+    };
     std::shared_ptr<const LoadedCheckpoint> m_data;
+    std::shared_ptr<const PreparedAnatomy> m_prepared;
     QLabel *m_summary;
     LayerStackWidget *m_stack;
     LayerDiagramWidget *m_diagram;

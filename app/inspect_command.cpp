@@ -1,12 +1,12 @@
 #include "inspect_command.h"
 
+#include "command_support.h"
 #include "errors.h"
 #include "load_pipeline.h"
 #include "report.h"
 
 #include <atomic>
 #include <charconv>
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -54,28 +54,6 @@ const char *kUsage =
     "exit codes: 0 ok, 2 usage, 3 source or network, 4 invalid checkpoint, 5 expectation failed,\n"
     "            130 interrupted (Ctrl-C)\n";
 
-constexpr int kExitInterrupted = 130;
-
-// Ctrl-C raises the cancel flag every transfer and the simulation watch; the command then stops
-// cleanly, between requests or within a few hundred tokens of a layer.
-std::atomic<bool> g_interrupted{false};
-extern "C" void onInterrupt(int)
-{
-    g_interrupted.store(true);
-}
-
-std::uint64_t parseCount(const std::string &option, const std::string &value, std::uint64_t max = UINT64_MAX)
-{
-    std::uint64_t v = 0;
-    auto r = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (r.ec != std::errc() || r.ptr != value.data() + value.size() || v == 0)
-        throw AtlasError(ErrorKind::Usage, option + " takes a positive whole number, not '" + value + "'");
-    if (v > max)
-        throw AtlasError(ErrorKind::Usage,
-                         option + " " + value + " is above the limit of " + std::to_string(max));
-    return v;
-}
-
 // Everything `inspect` was told on its command line.
 struct InspectArgs
 {
@@ -99,7 +77,7 @@ InspectArgs parseInspectArgs(const std::vector<std::string> &args)
     InspectArgs o;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
-        auto value = [&]() -> std::string {
+        const std::function<std::string()> value = [&]() -> std::string {
             if (i + 1 >= args.size()) throw AtlasError(ErrorKind::Usage, a + " needs a value");
             return args[++i];
         };
@@ -107,36 +85,11 @@ InspectArgs parseInspectArgs(const std::vector<std::string> &args)
             o.help = true;
         } else if (a == "--json") {
             o.json = true;
-        } else if (a == "--context") {
-            o.cacheOptions.contextTokens = parseCount(a, value());
-        } else if (a == "--kv-dtype") {
-            const std::string v = value();
-            auto k = kvDtypeFromName(v);
-            if (!k)
-                throw AtlasError(ErrorKind::Usage,
-                                 "--kv-dtype takes bf16, fp8 or fp8_ds_mla, not '" + v + "'");
-            o.cacheOptions.kvDtype = *k;
-        } else if (a == "--cache-preset") {
-            const std::string v = value();
-            auto preset = cachePresetFromName(v);
-            if (!preset)
-                throw AtlasError(ErrorKind::Usage,
-                                 "--cache-preset takes article, vllm, vllm-mtp or atom, not '" + v + "'");
-            o.cacheOptions.preset = *preset;
-        } else if (a == "--index-entry-bytes") {
-            o.cacheOptions.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value(), 1 << 20));
+        } else if (parseSourceAndCacheOption(a, value, o.network, o.cacheOptions)) {
         } else if (a == "--revision") {
             o.revision = value();
-        } else if (a == "--ca-bundle") {
-            o.network.caBundle = value();
-        } else if (a == "--connections") {
-            o.network.connections = static_cast<int>(parseCount(a, value(), 256));
         } else if (a == "--receipts") {
             o.receiptsFile = value();
-        } else if (a == "--timeout") {
-            o.network.timeoutSeconds = static_cast<long>(parseCount(a, value(), 7 * 24 * 3600));
-        } else if (a == "--no-cache") {
-            o.network.useCache = false;
         } else if (a == "--biases") {
             o.biases = true;
         } else if (a == "--bias-tensor") {
@@ -179,7 +132,7 @@ InspectArgs parseInspectArgs(const std::vector<std::string> &args)
 
 int runInspect(const std::vector<std::string> &args)
 {
-    try {
+    return runCommand("inspect", [&](const std::atomic<bool> *interrupted) {
         const InspectArgs o = parseInspectArgs(args);
         if (o.help) {
             std::cout << kUsage;
@@ -199,11 +152,6 @@ int runInspect(const std::vector<std::string> &args)
         request.routing = o.routing;
         request.logitsFile = o.logitsFile;
 
-        struct sigaction action = {};
-        action.sa_handler = onInterrupt;
-        sigemptyset(&action.sa_mask);
-        sigaction(SIGINT, &action, nullptr);
-
         LoadPipeline pipeline(std::move(request));
         auto writeReceipts = [&] {
             if (!pipeline.remote() || o.receiptsFile.empty()) return;
@@ -213,7 +161,7 @@ int runInspect(const std::vector<std::string> &args)
         };
         LoadResult result;
         try {
-            result = pipeline.run(&g_interrupted);
+            result = pipeline.run(interrupted);
         } catch (...) {
             // Whatever was fetched before a failure is still worth a receipt.
             try {
@@ -236,21 +184,7 @@ int runInspect(const std::vector<std::string> &args)
         for (const auto &f : failures)
             std::cerr << f << "\n";
         return failures.empty() ? kExitOk : kExitExpectation;
-    } catch (const AtlasError &e) {
-        if (g_interrupted) {
-            std::cerr << "ckpt-atlas: interrupted\n";
-            return kExitInterrupted;
-        }
-        std::cerr << "ckpt-atlas: " << e.what() << "\n";
-        if (e.kind() == ErrorKind::Usage) std::cerr << "(see 'ckpt-atlas inspect --help')\n";
-        return static_cast<int>(e.kind());
-    } catch (const std::bad_alloc &) {
-        std::cerr << "ckpt-atlas: out of memory\n";
-        return static_cast<int>(ErrorKind::Invalid);
-    } catch (const std::exception &e) {
-        std::cerr << "ckpt-atlas: " << e.what() << "\n";
-        return static_cast<int>(ErrorKind::Source);
-    }
+    });
 }
 
 } // namespace atlas

@@ -1,0 +1,92 @@
+#include "command_support.h"
+
+#include "errors.h"
+
+#include <charconv>
+#include <csignal>
+#include <iostream>
+
+namespace atlas {
+
+namespace {
+
+constexpr int kExitInterrupted = 130;
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int)
+{
+    g_interrupted.store(true);
+}
+
+} // namespace
+
+std::uint64_t parseCount(const std::string &option, const std::string &value, std::uint64_t max)
+{
+    std::uint64_t v = 0;
+    auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (r.ec != std::errc() || r.ptr != value.data() + value.size() || v == 0)
+        throw AtlasError(ErrorKind::Usage, option + " takes a positive whole number, not '" + value + "'");
+    if (v > max)
+        throw AtlasError(ErrorKind::Usage,
+                         option + " " + value + " is above the limit of " + std::to_string(max));
+    return v;
+}
+
+bool parseSourceAndCacheOption(const std::string &a, const std::function<std::string()> &value,
+                               NetworkOptions &network, CacheOptions &cache)
+{
+    if (a == "--ca-bundle") {
+        network.caBundle = value();
+    } else if (a == "--connections") {
+        network.connections = static_cast<int>(parseCount(a, value(), 256));
+    } else if (a == "--timeout") {
+        network.timeoutSeconds = static_cast<long>(parseCount(a, value(), 7 * 24 * 3600));
+    } else if (a == "--no-cache") {
+        network.useCache = false;
+    } else if (a == "--context") {
+        cache.contextTokens = parseCount(a, value());
+    } else if (a == "--kv-dtype") {
+        const std::string v = value();
+        auto k = kvDtypeFromName(v);
+        if (!k) throw AtlasError(ErrorKind::Usage, "--kv-dtype takes bf16, fp8 or fp8_ds_mla, not '" + v + "'");
+        cache.kvDtype = *k;
+    } else if (a == "--cache-preset") {
+        const std::string v = value();
+        auto preset = cachePresetFromName(v);
+        if (!preset)
+            throw AtlasError(ErrorKind::Usage, "--cache-preset takes article, vllm, vllm-mtp or atom, not '" + v + "'");
+        cache.preset = *preset;
+    } else if (a == "--index-entry-bytes") {
+        cache.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value(), 1 << 20));
+    } else {
+        return false;
+    }
+    return true;
+}
+
+int runCommand(const char *name, const std::function<int(const std::atomic<bool> *interrupted)> &body)
+{
+    try {
+        struct sigaction action = {};
+        action.sa_handler = onInterrupt;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, nullptr);
+        return body(&g_interrupted);
+    } catch (const AtlasError &e) {
+        if (g_interrupted) {
+            std::cerr << "ckpt-atlas: interrupted\n";
+            return kExitInterrupted;
+        }
+        std::cerr << "ckpt-atlas: " << e.what() << "\n";
+        if (e.kind() == ErrorKind::Usage) std::cerr << "(see 'ckpt-atlas " << name << " --help')\n";
+        return static_cast<int>(e.kind());
+    } catch (const std::bad_alloc &) {
+        std::cerr << "ckpt-atlas: out of memory\n";
+        return static_cast<int>(ErrorKind::Invalid);
+    } catch (const std::exception &e) {
+        std::cerr << "ckpt-atlas: " << e.what() << "\n";
+        return static_cast<int>(ErrorKind::Source);
+    }
+}
+
+} // namespace atlas

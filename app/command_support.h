@@ -1,0 +1,30 @@
+#pragma once
+
+#include "cache_budget.h"
+#include "source_spec.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace atlas {
+
+// What the subcommands of the command line (inspect, diff) share.
+
+// A positive whole number for `option`, at most `max`; throws AtlasError(Usage) naming the option.
+std::uint64_t parseCount(const std::string &option, const std::string &value, std::uint64_t max = UINT64_MAX);
+
+// The options that say how to reach sources and how to count the cache: --ca-bundle, --connections,
+// --timeout, --no-cache, --context, --kv-dtype, --cache-preset, --index-entry-bytes. Returns false when
+// `option` is none of them; `value` takes the option's argument (and throws when there is none).
+bool parseSourceAndCacheOption(const std::string &option, const std::function<std::string()> &value,
+                               NetworkOptions &network, CacheOptions &cache);
+
+// Runs a subcommand: Ctrl-C raises the flag handed to `body` (every transfer and the simulation watch
+// it; the command then stops cleanly), and exceptions become the exit codes of the usage text:
+// the AtlasError's kind, 130 when interrupted, 4 for out of memory. Usage errors point at
+// 'ckpt-atlas NAME --help'.
+int runCommand(const char *name, const std::function<int(const std::atomic<bool> *interrupted)> &body);
+
+} // namespace atlas

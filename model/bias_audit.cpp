@@ -24,6 +24,12 @@ bool isRouterLinearBias(std::string_view name)
     return layerRole(placeOf(name).rest).category == Category::Router;
 }
 
+bool isRoutingBias(std::string_view name, BiasUse kind)
+{
+    return kind == BiasUse::Correction ? isCorrectionBias(name)
+                                       : kind == BiasUse::Logit && isRouterLinearBias(name);
+}
+
 BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::string> &extra)
 {
     BiasFetchPlan plan;
@@ -31,7 +37,7 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
     for (const ShardHeader &shard : ckpt.shards)
         for (const TensorInfo &t : shard.tensors)
             anyCorrection = anyCorrection || isCorrectionBias(t.name);
-    const auto isRouterBias = anyCorrection ? isCorrectionBias : isRouterLinearBias;
+    const BiasUse kind = anyCorrection ? BiasUse::Correction : BiasUse::Logit;
     std::set<std::string> wanted(extra.begin(), extra.end());
     std::set<std::string> found;
     // A correction bias holds one value per expert; nothing larger is read into memory.
@@ -41,7 +47,7 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
     for (std::uint32_t s = 0; s < ckpt.shards.size(); ++s) {
         const ShardHeader &shard = ckpt.shards[s];
         for (const TensorInfo &t : shard.tensors) {
-            const bool bias = isRouterBias(t.name);
+            const bool bias = isRoutingBias(t.name, kind);
             if (!bias && !wanted.count(t.name)) continue;
             found.insert(t.name);
             if (t.bytes() > limit)
@@ -243,10 +249,7 @@ BiasSummary summarizeBiases(const std::vector<BiasStats> &stats, BiasUse kind)
     std::vector<std::uint32_t> fp32, bf16;
     bool sameCount = true;
     for (const auto &s : stats) {
-        const bool routing = kind == BiasUse::Correction ? isCorrectionBias(s.tensor)
-                             : kind == BiasUse::Logit    ? isRouterLinearBias(s.tensor)
-                                                         : false;
-        if (!routing) continue;
+        if (!isRoutingBias(s.tensor, kind)) continue;
         ++out.tensors;
         out.firstLayer = out.firstLayer < 0 ? s.layer : std::min(out.firstLayer, s.layer);
         out.lastLayer = std::max(out.lastLayer, s.layer);
@@ -294,12 +297,8 @@ BiasAudit auditBiases(const ModelConfig &config, const CheckpointAnalysis &analy
             audit.kind = BiasUse::Correction;
         else if (audit.kind == BiasUse::None && isRouterLinearBias(t.tensor))
             audit.kind = BiasUse::Logit;
-    const auto routes = [&](const std::string &name) {
-        return audit.kind == BiasUse::Correction ? isCorrectionBias(name)
-                                                 : audit.kind == BiasUse::Logit && isRouterLinearBias(name);
-    };
     for (const auto &t : tensors) {
-        const bool routing = routes(t.tensor);
+        const bool routing = isRoutingBias(t.tensor, audit.kind);
         if (routing && !audit.router && audit.routerProblem.empty()) {
             const std::size_t count = t.raw.size() / std::max(1u, dtypeBits(t.dtype) / 8);
             audit.router = routerConfigFor(config, count, audit.kind, &audit.routerProblem);

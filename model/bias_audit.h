@@ -12,6 +12,8 @@ namespace atlas {
 
 // An e_score_correction_bias of any layer, under any router name.
 bool isCorrectionBias(std::string_view tensorName);
+// A router bias of the kind the checkpoint has: a correction bias, or a router linear bias (none: no).
+bool isRoutingBias(std::string_view tensorName, BiasUse kind);
 // The bias of a router's linear layer ("mlp.router.bias" in gpt-oss, "block_sparse_moe.gate.bias"):
 // part of the logits, not a correction.
 bool isRouterLinearBias(std::string_view tensorName);

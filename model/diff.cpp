@@ -184,13 +184,13 @@ std::string padRight(std::string s, std::size_t width)
     return s;
 }
 
-bool precisionLost(const std::string &a, const std::string &b)
+} // namespace
+
+bool precisionLost(std::string_view a, std::string_view b)
 {
     // F32 stored before, a 16-bit float after (the dtype leads each description).
     return a.starts_with("F32") && (b.starts_with("BF16") || b.starts_with("F16"));
 }
-
-} // namespace
 
 std::string_view tensorChangeName(TensorChange c)
 {
@@ -310,27 +310,20 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
 std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b)
 {
     std::map<std::string, BiasComparison> rows;
-    for (const auto &s : a.stats) {
+    auto row = [&rows](const BiasStats &s) -> BiasComparison & {
         auto &r = rows[s.tensor];
         r.layer = s.layer;
         r.tensor = s.tensor;
-        r.inA = true;
-        r.aDtype = s.dtype;
-        r.aBf16Distinct = s.bf16Distinct;
-        r.aSha256 = s.sha256;
-    }
-    for (const auto &s : b.stats) {
-        auto &r = rows[s.tensor];
-        r.layer = s.layer;
-        r.tensor = s.tensor;
-        r.inB = true;
-        r.bDtype = s.dtype;
-        r.bBf16Distinct = s.bf16Distinct;
-        r.bSha256 = s.sha256;
-    }
+        return r;
+    };
+    auto side = [](const BiasStats &s) { return BiasComparison::Side{true, s.dtype, s.bf16Distinct, s.sha256}; };
+    for (const auto &s : a.stats)
+        row(s).a = side(s);
+    for (const auto &s : b.stats)
+        row(s).b = side(s);
     std::vector<BiasComparison> out;
     for (auto &[name, r] : rows) {
-        r.sameBytes = r.inA && r.inB && r.aSha256 == r.bSha256 && r.aDtype == r.bDtype;
+        r.sameBytes = r.a.present && r.b.present && r.a.sha256 == r.b.sha256 && r.a.dtype == r.b.dtype;
         out.push_back(r);
     }
     std::sort(out.begin(), out.end(), [](const auto &x, const auto &y) {
@@ -393,11 +386,11 @@ nlohmann::ordered_json diffJson(const CheckpointDiff &d)
             layers.push_back({{"layer", r.layer},
                               {"tensor", r.tensor},
                               {"same_bytes", r.sameBytes},
-                              {"a_dtype", r.inA ? J(r.aDtype) : J()},
-                              {"b_dtype", r.inB ? J(r.bDtype) : J()},
-                              {"a_bf16_distinct", r.inA ? J(r.aBf16Distinct) : J()},
-                              {"b_bf16_distinct", r.inB ? J(r.bBf16Distinct) : J()},
-                              {"precision_lost", r.aDtype == "F32" && (r.bDtype == "BF16" || r.bDtype == "F16")}});
+                              {"a_dtype", r.a.present ? J(r.a.dtype) : J()},
+                              {"b_dtype", r.b.present ? J(r.b.dtype) : J()},
+                              {"a_bf16_distinct", r.a.present ? J(r.a.bf16Distinct) : J()},
+                              {"b_bf16_distinct", r.b.present ? J(r.b.bf16Distinct) : J()},
+                              {"precision_lost", precisionLost(r.a.dtype, r.b.dtype)}});
         out["biases"] = {{"layers", layers}};
     }
     return out;
@@ -453,9 +446,9 @@ std::string diffSummary(const CheckpointDiff &d)
     if (d.biasesCompared) {
         std::size_t both = 0, same = 0, lost = 0;
         for (const auto &r : d.biases) {
-            both += r.inA && r.inB;
+            both += r.a.present && r.b.present;
             same += r.sameBytes;
-            lost += r.aDtype == "F32" && (r.bDtype == "BF16" || r.bDtype == "F16");
+            lost += precisionLost(r.a.dtype, r.b.dtype);
         }
         std::string b = "biases byte-identical in " + std::to_string(same) + "/" + std::to_string(both) + " layers";
         if (lost) b += ", F32 → 16-bit in " + std::to_string(lost) + " (precision lost)";
@@ -546,10 +539,10 @@ std::string formatDiff(const CheckpointDiff &d)
         std::snprintf(line, sizeof line, "  %5s  %-6s %-6s %8s %8s  %s\n", "layer", "A", "B", "bf16 A", "bf16 B", "bytes");
         o << line;
         for (const auto &r : d.biases) {
-            std::snprintf(line, sizeof line, "  %5d  %-6s %-6s %8s %8s  %s\n", r.layer, r.inA ? r.aDtype.c_str() : "-",
-                          r.inB ? r.bDtype.c_str() : "-", r.inA ? std::to_string(r.aBf16Distinct).c_str() : "-",
-                          r.inB ? std::to_string(r.bBf16Distinct).c_str() : "-",
-                          !r.inA ? "only in B" : !r.inB ? "only in A" : r.sameBytes ? "same" : "DIFFERENT");
+            std::snprintf(line, sizeof line, "  %5d  %-6s %-6s %8s %8s  %s\n", r.layer, r.a.present ? r.a.dtype.c_str() : "-",
+                          r.b.present ? r.b.dtype.c_str() : "-", r.a.present ? std::to_string(r.a.bf16Distinct).c_str() : "-",
+                          r.b.present ? std::to_string(r.b.bf16Distinct).c_str() : "-",
+                          !r.a.present ? "only in B" : !r.b.present ? "only in A" : r.sameBytes ? "same" : "DIFFERENT");
             o << line;
         }
     }

@@ -29,13 +29,18 @@ struct TensorGroup
 
 struct BiasComparison
 {
+    // One checkpoint's side of a bias tensor.
+    struct Side
+    {
+        bool present = false;
+        std::string dtype;
+        std::uint32_t bf16Distinct = 0;
+        std::string sha256;
+    };
     int layer = -1;
     std::string tensor;
-    bool inA = false, inB = false;
+    Side a, b;
     bool sameBytes = false;
-    std::string aDtype, bDtype;
-    std::uint32_t aBf16Distinct = 0, bBf16Distinct = 0;
-    std::string aSha256, bSha256;
 };
 
 struct CheckpointDiff
@@ -66,6 +71,9 @@ struct CheckpointDiff
 // `biasesA` / `biasesB`: the audits when the biases were read (then compared byte for byte).
 CheckpointDiff diffCheckpoints(const LoadedCheckpoint &a, const LoadedCheckpoint &b, const BiasAudit *biasesA = nullptr,
                                const BiasAudit *biasesB = nullptr);
+
+// An F32 tensor (or a "F32 [shape]" description) that became BF16 or F16: precision lost.
+bool precisionLost(std::string_view before, std::string_view after);
 
 // The router biases of two audits, tensor by tensor: same bytes or not, dtypes, BF16 level counts.
 std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b);

@@ -195,7 +195,7 @@ void CompareView::showDiff()
                                : g.change == TensorChange::Dtype   ? tr("dtype")
                                                                    : tr("shape");
         QString b = qs(g.b);
-        if (g.a.starts_with("F32") && (g.b.starts_with("BF16") || g.b.starts_with("F16")))
+        if (precisionLost(g.a, g.b))
             b += tr(" (precision lost)");
         addRow(change, qs(g.pattern), qs(g.a), b, groupDigitsQ(g.tensors));
     }
@@ -231,16 +231,16 @@ void CompareView::showBiases()
         const int i = m_biases->rowCount();
         m_biases->insertRow(i);
         m_biases->setItem(i, 0, cell(QString::number(r.layer), true));
-        m_biases->setItem(i, 1, cell(r.inA ? qs(r.aDtype) : tr("—")));
-        m_biases->setItem(i, 2, cell(r.inB ? qs(r.bDtype) : tr("—")));
-        m_biases->setItem(i, 3, cell(r.inA ? QString::number(r.aBf16Distinct) : tr("—"), true));
-        m_biases->setItem(i, 4, cell(r.inB ? QString::number(r.bBf16Distinct) : tr("—"), true));
-        const bool lost = r.aDtype == "F32" && (r.bDtype == "BF16" || r.bDtype == "F16");
+        m_biases->setItem(i, 1, cell(r.a.present ? qs(r.a.dtype) : tr("—")));
+        m_biases->setItem(i, 2, cell(r.b.present ? qs(r.b.dtype) : tr("—")));
+        m_biases->setItem(i, 3, cell(r.a.present ? QString::number(r.a.bf16Distinct) : tr("—"), true));
+        m_biases->setItem(i, 4, cell(r.b.present ? QString::number(r.b.bf16Distinct) : tr("—"), true));
+        const bool lost = precisionLost(r.a.dtype, r.b.dtype);
         m_biases->setItem(i, 5,
-                          cell(!r.inA    ? tr("only in B")
-                               : !r.inB  ? tr("only in A")
+                          cell(!r.a.present    ? tr("only in B")
+                               : !r.b.present  ? tr("only in A")
                                : r.sameBytes ? tr("same bytes")
-                               : lost        ? tr("different (F32 → %1: precision lost)").arg(qs(r.bDtype))
+                               : lost        ? tr("different (F32 → %1: precision lost)").arg(qs(r.b.dtype))
                                              : tr("different")));
         m_biases->item(i, 0)->setToolTip(qs(r.tensor));
         if (!r.sameBytes) m_biases->item(i, 5)->setForeground(QColor(0xC9, 0x4B, 0x4B));

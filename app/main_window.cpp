@@ -344,22 +344,31 @@ void MainWindow::openDemo()
 
 void MainWindow::openSource(const QString &source, const QString &revision)
 {
-    SourceSpec spec;
-    try {
-        spec = parseSourceSpec(source.toStdString(), revision.toStdString());
-    } catch (const AtlasError &e) {
-        showError(QString::fromUtf8(e.what()));
-        return;
-    }
-    if (spec.kind == SourceSpec::Kind::Hub && qEnvironmentVariableIsEmpty("HF_ENDPOINT")) {
-        const QString endpoint = settings::hubEndpoint();
-        if (!endpoint.isEmpty()) spec.endpoint = endpoint.toStdString();
-    }
+    const auto spec = sourceSpecFor(source, revision, QString());
+    if (!spec) return;
     m_lastSource = source;
     m_lastRevision = revision;
     m_currentLabel = source + (revision.isEmpty() ? QString() : QLatin1Char('@') + revision);
     addRecent(source + (revision.isEmpty() ? QString() : QStringLiteral("@") + revision));
-    startLoad(spec, m_currentLabel);
+    startLoad(*spec, m_currentLabel);
+}
+
+std::optional<SourceSpec> MainWindow::sourceSpecFor(const QString &source, const QString &revision,
+                                                    const QString &headline)
+{
+    SourceSpec spec;
+    try {
+        spec = parseSourceSpec(source.toStdString(), revision.toStdString());
+    } catch (const AtlasError &e) {
+        showError(QString::fromUtf8(e.what()), headline);
+        return std::nullopt;
+    }
+    // The Hub endpoint of the settings, unless the environment names one.
+    if (spec.kind == SourceSpec::Kind::Hub && qEnvironmentVariableIsEmpty("HF_ENDPOINT")) {
+        const QString endpoint = settings::hubEndpoint();
+        if (!endpoint.isEmpty()) spec.endpoint = endpoint.toStdString();
+    }
+    return spec;
 }
 
 QString MainWindow::captionFor(const AtlasView *v) const
@@ -383,17 +392,8 @@ void MainWindow::chooseComparison()
 void MainWindow::compareWith(const QString &source, const QString &revision)
 {
     if (!m_current) return;
-    SourceSpec spec;
-    try {
-        spec = parseSourceSpec(source.toStdString(), revision.toStdString());
-    } catch (const AtlasError &e) {
-        showError(QString::fromUtf8(e.what()), tr("Could not compare."));
-        return;
-    }
-    if (spec.kind == SourceSpec::Kind::Hub && qEnvironmentVariableIsEmpty("HF_ENDPOINT")) {
-        const QString endpoint = settings::hubEndpoint();
-        if (!endpoint.isEmpty()) spec.endpoint = endpoint.toStdString();
-    }
+    const auto spec = sourceSpecFor(source, revision, tr("Could not compare."));
+    if (!spec) return;
     m_compareLabel = source + (revision.isEmpty() ? QString() : QLatin1Char('@') + revision);
     // The diff runs on the loader's worker, against the A shown when the comparison started.
     m_compareLoader->setPreparer([a = m_current](const LoadedCheckpoint &b) {
@@ -405,7 +405,7 @@ void MainWindow::compareWith(const QString &source, const QString &revision)
     compare->showComparisonStarted(m_compareLabel);
     showView(compare);
     m_statusText->setText(tr("Comparing with %1…").arg(m_compareLabel));
-    m_compareLoader->start(spec, networkOptions());
+    m_compareLoader->start(*spec, networkOptions());
 }
 
 void MainWindow::guarded(AtlasView *view, const std::function<void()> &fn)

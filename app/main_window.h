@@ -6,6 +6,7 @@
 #include <QMainWindow>
 
 #include <functional>
+#include <optional>
 
 class QAction;
 class QLabel;
@@ -82,6 +83,8 @@ private:
     void guarded(AtlasView *view, const std::function<void()> &fn);
     void forEachView(const std::function<void(AtlasView *)> &fn);
     NetworkOptions networkOptions() const;
+    // SOURCE@REVISION as a spec, with the settings' Hub endpoint; nullopt after showing the error.
+    std::optional<SourceSpec> sourceSpecFor(const QString &source, const QString &revision, const QString &headline);
 
     bool m_interactive;
     CheckpointLoader *m_loader;

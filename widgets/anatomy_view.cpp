@@ -117,7 +117,6 @@ LayerStackWidget::LayerStackWidget(QWidget *parent) : QWidget(parent)
 void LayerStackWidget::setRuns(std::vector<StackRun> runs)
 {
     m_runs = std::move(runs);
-    // Cells show indexer roles in a model with DSA indexers, attention kinds otherwise.
     m_indexed = false;
     for (const auto &r : m_runs)
         for (IndexerRole role : r.indexer)
@@ -563,7 +562,7 @@ void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
     m_data = std::move(data);
     m_prepared = std::dynamic_pointer_cast<const PreparedAnatomy>(prepared);
     if (!m_prepared) m_prepared = std::static_pointer_cast<const PreparedAnatomy>(prepare(*m_data));
-    std::vector<StackRun> runs = m_prepared->runs;
+    const std::vector<StackRun> &runs = m_prepared->runs;
     int pick = runs.empty() ? 0 : runs.front().first;
     // The first MoE layer that owns an indexer says the most; else the first MoE layer.
     bool found = false;
@@ -573,18 +572,14 @@ void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
                 pick = r.first + k, found = true;
     for (const auto &r : runs)
         if (!found && r.kind == LayerKind::Moe) pick = r.first, found = true;
-    bool indexed = false;
-    for (const auto &r : runs)
-        for (IndexerRole role : r.indexer)
-            indexed = indexed || role != IndexerRole::None;
+    m_stack->setRuns(runs);
     m_summary->setText(
-        (indexed ? tr("%1 layers in %2 run(s). A cell per layer: dark green owns a DSA indexer, light green reuses "
+        (m_stack->showsIndexerRoles() ? tr("%1 layers in %2 run(s). A cell per layer: dark green owns a DSA indexer, light green reuses "
                       "one (IndexShare), grey has none. Click a layer.")
                  : tr("%1 layers in %2 run(s). A cell per layer: orange MLA, blue full attention, light blue "
                       "sliding window, purple linear attention. Click a layer."))
             .arg(m_data->analysis.layerCount)
             .arg(runs.size()));
-    m_stack->setRuns(std::move(runs));
     selectLayer(pick);
 }
 

@@ -16,6 +16,8 @@ public:
     explicit LayerStackWidget(QWidget *parent = nullptr);
     void setRuns(std::vector<StackRun> runs);
     void setSelectedLayer(int layer);
+    // Cells show indexer roles in a model with DSA indexers, attention kinds otherwise.
+    bool showsIndexerRoles() const { return m_indexed; }
     QSize sizeHint() const override;
 
 signals:

@@ -548,7 +548,6 @@ std::pair<int, int> overlapRange(const std::vector<float> &c, const std::vector<
 ZeroLogitProbe zeroLogitProbe(const RouterConfig &config, const std::vector<float> &bias)
 {
     ZeroLogitProbe probe;
-    probe.replaced = zeroLogitReplaced(config, bias);
     const std::size_t E = bias.size();
     Router router(config);
     std::vector<float> zeros(E, 0.0f), scores(E), rounded(E), c16(E);
@@ -572,6 +571,13 @@ ZeroLogitProbe zeroLogitProbe(const RouterConfig &config, const std::vector<floa
         inRef[static_cast<std::size_t>(e)] = 1;
     const int K = config.topk, G = config.groups, TG = config.topkGroups;
     const int refSize = static_cast<int>(ref.experts.size());
+    // This program's rule: the BF16 selection with ties to the lower index.
+    Routing lowerIndex;
+    router.route(c16.data(), zeros.data(), lowerIndex);
+    int kept = 0;
+    for (int e : lowerIndex.experts)
+        kept += inRef[static_cast<std::size_t>(e)];
+    probe.replaced = refSize - kept;
 
     // Groups: the kept groups may themselves tie; every way of choosing among the tied ones is tried.
     const int per = static_cast<int>(E) / G;
@@ -646,28 +652,7 @@ ZeroLogitProbe zeroLogitProbe(const RouterConfig &config, const std::vector<floa
 
 int zeroLogitReplaced(const RouterConfig &config, const std::vector<float> &bias)
 {
-    Router router(config);
-    std::vector<float> zeros(bias.size(), 0.0f), scores(bias.size());
-    routerScores(config, zeros.data(), scores.data());
-    std::vector<float> rounded(bias.size());
-    for (std::size_t e = 0; e < bias.size(); ++e)
-        rounded[e] = roundToBf16(bias[e]);
-    Routing a, b;
-    if (config.bias == BiasUse::Logit) {
-        // The bias is the logits here: scores of the bias as stored against the bias rounded.
-        std::vector<float> roundedScores(bias.size());
-        routerScores(config, bias.data(), scores.data());
-        routerScores(config, rounded.data(), roundedScores.data());
-        router.route(scores.data(), zeros.data(), a);
-        router.route(roundedScores.data(), zeros.data(), b);
-    } else {
-        router.route(scores.data(), bias.data(), a);
-        router.route(scores.data(), rounded.data(), b);
-    }
-    int common = 0;
-    for (int e : b.experts)
-        common += std::find(a.experts.begin(), a.experts.end(), e) != a.experts.end();
-    return static_cast<int>(a.experts.size()) - common;
+    return zeroLogitProbe(config, bias).replaced;
 }
 
 const std::vector<float> *CapturedLogits::forLayer(int layer) const

@@ -23,7 +23,7 @@ public:
         int generation = 0;
         std::atomic<bool> cancel{false};
         std::atomic<bool> done{false};
-        std::array<std::atomic<quint64>, 4> counters{}; // progress the job publishes for polling
+        std::array<std::atomic<std::uint64_t>, 4> counters{}; // progress the job publishes for polling
     };
 
     JobThreads() = default;
@@ -66,6 +66,13 @@ public:
     }
     // On the GUI thread: is `job` the newest one, whose results may be shown?
     bool isCurrent(const Job &job) const { return job.generation == m_generation; }
+    // True when every job has run its last statement: whatever they delivered is already posted.
+    bool idle() const
+    {
+        for (const auto &w : m_workers)
+            if (!w.job->done) return false;
+        return true;
+    }
     const Job *current() const { return m_current.get(); }
 
     // Posts fn to `receiver`'s thread; it runs only if `job` is still the newest job then.

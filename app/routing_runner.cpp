@@ -38,6 +38,7 @@ void RoutingRunner::start(RoutingRequest request)
                 request.options.captured = &*captured;
             }
             request.options.cancel = &job->cancel;
+            request.options.routed = &job->counters[0];
             auto run = std::make_shared<const RoutingRun>(
                 simulateRouting(request.biases, request.router, request.options));
             finish([this, run] { emit finished(run); });

@@ -21,6 +21,9 @@ public:
     void cancel();  // the running simulation stops; cancelled() follows
     void discard(); // a new checkpoint: whatever is running is dropped silently
     bool isRunning() const { return m_running; }
+    bool idle() const { return m_jobs.idle(); } // no worker thread is left running
+    // Tokens the newest simulation has routed so far, over all its layers.
+    std::uint64_t tokensRouted() const { return m_jobs.current() ? m_jobs.current()->counters[0].load() : 0; }
 
 signals:
     void finished(std::shared_ptr<const atlas::RoutingRun> run);

@@ -13,6 +13,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <optional>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -341,11 +343,15 @@ void Router::route(const float *scores, const float *bias, Routing &out, const s
     }
 }
 
-ATLAS_VECTOR_CLONES void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts,
-                                         float std, float *out)
+ATLAS_VECTOR_CLONES void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t firstToken,
+                                         std::uint32_t tokens, int experts, float std, float *out)
 {
-    std::uint64_t state =
-        seed * 0xD1B54A32D192ED03ULL + static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1;
+    // Each value takes two draws, and a draw only adds the golden gamma to the state: the stream can
+    // start at any token, so a block of tokens holds the same numbers as the whole table.
+    const std::uint64_t skipped = static_cast<std::uint64_t>(firstToken) * static_cast<std::uint64_t>(experts) * 2;
+    std::uint64_t state = seed * 0xD1B54A32D192ED03ULL +
+                          static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1 +
+                          skipped * 0x9E3779B97F4A7C15ULL;
     // Sum of eight U[0, 65535]: mean 8 * 32767.5, variance 8 * (65536^2 - 1) / 12.
     const double mean = 8 * 32767.5;
     const double sd = std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
@@ -359,8 +365,21 @@ ATLAS_VECTOR_CLONES void syntheticLogits(std::uint64_t seed, int layer, std::uin
     }
 }
 
+void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out)
+{
+    syntheticLogits(seed, layer, 0, tokens, experts, std, out);
+}
+
 LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias,
                            const float *logits, std::uint32_t tokens, const std::atomic<bool> *cancel)
+{
+    const auto E = static_cast<std::size_t>(config.experts);
+    return simulateLayerBlocks(layer, config, bias, tokens, cancel,
+                               [&](std::uint32_t first, std::uint32_t) { return logits + first * E; });
+}
+
+LayerRouting simulateLayerBlocks(int layer, const RouterConfig &config, const std::vector<float> &bias,
+                                 std::uint32_t tokens, const std::atomic<bool> *cancel, const LogitBlocks &block)
 {
     const int E = config.experts;
     if (static_cast<int>(bias.size()) != E)
@@ -391,10 +410,16 @@ LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vec
     Routing ref, var;
     std::uint64_t changed[kVariantCount] = {}, replaced[kVariantCount] = {}, reordered[kVariantCount] = {};
     double l1[kVariantCount] = {};
+    const float *blockStart = nullptr;
+    std::uint32_t blockFirst = 0;
     for (std::uint32_t t = 0; t < tokens; ++t) {
         if (cancel && (t & 255) == 0 && cancel->load(std::memory_order_relaxed))
             throw AtlasError(ErrorKind::Source, "cancelled");
-        const float *row = logits + static_cast<std::size_t>(t) * static_cast<std::size_t>(E);
+        if (t % kLogitBlockTokens == 0) {
+            blockFirst = t;
+            blockStart = block(t, std::min(kLogitBlockTokens, tokens - t));
+        }
+        const float *row = blockStart + static_cast<std::size_t>(t - blockFirst) * static_cast<std::size_t>(E);
         if (inLogits) {
             // s32: logits + bias; sBias: logits + bf16(bias); s16: bf16(logits) + bias; sBoth: both rounded.
             for (int e = 0; e < E; ++e)
@@ -661,6 +686,33 @@ const std::vector<float> *CapturedLogits::forLayer(int layer) const
     return shared.empty() ? nullptr : &shared;
 }
 
+namespace {
+
+// A container's memory limit (cgroup v2): memory.max of this process's cgroup, "max" for none.
+std::optional<std::uint64_t> cgroupMemoryMax()
+{
+    std::ifstream self("/proc/self/cgroup");
+    std::string line, path;
+    while (std::getline(self, line))
+        if (line.starts_with("0::")) path = line.substr(3);
+    if (path.empty() || path.find("..") != std::string::npos) return std::nullopt;
+    std::optional<std::uint64_t> lowest;
+    // A limit can sit on any ancestor: the smallest on the way up counts.
+    for (std::string dir = path;; dir = dir.substr(0, dir.rfind('/'))) {
+        std::ifstream f("/sys/fs/cgroup" + dir + (dir.ends_with('/') ? "" : "/") + "memory.max");
+        std::string value;
+        if (f >> value && value != "max") {
+            std::uint64_t v = 0;
+            const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+            if (r.ec == std::errc() && (!lowest || v < *lowest)) lowest = v;
+        }
+        if (dir.empty() || dir == "/") break;
+    }
+    return lowest;
+}
+
+} // namespace
+
 std::uint64_t routingMemoryLimit()
 {
     std::uint64_t limit = UINT64_MAX;
@@ -670,6 +722,7 @@ std::uint64_t routingMemoryLimit()
     rlimit as{};
     if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
         limit = std::min<std::uint64_t>(limit, static_cast<std::uint64_t>(as.rlim_cur) / 4);
+    if (const auto cgroup = cgroupMemoryMax()) limit = std::min(limit, *cgroup / 4);
     return limit;
 }
 
@@ -678,8 +731,9 @@ void checkRoutingMemory(std::uint32_t tokens, int experts, unsigned threads, std
     if (tokens > kMaxRoutingTokens)
         throw AtlasError(ErrorKind::Usage, "--tokens " + std::to_string(tokens) + " is above the limit of " +
                                                std::to_string(kMaxRoutingTokens) + " tokens per layer");
-    const unsigned __int128 need = static_cast<unsigned __int128>(tokens) * static_cast<unsigned>(experts) *
-                                   sizeof(float) * std::max(1u, threads);
+    // Synthetic logits are held one block per thread (simulateRouting makes them as it goes).
+    const unsigned __int128 need = static_cast<unsigned __int128>(std::min(tokens, kLogitBlockTokens)) *
+                                   static_cast<unsigned>(experts) * sizeof(float) * std::max(1u, threads);
     if (need > limit)
         throw AtlasError(ErrorKind::Usage,
                          "--tokens " + std::to_string(tokens) + " needs " +
@@ -785,15 +839,12 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
         run.logitsNonFinite = opt.captured->nonFinite;
     } else {
         run.tokens = opt.tokens;
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "synthetic normal (std %.3g, seed %llu)",
-                      static_cast<double>(opt.logitStd), static_cast<unsigned long long>(opt.seed));
-        run.logits = buf;
+        char sd[32];
+        const auto r = std::to_chars(sd, sd + sizeof sd, static_cast<double>(opt.logitStd),
+                                     std::chars_format::general, 3);
+        run.logits = "synthetic normal (std " + std::string(sd, r.ptr) + ", seed " + std::to_string(opt.seed) + ")";
     }
 
-    if (!opt.captured)
-        checkRoutingMemory(run.tokens, router.experts, resolvedThreads(opt.threads),
-                           opt.memoryLimit ? opt.memoryLimit : routingMemoryLimit());
 
     std::vector<const LayerBias *> todo;
     for (const auto &b : biases) {
@@ -809,20 +860,36 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
         }
         todo.push_back(&b);
     }
+    // The threads that will run: no more than there are layers to simulate.
+    const unsigned threads =
+        std::min<unsigned>(resolvedThreads(opt.threads), static_cast<unsigned>(std::max<std::size_t>(todo.size(), 1)));
+    if (!opt.captured)
+        checkRoutingMemory(run.tokens, router.experts, threads,
+                           opt.memoryLimit ? opt.memoryLimit : routingMemoryLimit());
     run.layers.resize(todo.size());
-    parallelFor(todo.size(), opt.threads, [&](std::size_t i) {
+    parallelFor(todo.size(), threads, [&](std::size_t i) {
         if (opt.cancel && opt.cancel->load()) throw AtlasError(ErrorKind::Source, "cancelled");
         const LayerBias &b = *todo[i];
         const float *data;
-        thread_local std::vector<float> logits;
+        const auto E = static_cast<std::size_t>(router.experts);
         if (opt.captured) {
             data = opt.captured->forLayer(b.layer)->data();
-        } else {
-            logits.resize(static_cast<std::size_t>(run.tokens) * static_cast<std::size_t>(router.experts));
-            syntheticLogits(opt.seed, b.layer, run.tokens, router.experts, opt.logitStd, logits.data());
-            data = logits.data();
+            run.layers[i] = simulateLayerBlocks(b.layer, router, b.values, run.tokens, opt.cancel,
+                                                [&](std::uint32_t first, std::uint32_t count) {
+                                                    if (opt.routed) opt.routed->fetch_add(count);
+                                                    return data + first * E;
+                                                });
+            return;
         }
-        run.layers[i] = simulateLayer(b.layer, router, b.values, data, run.tokens, opt.cancel);
+        // Synthetic logits are made a block at a time, inside the layer's loop: memory stays at one
+        // block per thread whatever --tokens says, and cancel is seen between blocks.
+        std::vector<float> logits(static_cast<std::size_t>(kLogitBlockTokens) * static_cast<std::size_t>(router.experts));
+        run.layers[i] = simulateLayerBlocks(
+            b.layer, router, b.values, run.tokens, opt.cancel, [&](std::uint32_t first, std::uint32_t count) {
+                if (opt.routed) opt.routed->fetch_add(count);
+                syntheticLogits(opt.seed, b.layer, first, count, router.experts, opt.logitStd, logits.data());
+                return static_cast<const float *>(logits.data());
+            });
     });
     return run;
 }

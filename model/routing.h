@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 
 #include "safetensors.h"
@@ -108,6 +109,9 @@ struct LayerRouting
 // eight 16-bit uniforms, centred and scaled to variance std^2 (Irwin-Hall, n = 8): the same
 // numbers on every machine, using integer arithmetic and one float multiply.
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out);
+// The same numbers from token `firstToken` on: a block of the table above, without making the rest.
+void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t firstToken, std::uint32_t tokens, int experts,
+                     float std, float *out);
 
 // Routes every token under the reference and the three variants. logits: tokens x experts, the
 // gate's output before any bias. `bias`: one value per expert (zeros when config.bias is None).
@@ -115,6 +119,13 @@ void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int ex
 LayerRouting simulateLayer(int layer, const RouterConfig &config, const std::vector<float> &bias,
                            const float *logits, std::uint32_t tokens,
                            const std::atomic<bool> *cancel = nullptr);
+
+// The same, with the logits handed over a block of kLogitBlockTokens tokens at a time:
+// block(first, count) returns count rows of experts logits, valid until the next call.
+inline constexpr std::uint32_t kLogitBlockTokens = 4096;
+using LogitBlocks = std::function<const float *(std::uint32_t first, std::uint32_t count)>;
+LayerRouting simulateLayerBlocks(int layer, const RouterConfig &config, const std::vector<float> &bias,
+                                 std::uint32_t tokens, const std::atomic<bool> *cancel, const LogitBlocks &block);
 
 // Experts that leave the top-K set when every logit is 0 and the bias is rounded to BF16 (0 for
 // a router without a bias).
@@ -179,6 +190,7 @@ struct RoutingOptions
     const CapturedLogits *captured = nullptr;
     unsigned threads = 0; // 0: one per core
     const std::atomic<bool> *cancel = nullptr;
+    std::atomic<std::uint64_t> *routed = nullptr; // tokens routed so far, all layers (progress)
     std::uint64_t memoryLimit = 0; // 0: routingMemoryLimit()
 };
 

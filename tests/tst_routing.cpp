@@ -608,6 +608,52 @@ private slots:
         QCOMPARE(half[0], a[0] * 0.5f);
     }
 
+    void logitsInBlocksAreTheSameNumbers()
+    {
+        // Any block of the table, made on its own, holds the table's numbers bit for bit.
+        const std::uint32_t T = 3 * kLogitBlockTokens + 17;
+        std::vector<float> whole(std::size_t(T) * 64), block(std::size_t(1000) * 64);
+        syntheticLogits(5, 2, T, 64, 1.0f, whole.data());
+        for (std::uint32_t first : {0u, 1u, kLogitBlockTokens - 3, 2 * kLogitBlockTokens + 9}) {
+            syntheticLogits(5, 2, first, 1000, 64, 1.0f, block.data());
+            QVERIFY(std::equal(block.begin(), block.end(), whole.begin() + std::ptrdiff_t(first) * 64));
+        }
+        // And the simulation, which makes them a block at a time, routes what the whole table routes.
+        RouterConfig c;
+        c.experts = 64;
+        c.topk = 6;
+        c.groups = 8;
+        c.topkGroups = 4;
+        std::vector<float> bias(64);
+        for (int e = 0; e < 64; ++e)
+            bias[std::size_t(e)] = 0.01f * float(e % 7) + 3.0f;
+        const LayerRouting direct = simulateLayer(2, c, bias, whole.data(), T);
+        RoutingOptions opt;
+        opt.tokens = T;
+        opt.seed = 5;
+        opt.threads = 1;
+        std::atomic<std::uint64_t> routed{0};
+        opt.routed = &routed;
+        const RoutingRun run = simulateRouting({LayerBias{2, bias}}, c, opt);
+        QCOMPARE(routed.load(), std::uint64_t(T));
+        QCOMPARE(run.layers.size(), std::size_t(1));
+        QVERIFY(run.layers[0].referenceLoad == direct.referenceLoad);
+        for (int v = 0; v < kVariantCount; ++v) {
+            QCOMPARE(run.layers[0].variants[v].load, direct.variants[v].load);
+            QCOMPARE(run.layers[0].variants[v].weightL1, direct.variants[v].weightL1);
+        }
+    }
+
+    void memoryCheckCountsBlocksAndThreads()
+    {
+        // Synthetic logits are held one block per running thread, not --tokens of them.
+        const std::uint64_t block = std::uint64_t(kLogitBlockTokens) * 256 * 4;
+        checkRoutingMemory(kMaxRoutingTokens, 256, 2, 2 * block); // fits exactly
+        QVERIFY_THROWS_EXCEPTION(AtlasError, checkRoutingMemory(kMaxRoutingTokens, 256, 3, 2 * block));
+        QVERIFY_THROWS_EXCEPTION(AtlasError, checkRoutingMemory(kMaxRoutingTokens + 1, 256, 1, UINT64_MAX));
+        QVERIFY(routingMemoryLimit() > 0);
+    }
+
     void capturedLogitsFile()
     {
         // A safetensors file with logits [2 tokens, 2 experts], F32: token 0 favours expert 1, token 1 expert

@@ -1,5 +1,7 @@
 // The background runners of the window: a newer load or simulation always wins, an older one's
-// results are never delivered, and cancel reaches inside a layer's simulation.
+// results are never delivered, and cancel reaches inside a layer's simulation. No test assumes how
+// long work takes: each waits for a state (a worker done, tokens routed) or a signal, and the
+// generous timeouts only keep a broken build from hanging.
 #include "checkpoint_loader.h"
 #include "routing_runner.h"
 #include "synthetic_layout.h"
@@ -31,6 +33,17 @@ RoutingRequest request(int layers, std::uint32_t tokens)
     return r;
 }
 
+// Long enough never to be reached: waits end on a state or a signal, not on this.
+constexpr int kPatience = 300000;
+
+// Every worker thread has run its last statement, and what it posted has been delivered.
+template <typename Runner> bool settle(const Runner &runner)
+{
+    if (!QTest::qWaitFor([&] { return runner.idle(); }, kPatience)) return false;
+    QCoreApplication::processEvents();
+    return true;
+}
+
 } // namespace
 
 class TestRunners : public QObject
@@ -44,8 +57,8 @@ private slots:
         QSignalSpy finished(&runner, &RoutingRunner::finished);
         runner.start(request(1, 1u << 20)); // seconds of work
         runner.start(request(2, 64));       // replaces it at once
-        QVERIFY(finished.wait(20000));
-        QTest::qWait(300);
+        QVERIFY(finished.wait(kPatience));
+        QVERIFY(settle(runner));
         QCOMPARE(finished.size(), 1);
         const auto run = finished.front().front().value<std::shared_ptr<const RoutingRun>>();
         QCOMPARE(run->tokens, 64u);
@@ -57,11 +70,13 @@ private slots:
         RoutingRunner runner;
         QSignalSpy cancelled(&runner, &RoutingRunner::cancelled);
         QSignalSpy finished(&runner, &RoutingRunner::finished);
-        runner.start(request(1, 1u << 21)); // one layer, far longer than the wait below
-        QTest::qWait(1500);                 // past the logits, inside the routing loop
+        // Four layers of the most tokens allowed: minutes of work on any machine, so the cancel below
+        // lands inside a layer, past its first block of logits.
+        runner.start(request(4, kMaxRoutingTokens));
+        QTRY_VERIFY_WITH_TIMEOUT(runner.tokensRouted() > kLogitBlockTokens, kPatience);
         QVERIFY(runner.isRunning());
         runner.cancel();
-        QVERIFY(cancelled.wait(5000));
+        QVERIFY(cancelled.wait(kPatience));
         QCOMPARE(finished.size(), 0);
         QVERIFY(!runner.isRunning());
     }
@@ -73,7 +88,7 @@ private slots:
         QSignalSpy cancelled(&runner, &RoutingRunner::cancelled);
         runner.start(request(1, 4096));
         runner.discard(); // a new checkpoint was opened
-        QTest::qWait(1500);
+        QVERIFY(settle(runner));
         QCOMPARE(finished.size() + cancelled.size(), 0);
     }
 
@@ -91,8 +106,8 @@ private slots:
         second.path = b.path().toStdString();
         loader.start(first, {});
         loader.start(second, {});
-        QVERIFY(finished.wait(20000));
-        QTest::qWait(300);
+        QVERIFY(finished.wait(kPatience));
+        QVERIFY(settle(loader));
         QCOMPARE(finished.size(), 1);
         QCOMPARE(layouts.size(), 1);
         const auto data = layouts.front().front().value<std::shared_ptr<const LoadedCheckpoint>>();

@@ -41,6 +41,7 @@ const char *kUsage =
     "                            (and the MTP layer), atom (every layer plus the draft layer, 144 B)\n"
     "  --index-entry-bytes N     bytes per index-key entry (default: the preset's, 132 or 144)\n"
     "  --expect PATH=VALUE       fail with exit 5 unless the report has VALUE at PATH (repeatable)\n"
+    "  --progress                say on stderr which stage the load is in (headers, biases, routing)\n"
     "\n"
     "  --biases                  read every mlp.gate.e_score_correction_bias (exact byte ranges only):\n"
     "                            FP32 vs BF16 levels, SHA-256, the zero-logit probe\n"
@@ -58,6 +59,7 @@ const char *kUsage =
 struct InspectArgs
 {
     bool help = false;
+    bool progress = false;
     std::string sourceArg;
     bool json = false;
     CacheOptions cacheOptions;
@@ -85,6 +87,8 @@ InspectArgs parseInspectArgs(const std::vector<std::string> &args)
             o.help = true;
         } else if (a == "--json") {
             o.json = true;
+        } else if (a == "--progress") {
+            o.progress = true;
         } else if (parseSourceAndCacheOption(a, value, o.network, o.cacheOptions)) {
         } else if (a == "--revision") {
             o.revision = value();
@@ -161,7 +165,14 @@ int runInspect(const std::vector<std::string> &args)
         };
         LoadResult result;
         try {
-            result = pipeline.run(interrupted);
+            LoadObserver observer;
+            if (o.progress)
+                observer.stage = [](LoadStage stage) {
+                    static const char *const names[] = {"preparing the demo", "reading headers",
+                                                        "reading router biases", "simulating routing"};
+                    std::cerr << "ckpt-atlas: " << names[static_cast<int>(stage)] << "\n" << std::flush;
+                };
+            result = pipeline.run(interrupted, observer);
         } catch (...) {
             // Whatever was fetched before a failure is still worth a receipt.
             try {

@@ -11,6 +11,12 @@ namespace atlas {
 
 namespace {
 
+// Between stages: a raised flag ends the load before the next stage starts.
+void stopIfCancelled(const std::atomic<bool> *cancel)
+{
+    if (cancel && cancel->load(std::memory_order_relaxed)) throw AtlasError(ErrorKind::Source, "cancelled");
+}
+
 void tell(const LoadObserver &o, LoadStage stage)
 {
     if (o.stage) o.stage(stage);
@@ -50,16 +56,22 @@ LoadResult LoadPipeline::run(const std::atomic<bool> *cancel, const LoadObserver
     read.progress = observer.progress;
     auto loaded = std::make_shared<LoadedCheckpoint>();
     loaded->checkpoint = readCheckpoint(*opened.source, read);
-    loaded->analysis = analyze(loaded->checkpoint);
+    stopIfCancelled(cancel);
+    loaded->analysis = analyze(loaded->checkpoint, cancel);
+    stopIfCancelled(cancel);
     loaded->cache = computeCacheBudget(loaded->checkpoint, loaded->analysis, m_request.cache);
     result.layout = loaded;
     if (observer.layout) observer.layout(result.layout);
 
     if (!m_request.biases && !m_request.simulate) return result;
     tell(observer, LoadStage::Biases);
+    stopIfCancelled(cancel);
     const BiasFetchPlan plan = planBiasFetch(loaded->checkpoint, m_request.biasTensors);
+    auto biasBytes = readBiases(*opened.source, plan);
+    stopIfCancelled(cancel);
     result.biases = std::make_shared<const BiasAudit>(
-        auditBiases(loaded->checkpoint.config, loaded->analysis, readBiases(*opened.source, plan), plan.bytes));
+        auditBiases(loaded->checkpoint.config, loaded->analysis, std::move(biasBytes), plan.bytes));
+    stopIfCancelled(cancel);
     if (observer.progress) {
         LoadProgress p;
         p.filesDone = p.filesTotal = loaded->checkpoint.shards.size();
@@ -70,6 +82,7 @@ LoadResult LoadPipeline::run(const std::atomic<bool> *cancel, const LoadObserver
     if (observer.biases) observer.biases(result.biases);
 
     if (!m_request.simulate) return result;
+    stopIfCancelled(cancel);
     tell(observer, LoadStage::Routing);
     result.routing = simulate(*result.biases, m_request, cancel);
     return result;

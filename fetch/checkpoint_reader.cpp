@@ -133,6 +133,7 @@ public:
             throw;
         }
         parseAll();
+        checkTotals();
         if (m_index) crossCheckIndex();
         return std::move(m_ckpt);
     }
@@ -299,6 +300,7 @@ private:
     // False for a cached header that no longer parses (it is then fetched again).
     bool parseOne(std::size_t i)
     {
+        if (m_source.isCancelled()) throw AtlasError(ErrorKind::Source, "cancelled");
         auto &s = m_shards[i];
         try {
             s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
@@ -320,12 +322,23 @@ private:
         return true;
     }
 
+    // Checked once here, so that every later sum of bytes or parameters fits in 64 bits.
+    void checkTotals() const
+    {
+        std::uint64_t total = 0;
+        for (const auto &s : m_ckpt.shards)
+            if (__builtin_add_overflow(total, s.fileSize, &total) || total > kMaxCheckpointBytes)
+                throw AtlasError(ErrorKind::Invalid, s.file + ": with this shard the checkpoint holds more than 2^59 "
+                                                              "bytes; its totals would overflow, so it is refused");
+    }
+
     // Every tensor the index names must be in the shard it names, and the other way round.
     void crossCheckIndex()
     {
         std::size_t matched = 0;
         std::vector<std::string> unlisted;
         for (const auto &shard : m_ckpt.shards) {
+            if (m_source.isCancelled()) throw AtlasError(ErrorKind::Source, "cancelled");
             for (const auto &t : shard.tensors) {
                 auto it = m_index->weightMap.find(t.name);
                 if (it == m_index->weightMap.end()) {

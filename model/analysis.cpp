@@ -1,10 +1,12 @@
 #include "analysis.h"
 
+#include "errors.h"
+#include "module_pattern.h"
+
 #include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <unordered_set>
 
@@ -365,6 +367,7 @@ public:
                     m_fp4Modules.insert(std::string_view(t.name).substr(0, t.name.size() - 13));
                 else if (endsWith(t.name, ".weight_scale_inv"))
                     m_blockScales.emplace(std::string_view(t.name).substr(0, t.name.size() - 17), &t.shape);
+        compileTargets();
     }
 
     std::optional<std::uint64_t> logical(const TensorInfo &t)
@@ -426,6 +429,8 @@ public:
     }
     std::uint64_t unknown() const { return m_unknown; }
     const std::string &unknownExample() const { return m_unknownExample; }
+    // One sentence per "re:" target the matcher refuses (such a target matches no module).
+    const std::vector<std::string> &refusals() const { return m_refusals; }
 
 private:
     // The bits of the first config group whose targets name this module ("Linear": any; "re:": a
@@ -441,29 +446,46 @@ private:
         for (const auto &g : m_cfg.groups) {
             for (const auto &target : g.targets) {
                 if (target == "Linear") return &g;
-                if (!startsWith(target, "re:")) continue;
-                try {
-                    auto [it, fresh] = m_regex.try_emplace(target);
-                    if (fresh)
-                        it->second =
-                            std::regex(target.substr(3), std::regex::ECMAScript | std::regex::optimize);
-                    std::cmatch m;
-                    if (std::regex_search(module.data(), module.data() + module.size(), m, it->second,
-                                          std::regex_constants::match_continuous))
-                        return &g;
-                } catch (const std::regex_error &) {
-                }
+                if (auto it = m_patterns.find(target);
+                    it != m_patterns.end() && it->second && it->second->matchesPrefix(module))
+                    return &g;
             }
         }
         return m_cfg.groups.size() == 1 && m_cfg.groups.front().targets.empty() ? &m_cfg.groups.front()
                                                                                 : nullptr;
     }
 
+    // Every "re:" target once, up front: the config is the file's, so its patterns go to a matcher that
+    // takes linear time (std::regex backtracks: "(.*a){12}c" held a 40-character name for minutes),
+    // and a target it refuses is said whether or not a packed weight would have reached it.
+    void compileTargets()
+    {
+        constexpr std::size_t kShownRefusals = 16;
+        std::size_t refused = 0;
+        for (const auto &g : m_cfg.groups)
+            for (const auto &target : g.targets) {
+                if (!startsWith(target, "re:") || m_patterns.count(target)) continue;
+                auto compiled = ModulePattern::compile(std::string_view(target).substr(3),
+                                                       "the quantization target '" + target + "'");
+                if (auto *pattern = std::get_if<ModulePattern>(&compiled)) {
+                    m_patterns.emplace(target, std::move(*pattern));
+                    continue;
+                }
+                m_patterns.emplace(target, std::nullopt);
+                if (refused++ < kShownRefusals)
+                    m_refusals.push_back(std::get<std::string>(compiled) + "; it matches no module");
+            }
+        if (refused > kShownRefusals)
+            m_refusals.push_back("and " + std::to_string(refused - kShownRefusals) +
+                                 " more quantization targets refused like these");
+    }
+
     const QuantizationConfig &m_cfg;
     // Views into the checkpoint's own names (it outlives this Unpacker): no copies of 118k names.
     std::unordered_set<std::string_view> m_fp4Modules;
     std::unordered_map<std::string_view, const std::vector<std::uint64_t> *> m_blockScales; // -> scale shape
-    std::map<std::string, std::regex> m_regex;
+    std::map<std::string, std::optional<ModulePattern>> m_patterns; // "re:" target -> pattern (none: refused)
+    std::vector<std::string> m_refusals;
     std::uint64_t m_unknown = 0;
     std::string m_unknownExample;
 };
@@ -524,7 +546,7 @@ int CheckpointAnalysis::layerOf(std::string_view name) const
     return layer < layerCount ? layer : -1;
 }
 
-CheckpointAnalysis analyze(const Checkpoint &ckpt)
+CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *cancel)
 {
     CheckpointAnalysis a;
     const ModelConfig &cfg = ckpt.config;
@@ -549,8 +571,11 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
     ParameterBudget &b = a.budget;
 
+    std::size_t seen = 0;
     for (const auto &s : ckpt.shards) {
         for (const auto &t : s.tensors) {
+            if ((++seen & 4095) == 0 && cancel && cancel->load(std::memory_order_relaxed))
+                throw AtlasError(ErrorKind::Source, "cancelled");
             TensorPlace place = placeOf(t.name);
             if (place.layer >= layerCount) {
                 // A layer number the model does not have is never an index: the tensor stays visible
@@ -619,6 +644,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt)
                              " name a layer beyond the model's " + std::to_string(layerCount) +
                              " layers (e.g. " + strayExample + "); counted under other");
 
+    for (const auto &r : unpacker.refusals())
+        a.warnings.push_back(r);
     if (unpacker.unknown())
         a.warnings.push_back(std::to_string(unpacker.unknown()) + " packed weights (e.g. " +
                              unpacker.unknownExample() +

@@ -3,6 +3,7 @@
 #include "checkpoint.h"
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -148,6 +149,7 @@ struct CheckpointAnalysis
     int layerOf(std::string_view name) const;
 };
 
-CheckpointAnalysis analyze(const Checkpoint &checkpoint);
+// Throws AtlasError("cancelled") soon after `cancel` is raised.
+CheckpointAnalysis analyze(const Checkpoint &checkpoint, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace atlas

@@ -12,6 +12,12 @@ namespace atlas {
 
 // The largest header the reference implementation accepts.
 inline constexpr std::uint64_t kMaxHeaderLength = 100'000'000;
+// No file a source reports may be larger: 1 PiB is over a thousand times the largest checkpoint
+// shard seen, and keeps every sum of offsets and sizes far from 64-bit overflow.
+inline constexpr std::uint64_t kMaxFileSize = 1ull << 50;
+// All shards of one checkpoint together: with at most 8 logical elements per stored byte (1-bit
+// packing), every byte and parameter total then stays below 2^63.
+inline constexpr std::uint64_t kMaxCheckpointBytes = 1ull << 59;
 
 struct TensorInfo
 {

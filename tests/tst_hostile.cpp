@@ -249,10 +249,8 @@ private slots:
     {
         const QString dir = checkpoint("wide-router", moeConfig(1, 4096, 8),
                                        {{"model.layers.0.mlp.gate.e_score_correction_bias", "F32", {4096}}});
-        const Run r = ckptAtlas({QStringLiteral("inspect"), dir, QStringLiteral("--simulate"),
-                                 QStringLiteral("--tokens"), QStringLiteral("16777216")});
-        QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.err.contains("--tokens 16777216") && r.err.contains("limit"), r.err.constData());
+        // Synthetic logits are made a block at a time, so memory no longer grows with --tokens; the
+        // count itself has a ceiling.
         const Run over = ckptAtlas({QStringLiteral("inspect"), dir, QStringLiteral("--simulate"),
                                     QStringLiteral("--tokens"), QStringLiteral("16777217")});
         QCOMPARE(over.exitCode, 2);
@@ -283,16 +281,26 @@ private slots:
                                         {"model.layers.2.mlp.gate.e_score_correction_bias", "F32", {256}},
                                         {"model.layers.3.mlp.gate.e_score_correction_bias", "F32", {256}}});
         QProcess p;
+        // Four layers of the most tokens allowed: minutes of simulation on any machine. The signal goes
+        // once the command says it is simulating, so it lands inside the routing loop.
         p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("inspect"), dir, QStringLiteral("--simulate"),
-                                                 QStringLiteral("--tokens"), QStringLiteral("1048576")});
+                                                 QStringLiteral("--tokens"), QStringLiteral("16777216"),
+                                                 QStringLiteral("--progress")});
         QVERIFY(p.waitForStarted());
-        QTest::qWait(2500);
+        QByteArray said;
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                said += p.readAllStandardError();
+                return said.contains("simulating routing") || p.state() != QProcess::Running;
+            },
+            300000));
         QCOMPARE(p.state(), QProcess::Running); // still simulating
         ::kill(static_cast<pid_t>(p.processId()), SIGINT);
-        QVERIFY(p.waitForFinished(20000));
+        QVERIFY(p.waitForFinished(300000));
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 130);
-        QVERIFY(p.readAllStandardError().contains("interrupted"));
+        said += p.readAllStandardError();
+        QVERIFY(said.contains("interrupted"));
     }
 
     void headerBudgetOfACheckpoint()

@@ -1,4 +1,5 @@
 #include "bias_report.h"
+#include "c_locale.h"
 
 #include "report.h"
 
@@ -120,6 +121,7 @@ nlohmann::ordered_json routingJson(const RoutingRun &run)
 
 std::string formatBiasTable(const std::vector<BiasStats> &biases, std::uint64_t bytesRead, BiasUse kind)
 {
+    const CLocaleScope cLocale; // printf-style columns below: never the user's decimal comma
     std::ostringstream o;
     if (kind == BiasUse::None && biases.empty()) {
         o << "\nRouter biases  none: the routers of this checkpoint have no bias\n";
@@ -172,6 +174,7 @@ std::string formatBiasTable(const std::vector<BiasStats> &biases, std::uint64_t 
 
 std::string formatRoutingTable(const RoutingRun &run)
 {
+    const CLocaleScope cLocale; // printf-style columns below: never the user's decimal comma
     std::ostringstream o;
     o << "\nRouting simulation  " << run.tokens << " tokens per layer, logits: " << run.logits << "\n";
     if (run.synthetic) o << "  " << kSyntheticLogitsNote << "\n";

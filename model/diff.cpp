@@ -1,4 +1,5 @@
 #include "diff.h"
+#include "c_locale.h"
 
 #include "report.h"
 
@@ -398,6 +399,7 @@ nlohmann::ordered_json diffJson(const CheckpointDiff &d)
 
 std::string diffSummary(const CheckpointDiff &d)
 {
+    const CLocaleScope cLocale; // printf-style columns below: never the user's decimal comma
     std::vector<std::string> parts;
     // config
     const std::size_t na = d.configAdded.size(), nr = d.configRemoved.size(), nc = d.configChanged.size();
@@ -462,6 +464,7 @@ std::string diffSummary(const CheckpointDiff &d)
 
 std::string formatDiff(const CheckpointDiff &d)
 {
+    const CLocaleScope cLocale; // printf-style columns below: never the user's decimal comma
     std::ostringstream o;
     auto where = [](const SourceInfo &s) {
         std::string w = s.location;

@@ -1,4 +1,5 @@
 #include "report.h"
+#include "c_locale.h"
 
 #include <charconv>
 #include <cmath>
@@ -20,16 +21,10 @@ std::string groupDigits(std::uint64_t v)
 
 std::string shortCount(std::uint64_t v)
 {
-    char buf[32];
-    if (v >= 1'000'000'000ULL)
-        std::snprintf(buf, sizeof buf, "%.2f B", static_cast<double>(v) / 1e9);
-    else if (v >= 1'000'000ULL)
-        std::snprintf(buf, sizeof buf, "%.2f M", static_cast<double>(v) / 1e6);
-    else if (v >= 1'000ULL)
-        std::snprintf(buf, sizeof buf, "%.2f K", static_cast<double>(v) / 1e3);
-    else
-        std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
-    return buf;
+    if (v >= 1'000'000'000ULL) return fixedPoint(static_cast<double>(v) / 1e9, 2) + " B";
+    if (v >= 1'000'000ULL) return fixedPoint(static_cast<double>(v) / 1e6, 2) + " M";
+    if (v >= 1'000ULL) return fixedPoint(static_cast<double>(v) / 1e3, 2) + " K";
+    return std::to_string(v);
 }
 
 std::string binaryBytes(std::uint64_t v)
@@ -41,12 +36,8 @@ std::string binaryBytes(std::uint64_t v)
         x /= 1024.0;
         ++u;
     }
-    char buf[32];
-    if (u == 0)
-        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(v));
-    else
-        std::snprintf(buf, sizeof buf, "%.2f %s", x, units[u]);
-    return buf;
+    if (u == 0) return std::to_string(v) + " B";
+    return fixedPoint(x, 2) + " " + units[u];
 }
 
 namespace {
@@ -183,6 +174,7 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
 
 std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, const CacheBudget &c)
 {
+    const CLocaleScope cLocale; // printf-style columns below: never the user's decimal comma
     std::ostringstream o;
     const ParameterBudget &b = a.budget;
     if (ckpt.synthetic())

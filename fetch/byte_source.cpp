@@ -1,6 +1,7 @@
 #include "byte_source.h"
 
 #include "errors.h"
+#include "safetensors.h"
 
 #include <cerrno>
 #include <cstring>
@@ -106,6 +107,9 @@ std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<Rang
         if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
             throw AtlasError(ErrorKind::Source, path + ": not a regular file");
         const auto size = static_cast<std::uint64_t>(st.st_size);
+        if (size > kMaxFileSize)
+            throw AtlasError(ErrorKind::Invalid, path + ": " + std::to_string(size) +
+                                                     " bytes, more than any checkpoint file may hold (2^50)");
         answers[i].fileSize = size;
         const std::uint64_t len = r.offset >= size ? 0 : std::min(r.length, size - r.offset);
         answers[i].bytes.resize(static_cast<std::size_t>(len));

@@ -2,6 +2,7 @@
 
 #include "http_client.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -23,7 +24,10 @@ void spit(const std::filesystem::path &p, const std::string &bytes)
 {
     std::error_code ec;
     std::filesystem::create_directories(p.parent_path(), ec);
-    const auto tmp = p.string() + ".tmp" + std::to_string(::getpid());
+    // Unique per write (pid and a counter): two loads of one commit in one process may store the
+    // same header at once, and each must rename a whole file of its own.
+    static std::atomic<std::uint64_t> writes{0};
+    const auto tmp = p.string() + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(writes.fetch_add(1));
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         if (!out) return;

@@ -1,6 +1,7 @@
 #include "remote_source.h"
 
 #include "errors.h"
+#include "safetensors.h"
 
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
@@ -208,6 +209,19 @@ RangeAnswer RemoteSource::rangeFrom(const std::string &file, const HttpRequest &
         throw AtlasError(ErrorKind::Source, describeFailure(file, r));
     RangeAnswer a;
     a.fileSize = checkRangeAnswer(file, request, r);
+    if (a.fileSize > kMaxFileSize)
+        throw AtlasError(ErrorKind::Source, file + ": the server says the file holds " + std::to_string(a.fileSize) +
+                                                " bytes, more than any checkpoint file may hold (2^50)");
+    {
+        // Every answer about one file must agree on its size: a total that moves between requests
+        // would make offsets checked against one size be read against another.
+        std::lock_guard lock(m_lock);
+        const auto [it, fresh] = m_sizes.try_emplace(file, a.fileSize);
+        if (!fresh && it->second != a.fileSize)
+            throw AtlasError(ErrorKind::Source, file + ": the server's Content-Range gives the file " +
+                                                    std::to_string(a.fileSize) + " bytes, but an earlier answer gave " +
+                                                    std::to_string(it->second));
+    }
     a.bytes = std::move(r.body);
     remember(file, r);
     return a;

@@ -45,6 +45,7 @@ protected:
 private:
     std::mutex m_lock;
     std::map<std::string, std::string> m_redirects; // file -> storage URL
+    std::map<std::string, std::uint64_t> m_sizes;   // file -> the size its first range answer gave
 };
 
 // A directory of files served over HTTP(S): https://host/path/ + file name.

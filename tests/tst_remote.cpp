@@ -310,16 +310,33 @@ private slots:
         const AtlasError wrong = loadError(server.url("wrongrange"), fast);
         QVERIFY2(QString::fromUtf8(wrong.what()).contains(QLatin1String("Content-Range")), wrong.what());
 
+        // A Content-Range total that moves between two answers about one file: refused, naming it.
+        {
+            OpenedSource opened = openSource(parseSourceSpec(server.url("growing")), fast, nullptr, {});
+            opened.source->readRanges({{"config.json", 0, 8}});
+            try {
+                opened.source->readRanges({{"config.json", 8, 8}});
+                QFAIL("a file whose size changed between answers was read");
+            } catch (const AtlasError &e) {
+                QCOMPARE(e.kind(), ErrorKind::Source);
+                QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("config.json")), e.what());
+                QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("earlier answer")), e.what());
+            }
+        }
+
+        const AtlasError huge = loadError(server.url("huge"), fast);
+        QVERIFY2(QString::fromUtf8(huge.what()).contains(QLatin1String("more than any checkpoint file may hold")),
+                 huge.what());
+
         const AtlasError shortBody = loadError(server.url("short"), fast);
         QCOMPARE(shortBody.kind(), ErrorKind::Source);
 
-        const auto before = std::chrono::steady_clock::now();
         const AtlasError stalled = loadError(server.url("stall"), fast);
         QVERIFY2(QString::fromUtf8(stalled.what()).contains(QLatin1String("config.json")), stalled.what());
         QVERIFY2(QString::fromUtf8(stalled.what()).contains(QLatin1String("no data for 2 s")),
                  stalled.what());
-        // Three attempts of two seconds each, with backoff between them: the load ends, it does not hang.
-        QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(30));
+        // Three attempts of two seconds each, with backoff between them: the load ended (it returned
+        // here), it did not hang; how long it took is bench_remote's business, not this test's.
 
         // The deadline of the whole load holds even when no single transfer is stalled long enough.
         NetworkOptions deadline;
@@ -365,13 +382,14 @@ private slots:
             }
             finished = true;
         });
-        QTest::qWait(500);
+        // The server holds the request without answering: once it has one, the load is waiting on it.
+        QVERIFY(QTest::qWaitFor([&] { return server.requests() > 0; }, 300000));
         QVERIFY(!finished);
-        const auto before = std::chrono::steady_clock::now();
         cancel = true;
-        QTRY_VERIFY_WITH_TIMEOUT(finished.load(), 5000);
+        // Cancel ends the stalled transfer (the stall detector alone would take far longer); the
+        // latency is measured by bench_cancel, never asserted against a clock here.
+        QVERIFY(QTest::qWaitFor([&] { return finished.load(); }, 300000));
         worker.join();
-        QVERIFY(std::chrono::steady_clock::now() - before < std::chrono::seconds(2));
         QCOMPARE(message, std::string("cancelled"));
         server.stop();
     }
@@ -390,7 +408,7 @@ private slots:
                  QStringLiteral("main"), QStringLiteral("--json"), QStringLiteral("--ca-bundle"),
                  QString::fromStdString(m_hub.caFile()), QStringLiteral("--receipts"), receipts,
                  QStringLiteral("--no-cache"), QStringLiteral("--connections"), QStringLiteral("4")});
-        QVERIFY(p.waitForFinished(60000));
+        QVERIFY(p.waitForFinished(300000));
         const QByteArray stdoutText = p.readAllStandardOutput();
         const QByteArray stderrText = p.readAllStandardError();
         QVERIFY2(p.exitCode() == 0, stderrText.constData());

@@ -125,7 +125,12 @@ void FaultServer::serve(int fd)
         std::string body(static_cast<std::size_t>(last - first + 1), '\0');
         in.seekg(static_cast<std::streamoff>(first));
         in.read(body.data(), static_cast<std::streamsize>(body.size()));
-        unsigned long long shownFirst = first, shownLast = last;
+        unsigned long long shownFirst = first, shownLast = last, shownSize = size;
+        if (behaviour == "growing" && ranged) { // the file's total grows by a byte with every answer
+            std::lock_guard lock(m_lock);
+            shownSize += m_answered[file]++;
+        }
+        if (behaviour == "huge" && ranged) shownSize = (1ull << 50) + 1; // a file larger than any shard
         if (behaviour == "wrongrange") {
             ++shownFirst;
             ++shownLast;
@@ -135,7 +140,7 @@ void FaultServer::serve(int fd)
             "HTTP/1.1 " + status + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
         if (ranged)
             headers += "Content-Range: bytes " + std::to_string(shownFirst) + "-" +
-                       std::to_string(shownLast) + "/" + std::to_string(size) + "\r\n";
+                       std::to_string(shownLast) + "/" + std::to_string(shownSize) + "\r\n";
         headers += "\r\n";
         if (behaviour == "short") {
             sendAll(headers + body.substr(0, body.size() / 2));

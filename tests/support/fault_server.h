@@ -11,6 +11,7 @@
 //   /trickle/FILE     correct headers, then the body one byte every 200 ms
 #include <atomic>
 #include <mutex>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -38,4 +39,5 @@ private:
     std::mutex m_lock;
     std::vector<std::thread> m_workers;
     std::set<std::string> m_retried;
+    std::map<std::string, unsigned long long> m_answered; // ranged answers per file ("growing")
 };

@@ -32,6 +32,13 @@ void CheckpointLoader::cancel()
     if (m_running) m_jobs.cancel();
 }
 
+void CheckpointLoader::discard()
+{
+    m_jobs.forget();
+    m_running = false;
+    m_progressTimer.stop();
+}
+
 void CheckpointLoader::startDemo(const NetworkOptions &options)
 {
     start(SourceSpec{}, options);

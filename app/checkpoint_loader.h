@@ -27,7 +27,11 @@ public:
     void start(const SourceSpec &spec, const NetworkOptions &options);
     void startDemo(const NetworkOptions &options = {});
     void cancel();
+    // Drops the running load: nothing of it is delivered any more, not even cancelled() (a newer
+    // context made it pointless: the comparison was against a checkpoint no longer shown).
+    void discard();
     bool isRunning() const { return m_running; }
+    bool idle() const { return m_jobs.idle(); } // no worker thread is left running
     // Work the views do off the GUI thread once the layout is known (AtlasView::prepare); its
     // result travels with layoutReady.
     using Preparer = std::function<PreparedViews(const LoadedCheckpoint &)>;

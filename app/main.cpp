@@ -7,9 +7,57 @@
 
 #include <QApplication>
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
+
+namespace {
+
+const char *kUsage =
+    "usage: ckpt-atlas [SOURCE]                 open the desktop app (the demo without SOURCE)\n"
+    "       ckpt-atlas inspect [SOURCE] [...]   print the report (ckpt-atlas inspect --help)\n"
+    "       ckpt-atlas diff A B [...]           compare two checkpoints (ckpt-atlas diff --help)\n"
+    "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n"
+    "       ckpt-atlas --version | --help\n"
+    "\n"
+    "SOURCE: a local checkpoint folder, hf://ORG/NAME[@REV] or ORG/NAME on the Hub, or an https:// folder.\n";
+
+int usageError(const std::string &what)
+{
+    std::cerr << "ckpt-atlas: " << what << "\n\n" << kUsage;
+    return 2;
+}
+
+// Can the window be shown at all? Without a display Qt would abort with its plugin message.
+bool haveDisplay()
+{
+    const auto set = [](const char *name) {
+        const char *v = std::getenv(name);
+        return v && *v;
+    };
+    return set("QT_QPA_PLATFORM") || set("DISPLAY") || set("WAYLAND_DISPLAY");
+}
+
+// What the window takes: nothing, or one SOURCE. A word that is neither a path nor a Hub or web
+// source is a command this program does not have (`ckpt-atlas plan DIR` must not open a window).
+std::optional<int> checkWindowArgs(const std::vector<std::string> &args)
+{
+    if (args.empty()) return std::nullopt;
+    for (const auto &a : args)
+        if (a.starts_with("-")) return usageError("unknown option " + a);
+    if (args.size() > 1) return usageError("unknown command '" + args.front() + "' (or more than one SOURCE)");
+    const std::string &a = args.front();
+    std::error_code ec;
+    const bool looksLikeSource = std::filesystem::exists(a, ec) || a.find('/') != std::string::npos ||
+                                 a.starts_with("hf://") || a.starts_with("http://") || a.starts_with("https://");
+    if (!looksLikeSource) return usageError("unknown command '" + a + "', and no folder of that name");
+    return std::nullopt;
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
@@ -19,12 +67,19 @@ int main(int argc, char **argv)
     if (!args.empty() && args.front() == "figures")
         return atlas::runFigures(argc, argv, {args.begin() + 1, args.end()});
     if (!args.empty() && (args.front() == "-h" || args.front() == "--help")) {
-        std::cout
-            << "usage: ckpt-atlas [SOURCE]                 open the desktop app (the demo without SOURCE)\n"
-               "       ckpt-atlas inspect [SOURCE] [...]   print the report (ckpt-atlas inspect --help)\n"
-               "       ckpt-atlas diff A B [...]           compare two checkpoints (ckpt-atlas diff --help)\n"
-               "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n";
+        std::cout << kUsage;
         return 0;
+    }
+    if (!args.empty() && (args.front() == "-V" || args.front() == "--version")) {
+        std::cout << "ckpt-atlas " << atlas::kAtlasVersion << "\n";
+        return 0;
+    }
+    if (const auto refused = checkWindowArgs(args)) return *refused;
+    if (!haveDisplay()) {
+        std::cerr << "ckpt-atlas: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); use "
+                     "'ckpt-atlas inspect' or 'ckpt-atlas figures' on this machine, or set "
+                     "QT_QPA_PLATFORM=offscreen\n";
+        return 2;
     }
     atlas::AtlasApplication app(argc, argv);
     atlas::setApplicationIdentity();

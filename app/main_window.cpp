@@ -139,7 +139,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         [this](std::shared_ptr<const LoadedCheckpoint> data, std::shared_ptr<const PreparedViews> prepared) {
             m_error->hide();
             m_current = data;
-            m_compareLoader->cancel(); // a comparison in flight was against the old A
+            m_compareLoader->discard(); // a comparison in flight was against the old A: never shown
             for (int i = 0; i < m_views.size(); ++i) {
                 AtlasView *v = m_views[i];
                 const auto p =
@@ -198,6 +198,10 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     });
     connect(m_compareLoader, &CheckpointLoader::failed, compare,
             [compare](const QString &message, int) { compare->showComparisonFailure(message); });
+    connect(m_compareLoader, &CheckpointLoader::cancelled, this, [this, compare] {
+        compare->showComparisonCancelled(m_compareLabel);
+        m_statusText->setText(tr("Comparison cancelled"));
+    });
     connect(m_compareLoader, &CheckpointLoader::finished, this,
             [this] { m_statusText->setText(tr("Compared with %1").arg(m_compareLabel)); });
 
@@ -443,6 +447,7 @@ void MainWindow::startLoad(const SourceSpec &spec, const QString &label)
 void MainWindow::cancelLoad()
 {
     m_loader->cancel();
+    m_compareLoader->cancel();
 }
 
 void MainWindow::showError(const QString &message, const QString &headline)
@@ -525,7 +530,11 @@ QString MainWindow::exportFileName(int viewIndex, const QString &stem, QLatin1St
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     if (m_interactive) settings::setWindowGeometry(saveGeometry(), saveState(kStateVersion));
+    // Every job is told to stop; their threads are joined when the objects go, and each checks its
+    // flag within a block of work (bench_cancel measures how soon).
     m_loader->cancel();
+    m_compareLoader->cancel();
+    m_routing->cancel();
     QMainWindow::closeEvent(event);
 }
 

@@ -11,7 +11,7 @@ void setApplicationIdentity()
 {
     QCoreApplication::setOrganizationName(QStringLiteral("CheckpointAtlas"));
     QCoreApplication::setApplicationName(QStringLiteral("ckpt-atlas"));
-    QCoreApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+    QCoreApplication::setApplicationVersion(QString::fromLatin1(kAtlasVersion));
 }
 
 namespace settings {

@@ -29,7 +29,7 @@ Run ckptAtlas(const QStringList &args)
     QProcess p;
     p.start(QStringLiteral(CKPT_ATLAS_BIN), args);
     Run r;
-    if (!p.waitForFinished(240000)) return r;
+    if (!p.waitForFinished(300000)) return r;
     r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
     r.out = p.readAllStandardOutput();
     r.err = p.readAllStandardError();
@@ -296,7 +296,7 @@ private slots:
         p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("figures"), da.path(), QStringLiteral("--compare"), db.path(),
                                                  QStringLiteral("--out"), out.path(), QStringLiteral("--tokens"),
                                                  QStringLiteral("32")});
-        QVERIFY(p.waitForFinished(240000));
+        QVERIFY(p.waitForFinished(300000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         QFile svg(out.filePath(QStringLiteral("09-compare.svg")));
         QVERIFY(svg.open(QIODevice::ReadOnly));

@@ -50,7 +50,7 @@ bool figuresRender(const QString &dir, QByteArray *err)
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("figures"), dir, QStringLiteral("--out"),
                                              out.path(), QStringLiteral("--tokens"), QStringLiteral("64")});
-    if (!p.waitForFinished(240000)) return false;
+    if (!p.waitForFinished(300000)) return false;
     *err = p.readAllStandardError();
     return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0 &&
            QFileInfo::exists(out.filePath(QStringLiteral("06-cache.png"))) &&
@@ -62,7 +62,7 @@ nlohmann::json inspectJson(const QString &dir, const QStringList &args, QByteArr
 {
     QProcess p;
     p.start(QStringLiteral(CKPT_ATLAS_BIN), QStringList{QStringLiteral("inspect"), dir, QStringLiteral("--json")} + args);
-    if (!p.waitForFinished(240000)) return nullptr;
+    if (!p.waitForFinished(300000)) return nullptr;
     *err = p.readAllStandardError();
     if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) return nullptr;
     return nlohmann::json::parse(p.readAllStandardOutput().toStdString(), nullptr, false);

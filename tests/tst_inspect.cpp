@@ -36,6 +36,45 @@ class TestInspect : public QObject
     Q_OBJECT
 
 private slots:
+    void withoutADisplay()
+    {
+        // No DISPLAY, no Wayland, no platform chosen: what a server or a CI machine has.
+        auto run = [](const QStringList &args) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            for (const char *name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+                env.remove(QLatin1String(name));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(CKPT_ATLAS_BIN), args);
+            if (!p.waitForFinished(300000)) return Run{};
+            return Run{p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                       p.readAllStandardError()};
+        };
+        const Run version = run({QStringLiteral("--version")});
+        QCOMPARE(version.exitCode, 0);
+        QVERIFY2(version.out.startsWith("ckpt-atlas "), version.out.constData());
+        const Run help = run({QStringLiteral("--help")});
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY(help.out.contains("ckpt-atlas inspect"));
+        // A command this program does not have is a usage error, never a window on a source named "plan".
+        const Run plan = run({QStringLiteral("plan"), QStringLiteral("some-dir"), QStringLiteral("--gpus"),
+                              QStringLiteral("8")});
+        QCOMPARE(plan.exitCode, 2);
+        QVERIFY2(plan.err.contains("usage:"), plan.err.constData());
+        const Run word = run({QStringLiteral("plan")});
+        QCOMPARE(word.exitCode, 2);
+        QVERIFY2(word.err.contains("unknown command 'plan'"), word.err.constData());
+        const Run option = run({QStringLiteral("--gpus")});
+        QCOMPARE(option.exitCode, 2);
+        QVERIFY2(option.err.contains("unknown option --gpus"), option.err.constData());
+        // The window itself: one sentence that points at what works here.
+        const Run window = run({});
+        QCOMPARE(window.exitCode, 2);
+        QVERIFY2(window.err.contains("no display") && window.err.contains("inspect") &&
+                     window.err.contains("QT_QPA_PLATFORM=offscreen"),
+                 window.err.constData());
+    }
+
     void initTestCase()
     {
         QVERIFY(m_full.isValid());

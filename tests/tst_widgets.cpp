@@ -63,7 +63,7 @@ bool openAndWait(MainWindow &window, const QString &dir)
 {
     QSignalSpy done(window.loader(), &CheckpointLoader::finished);
     window.openSource(dir);
-    return done.wait(60000);
+    return done.wait(300000);
 }
 
 } // namespace
@@ -309,6 +309,37 @@ private slots:
                  QString::fromStdString(groupDigits(tensors * std::uint64_t(spec.experts) * 2)) + QStringLiteral(" B"));
     }
 
+    void comparisonStates()
+    {
+        QTemporaryDir bDir, otherA;
+        synth::writeCheckpoint(synth::smallLayout(), bDir.path().toStdString());
+        synth::writeCheckpoint(synth::smallLayout(), otherA.path().toStdString());
+        MainWindow window(false);
+        window.show();
+        QVERIFY(openAndWait(window, m_small.path()));
+        auto *compare = qobject_cast<CompareView *>(window.view(QStringLiteral("compare")));
+
+        // A new A while B is being compared with the old one: whatever the comparison still delivers
+        // is dropped, and the view speaks of the new A only.
+        window.compareWith(bDir.path());
+        QVERIFY(openAndWait(window, otherA.path()));
+        QVERIFY(QTest::qWaitFor([&] { return window.compareLoader()->idle(); }, 300000));
+        QCoreApplication::processEvents();
+        QVERIFY2(!compare->summaryText().contains(QLatin1String(" same")), qPrintable(compare->summaryText()));
+        QVERIFY(!window.compareLoader()->isRunning());
+
+        // A comparison cancelled while B's server holds its answer says so, instead of "Reading B…".
+        FaultServer server(m_small.path().toStdString());
+        QVERIFY(server.start());
+        QSignalSpy cancelled(window.compareLoader(), &CheckpointLoader::cancelled);
+        window.compareWith(QString::fromStdString(server.url("stall")));
+        QVERIFY(QTest::qWaitFor([&] { return server.requests() > 0; }, 300000));
+        window.cancelLoad();
+        QVERIFY(cancelled.wait(300000));
+        QVERIFY2(compare->summaryText().contains(QLatin1String("cancelled")), qPrintable(compare->summaryText()));
+        server.stop();
+    }
+
     void compareView()
     {
         // A: the small layout; B: the same layout repacked as NVFP4, with one tensor fewer.
@@ -322,7 +353,7 @@ private slots:
         QVERIFY(openAndWait(window, m_small.path()));
         QSignalSpy compared(window.compareLoader(), &CheckpointLoader::finished);
         window.compareWith(bDir.path());
-        QVERIFY(compared.wait(60000));
+        QVERIFY(compared.wait(300000));
         auto *compare = qobject_cast<CompareView *>(window.view(QStringLiteral("compare")));
         QVERIFY(compare->isVisible()); // the window shows it when B arrives
 
@@ -438,7 +469,7 @@ private slots:
         routing->setTokens(128);
         QSignalSpy simulated(routing, &RoutingView::simulationFinished);
         routing->runSimulation();
-        QVERIFY(simulated.wait(60000));
+        QVERIFY(simulated.wait(300000));
         QVERIFY(routing->result());
         QCOMPARE(routing->result()->layers.size(), std::size_t(76));
         QCOMPARE(routing->changedChart()->pointCount(QStringLiteral("both_bf16")), 76);
@@ -511,7 +542,7 @@ private slots:
         window.show();
         QSignalSpy failed(window.loader(), &CheckpointLoader::failed);
         window.openSource(m_settings.path() + QStringLiteral("/no-such-checkpoint"));
-        QVERIFY(failed.wait(10000));
+        QVERIFY(failed.wait(300000));
         QVERIFY(window.errorText().contains(QLatin1String("no-such-checkpoint")));
         QVERIFY(!window.progressVisible());
     }
@@ -525,14 +556,11 @@ private slots:
         window.show();
         QSignalSpy cancelled(window.loader(), &CheckpointLoader::cancelled);
         window.openSource(QString::fromStdString(server.url("stall")));
-        QTRY_VERIFY_WITH_TIMEOUT(server.requests() > 0, 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(server.requests() > 0, 300000);
         QVERIFY(window.progressVisible());
         QVERIFY(window.loader()->isRunning());
-        QElapsedTimer timer;
-        timer.start();
         window.cancelLoad();
-        QVERIFY(cancelled.wait(5000));
-        QVERIFY(timer.elapsed() < 3000);
+        QVERIFY(cancelled.wait(300000)); // how soon: bench_cancel measures it
         QVERIFY(!window.loader()->isRunning());
         QVERIFY(!window.progressVisible());
         QVERIFY(window.errorText().isEmpty());
@@ -594,12 +622,9 @@ private slots:
         window.openSource(QStringLiteral("atlas/glm5"));
         QTRY_VERIFY_WITH_TIMEOUT(window.progressText().contains(QLatin1String(" requests")) &&
                                      !window.progressText().contains(QLatin1String("· 0 requests")),
-                                 10000);
-        QElapsedTimer timer;
-        timer.start();
+                                 300000);
         window.cancelLoad();
-        QVERIFY(cancelled.wait(5000));
-        QVERIFY(timer.elapsed() < 2000);
+        QVERIFY(cancelled.wait(300000)); // how soon: bench_cancel measures it
         QCOMPARE(layout.count(), 0);
         QVERIFY(!window.loader()->isRunning());
         QVERIFY(window.errorText().isEmpty());
@@ -607,7 +632,7 @@ private slots:
         // The same source then loads to the end, through the same proxies.
         QSignalSpy finished(window.loader(), &CheckpointLoader::finished);
         window.openSource(QStringLiteral("atlas/glm5"));
-        QVERIFY(finished.wait(60000));
+        QVERIFY(finished.wait(300000));
         auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
         QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
         qunsetenv("HF_ENDPOINT");
@@ -621,7 +646,7 @@ private slots:
         p.start(QStringLiteral(CKPT_ATLAS_BIN),
                 {QStringLiteral("figures"), m_small.path(), QStringLiteral("--out"), out.path(),
                  QStringLiteral("--tokens"), QStringLiteral("64")});
-        QVERIFY(p.waitForFinished(120000));
+        QVERIFY(p.waitForFinished(300000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);
         QCOMPARE(files.size(), 19); // the window, then nine views as PNG and SVG

@@ -142,6 +142,13 @@ void CompareView::showComparisonStarted(const QString &label)
     m_summary->setText(tr("Reading B (%1)…").arg(label.toHtmlEscaped()));
 }
 
+void CompareView::showComparisonCancelled(const QString &label)
+{
+    m_summary->setText(tr("The comparison with %1 was cancelled; nothing of B is shown. Compare With… starts it "
+                          "again.")
+                           .arg(label.toHtmlEscaped()));
+}
+
 void CompareView::showComparisonFailure(const QString &message)
 {
     m_summary->setText(tr("<span style='color:#C94B4B'>Could not compare: %1</span>").arg(message.toHtmlEscaped()));

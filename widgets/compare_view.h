@@ -36,6 +36,7 @@ public:
     void setComparisonBiases(std::shared_ptr<const BiasAudit> audit);
     void showComparisonStarted(const QString &label);
     void showComparisonFailure(const QString &message);
+    void showComparisonCancelled(const QString &label);
 
     QString summaryText() const;
     QTableWidget *changes() const { return m_changes; }

@@ -1,7 +1,9 @@
 // Opens the 141-shard GLM-5.x layout from a local folder end to end (every header read and
 // validated, the analysis and cache built) and prints wall time and peak memory.
 //
-//   bench_open_local            write the layout under the build tree if needed, then measure 5 runs
+//   bench_open_local            write the layout under the build tree if needed, then measure 5 runs,
+//                               then time `ckpt-atlas inspect DIR --json` against the same header walk
+//                               done by python3 (json.loads of every shard header), interleaved
 //   bench_open_local DIR        measure one run on DIR (what the driver runs in a fresh process)
 #include "load_pipeline.h"
 #include "synthetic_layout.h"
@@ -10,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fcntl.h>
 #include <spawn.h>
 #include <string>
 #include <sys/resource.h>
@@ -37,6 +40,67 @@ int measureOnce(const std::string &dir)
     std::printf("%.4f %ld %zu %llu %llu\n", seconds, usage.ru_maxrss, ckpt.tensorCount(),
                 static_cast<unsigned long long>(analysis.budget.total),
                 static_cast<unsigned long long>(cache.bytesPerToken));
+    return 0;
+}
+
+// Runs argv to the end with stdout thrown away; wall seconds and peak RSS (KB) of the child.
+bool timeProcess(std::vector<std::string> argv, double &seconds, long &peakKb)
+{
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    std::vector<char *> args;
+    for (auto &a : argv)
+        args.push_back(a.data());
+    args.push_back(nullptr);
+    const auto start = std::chrono::steady_clock::now();
+    pid_t pid;
+    if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) return false;
+    int status = 0;
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    peakKb = usage.ru_maxrss;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// The whole command line against a ten-line Python walk of the same headers, in fresh processes,
+// one after the other so that both see the same machine and page cache.
+int compareWithPython(const std::string &dir)
+{
+    const std::string walk = "import json, struct, glob, sys\n"
+                             "for f in sorted(glob.glob(sys.argv[1] + '/*.safetensors')):\n"
+                             "    with open(f, 'rb') as fh:\n"
+                             "        n = struct.unpack('<Q', fh.read(8))[0]\n"
+                             "        json.loads(fh.read(n))\n";
+    std::vector<double> atlasTimes, pythonTimes;
+    long atlasPeak = 0, pythonPeak = 0;
+    for (int run = 0; run < 5; ++run) {
+        double t = 0;
+        long kb = 0;
+        if (!timeProcess({CKPT_ATLAS_BIN, "inspect", dir, "--json"}, t, kb)) {
+            std::fprintf(stderr, "ckpt-atlas inspect failed\n");
+            return 1;
+        }
+        atlasTimes.push_back(t);
+        atlasPeak = std::max(atlasPeak, kb);
+        if (!timeProcess({"python3", "-c", walk, dir}, t, kb)) {
+            std::printf("python3 is not available: no comparison\n");
+            return 0;
+        }
+        pythonTimes.push_back(t);
+        pythonPeak = std::max(pythonPeak, kb);
+    }
+    const double a = median(atlasTimes), p = median(pythonTimes);
+    std::printf("inspect --json: median %.1f ms, peak RSS %.1f MB; python3 header walk: median %.1f ms, peak RSS "
+                "%.1f MB; python / atlas = %.2f (target >= 2, RSS <= 150 MB)\n",
+                a * 1000, atlasPeak / 1024.0, p * 1000, pythonPeak / 1024.0, p / a);
     return 0;
 }
 
@@ -86,5 +150,5 @@ int main(int argc, char **argv)
     std::printf("open 141-shard local layout: median %.1f ms, best %.1f ms, peak RSS %.1f MB "
                 "(targets: < 500 ms, < 300 MB)\n",
                 times[times.size() / 2] * 1000, times.front() * 1000, peakKb / 1024.0);
-    return 0;
+    return compareWithPython(dir.string());
 }

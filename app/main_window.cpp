@@ -18,6 +18,7 @@
 #include "settings.h"
 #include "view_export.h"
 
+#include <thread>
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
@@ -207,8 +208,12 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
 
     // The Routing view asks; the runner simulates off the GUI thread and answers.
     auto *routing = qobject_cast<RoutingView *>(view(QStringLiteral("routing")));
-    connect(routing, &RoutingView::simulationRequested, m_routing,
-            [this](const RoutingRequest &request) { m_routing->start(request); });
+    connect(routing, &RoutingView::simulationRequested, m_routing, [this](RoutingRequest request) {
+        // One core stays the window's: a simulation on every core competes with the GUI thread.
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        if (request.options.threads == 0) request.options.threads = std::max(1u, cores - 1);
+        m_routing->start(std::move(request));
+    });
     connect(routing, &RoutingView::simulationCancelRequested, m_routing, &RoutingRunner::cancel);
     connect(m_routing, &RoutingRunner::finished, routing,
             [this, routing](std::shared_ptr<const RoutingRun> run) {

@@ -35,7 +35,12 @@ ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomP
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_plot);
-    m_plot->setAntialiasedElements(QCP::aeAll);
+    // Data and fills smooth; axes, grid and labels are straight lines that antialiasing only blurs and
+    // slows (a full-window replot was 11-13 ms with every element antialiased).
+    m_plot->setAntialiasedElements(QCP::aePlottables | QCP::aeFills | QCP::aeItems | QCP::aeLegendItems |
+                                   QCP::aeScatters);
+    m_plot->setNotAntialiasedElements(QCP::aeAxes | QCP::aeGrid | QCP::aeSubGrid | QCP::aeZeroLine);
+    m_plot->setPlottingHints(QCP::phCacheLabels | QCP::phFastPolylines);
     // The legend sits in a row of its own under the plot, laid out horizontally: it never hides data.
     auto *legendRow = new QCPLayoutGrid;
     m_plot->plotLayout()->addElement(1, 0, legendRow);

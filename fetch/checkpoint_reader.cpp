@@ -195,8 +195,12 @@ private:
         if (m_index) {
             for (const auto &file : m_index->shardFiles)
                 m_shards.push_back({file, {}, 0, {}, 0, false, false, false});
-            for (const auto &[tensor, slot] : m_index->weightMap)
-                m_shards[slot].names.push_back(tensor);
+            for (std::size_t s = 0; s < m_shards.size(); ++s) {
+                auto &names = m_shards[s].names;
+                names.reserve(m_index->shardStart[s + 1] - m_index->shardStart[s]);
+                for (std::size_t e = m_index->shardStart[s]; e < m_index->shardStart[s + 1]; ++e)
+                    names.push_back(m_index->name(m_index->entries[e])); // sorted by name
+            }
             for (auto &s : m_shards)
                 s.firstRead = estimateHeaderBytes(s.names);
         } else {
@@ -332,39 +336,45 @@ private:
                                                               "bytes; its totals would overflow, so it is refused");
     }
 
-    // Every tensor the index names must be in the shard it names, and the other way round.
+    // Every tensor the index names must be in the shard it names, and the other way round: per shard,
+    // the header's names (sorted) merged with the index's range for that shard (sorted already).
     void crossCheckIndex()
     {
-        std::size_t matched = 0;
         std::vector<std::string> unlisted;
-        for (const auto &shard : m_ckpt.shards) {
+        std::optional<std::string> missing;
+        std::vector<std::string_view> present;
+        for (std::size_t i = 0; i < m_shards.size(); ++i) {
             if (m_source.isCancelled()) throw AtlasError(ErrorKind::Source, "cancelled");
-            for (const auto &t : shard.tensors) {
-                auto it = m_index->weightMap.find(t.name);
-                if (it == m_index->weightMap.end()) {
-                    unlisted.push_back(t.name + " (in " + shard.file + ")");
-                } else if (m_index->shardFiles[it->second] != shard.file) {
-                    throw AtlasError(ErrorKind::Invalid,
-                                     "model.safetensors.index.json: tensor '" + t.name + "' is listed in " +
-                                         m_index->shardFiles[it->second] + " but found in " + shard.file);
+            const ShardHeader &shard = m_ckpt.shards[i];
+            present.clear();
+            for (const auto &t : shard.tensors)
+                present.push_back(t.name);
+            std::sort(present.begin(), present.end());
+            const auto &listed = m_shards[i].names;
+            std::size_t a = 0, b = 0;
+            while (a < present.size() || b < listed.size()) {
+                if (b == listed.size() || (a < present.size() && present[a] < listed[b])) {
+                    // In this header, not listed for this shard: listed elsewhere is an error.
+                    if (const auto other = m_index->shardOf(present[a]))
+                        throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" +
+                                                                 std::string(present[a]) + "' is listed in " +
+                                                                 m_index->shardFiles[*other] + " but found in " +
+                                                                 shard.file);
+                    unlisted.push_back(std::string(present[a]) + " (in " + shard.file + ")");
+                    ++a;
+                } else if (a == present.size() || listed[b] < present[a]) {
+                    // Told after every shard was seen: a tensor found in another shard says more.
+                    if (!missing)
+                        missing = "model.safetensors.index.json: tensor '" + std::string(listed[b]) + "' is listed in " +
+                                  shard.file + ", whose header has no such tensor";
+                    ++b;
                 } else {
-                    ++matched;
+                    ++a;
+                    ++b;
                 }
             }
         }
-        if (matched != m_index->weightMap.size()) {
-            for (std::size_t i = 0; i < m_shards.size(); ++i) {
-                std::unordered_set<std::string_view> present;
-                for (const auto &t : m_ckpt.shards[i].tensors)
-                    present.insert(t.name);
-                for (auto name : m_shards[i].names)
-                    if (!present.count(name))
-                        throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" +
-                                                                 std::string(name) + "' is listed in " +
-                                                                 m_shards[i].file +
-                                                                 ", whose header has no such tensor");
-            }
-        }
+        if (missing) throw AtlasError(ErrorKind::Invalid, *missing);
         if (!unlisted.empty())
             m_ckpt.warnings.push_back(std::to_string(unlisted.size()) +
                                       " tensors are in shard headers but not in the index, e.g. " +

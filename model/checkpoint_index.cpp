@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace atlas {
 
@@ -60,7 +61,10 @@ public:
     using json = nlohmann::json;
     explicit IndexHandler(std::string_view file) : m_file(file) {}
 
-    std::vector<std::pair<std::string, std::string>> entries;
+    // Names go straight into the arena; the file names, a handful repeated 118k times, are interned.
+    std::string names;
+    std::vector<CheckpointIndex::Entry> entries; // shard: the file's slot in files, in order of appearance
+    std::vector<std::string> files;
     std::optional<std::uint64_t> totalSize;
     bool sawWeightMap = false;
 
@@ -89,7 +93,27 @@ public:
     bool string(std::string &v)
     {
         if (m_depth == 2 && m_inWeightMap) {
-            entries.emplace_back(std::move(m_key), std::move(v));
+            if (m_key.size() > UINT32_MAX || names.size() + m_key.size() > UINT32_MAX)
+                fail(HeaderProblem::BadIndex, "the tensor names of weight_map exceed 4 GiB");
+            CheckpointIndex::Entry e;
+            e.offset = static_cast<std::uint32_t>(names.size());
+            e.length = static_cast<std::uint32_t>(m_key.size());
+            names += m_key;
+            if (m_lastFile >= 0 && files[static_cast<std::size_t>(m_lastFile)] == v) {
+                e.shard = static_cast<std::uint32_t>(m_lastFile);
+            } else {
+                auto [it, fresh] = m_fileSlot.try_emplace(v, static_cast<std::uint32_t>(files.size()));
+                if (fresh) {
+                    if (!isSafeShardName(v))
+                        fail(HeaderProblem::UnsafeFileName, "weight_map entry for '" + m_key + "' names '" + v +
+                                                                "', which is not a plain file name in the same "
+                                                                "directory");
+                    files.push_back(v);
+                }
+                e.shard = it->second;
+                m_lastFile = static_cast<int>(it->second);
+            }
+            entries.push_back(e);
             return true;
         }
         return value("a string");
@@ -159,6 +183,8 @@ private:
     bool m_inWeightMap = false;
     bool m_inMetadata = false;
     std::string m_key;
+    int m_lastFile = -1;
+    std::unordered_map<std::string, std::uint32_t> m_fileSlot;
 };
 
 } // namespace
@@ -175,38 +201,51 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
 
     CheckpointIndex index;
     index.totalSize = handler.totalSize;
-    std::unordered_map<std::string, std::uint32_t> fileSlot;
-    std::vector<std::uint32_t> slotOf;
-    slotOf.reserve(handler.entries.size());
-    for (const auto &[tensor, name] : handler.entries) {
-        auto [it, fresh] = fileSlot.try_emplace(name, static_cast<std::uint32_t>(index.shardFiles.size()));
-        if (fresh) {
-            if (!isSafeShardName(name))
-                fail(HeaderProblem::UnsafeFileName,
-                     "weight_map entry for '" + tensor + "' names '" + name +
-                         "', which is not a plain file name in the same directory");
-            index.shardFiles.push_back(name);
-        }
-        slotOf.push_back(it->second);
-    }
-    // Natural order of the shard files, and the map renumbered to it.
-    std::vector<std::uint32_t> order(index.shardFiles.size());
+    index.names = std::move(handler.names);
+    // Natural order of the shard files, and the entries renumbered to it.
+    std::vector<std::uint32_t> order(handler.files.size());
     for (std::uint32_t i = 0; i < order.size(); ++i)
         order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return naturalLess(index.shardFiles[a], index.shardFiles[b]);
+        return naturalLess(handler.files[a], handler.files[b]);
     });
     std::vector<std::uint32_t> renumber(order.size());
-    std::vector<std::string> sorted(order.size());
+    index.shardFiles.resize(order.size());
     for (std::uint32_t k = 0; k < order.size(); ++k) {
         renumber[order[k]] = k;
-        sorted[k] = std::move(index.shardFiles[order[k]]);
+        index.shardFiles[k] = std::move(handler.files[order[k]]);
     }
-    index.shardFiles = std::move(sorted);
-    index.weightMap.reserve(handler.entries.size());
-    for (std::size_t i = 0; i < handler.entries.size(); ++i)
-        index.weightMap[std::move(handler.entries[i].first)] = renumber[slotOf[i]];
+    index.entries = std::move(handler.entries);
+    for (auto &e : index.entries)
+        e.shard = renumber[e.shard];
+    const auto nameOf = [&](const CheckpointIndex::Entry &e) { return index.name(e); };
+    std::sort(index.entries.begin(), index.entries.end(), [&](const auto &a, const auto &b) {
+        return a.shard != b.shard ? a.shard < b.shard : nameOf(a) < nameOf(b);
+    });
+    index.shardStart.assign(index.shardFiles.size() + 1, 0);
+    for (const auto &e : index.entries)
+        ++index.shardStart[e.shard + 1];
+    for (std::size_t s = 1; s < index.shardStart.size(); ++s)
+        index.shardStart[s] += index.shardStart[s - 1];
+    index.byName.resize(index.entries.size());
+    for (std::uint32_t i = 0; i < index.byName.size(); ++i)
+        index.byName[i] = i;
+    std::sort(index.byName.begin(), index.byName.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return nameOf(index.entries[a]) < nameOf(index.entries[b]);
+    });
+    for (std::size_t i = 1; i < index.byName.size(); ++i)
+        if (nameOf(index.entries[index.byName[i]]) == nameOf(index.entries[index.byName[i - 1]]))
+            fail(HeaderProblem::BadIndex,
+                 "weight_map lists tensor '" + std::string(nameOf(index.entries[index.byName[i]])) + "' twice");
     return index;
+}
+
+std::optional<std::uint32_t> CheckpointIndex::shardOf(std::string_view tensor) const
+{
+    const auto it = std::lower_bound(byName.begin(), byName.end(), tensor,
+                                     [&](std::uint32_t i, std::string_view t) { return name(entries[i]) < t; });
+    if (it == byName.end() || name(entries[*it]) != tensor) return std::nullopt;
+    return entries[*it].shard;
 }
 
 } // namespace atlas

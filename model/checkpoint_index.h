@@ -9,12 +9,29 @@
 
 namespace atlas {
 
-// model.safetensors.index.json: which shard holds which tensor.
+// model.safetensors.index.json: which shard holds which tensor. The names live in one arena and
+// the entries are sorted by (shard, name): a shard's tensors are one range, and the reader checks
+// them against the shard's header by a merge, not through a hash map of 118k strings.
 struct CheckpointIndex
 {
-    std::vector<std::string> shardFiles;                      // distinct, in natural order
-    std::unordered_map<std::string, std::uint32_t> weightMap; // tensor -> index into shardFiles
-    std::optional<std::uint64_t> totalSize;                   // metadata.total_size, when given
+    struct Entry
+    {
+        std::uint32_t offset = 0; // into names
+        std::uint32_t length = 0;
+        std::uint32_t shard = 0; // index into shardFiles
+    };
+    std::vector<std::string> shardFiles;    // distinct, in natural order
+    std::string names;                      // every tensor name, back to back
+    std::vector<Entry> entries;             // sorted by shard, then name; names are unique
+    std::vector<std::size_t> shardStart;    // entries of shard s: [shardStart[s], shardStart[s + 1])
+    std::optional<std::uint64_t> totalSize; // metadata.total_size, when given
+
+    std::string_view name(const Entry &e) const { return std::string_view(names).substr(e.offset, e.length); }
+    std::size_t size() const { return entries.size(); }
+    // The shard that lists `tensor`, if any (a binary search over a name-sorted view).
+    std::optional<std::uint32_t> shardOf(std::string_view tensor) const;
+
+    std::vector<std::uint32_t> byName; // entries sorted by name alone (for shardOf)
 };
 
 CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view json);

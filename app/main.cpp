@@ -8,6 +8,7 @@
 #include <QApplication>
 
 #include <cstdlib>
+#include <malloc.h>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -61,6 +62,12 @@ std::optional<int> checkWindowArgs(const std::vector<std::string> &args)
 
 int main(int argc, char **argv)
 {
+    // A load makes a few hundred thousand small allocations and a few hundred header buffers of
+    // 100 KB: keep the buffers on the heap (no mmap and page faults per buffer, no trim between
+    // shards). The 141-shard open measured 0.47 -> 0.40 s with these (bench_open_local).
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    mallopt(M_TOP_PAD, 64 << 20);
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "inspect") return atlas::runInspect({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "diff") return atlas::runDiff({args.begin() + 1, args.end()});

@@ -1,6 +1,7 @@
 #include "checkpoint_index.h"
 
 #include "errors.h"
+#include "json_sax.h"
 #include "safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -156,9 +157,9 @@ public:
         --m_depth;
         return true;
     }
-    bool parse_error(std::size_t position, const std::string &, const nlohmann::detail::exception &ex)
+    bool parse_error(std::size_t position, const std::string &what)
     {
-        fail(HeaderProblem::BadIndex, "not valid JSON (byte " + std::to_string(position) + "): " + ex.what());
+        fail(HeaderProblem::BadIndex, "not valid JSON (byte " + std::to_string(position) + "): " + what);
     }
 
 private:
@@ -195,7 +196,7 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": " + what, p);
     };
     IndexHandler handler(file);
-    nlohmann::json::sax_parse(text.begin(), text.end(), &handler, nlohmann::json::input_format_t::json, true);
+    parseJson(text, handler);
     if (!handler.sawWeightMap) fail(HeaderProblem::BadIndex, "no weight_map object");
     if (handler.entries.empty()) fail(HeaderProblem::BadIndex, "weight_map is empty");
 

@@ -1,6 +1,7 @@
 #include "safetensors.h"
 
 #include "errors.h"
+#include "json_sax.h"
 
 #include <nlohmann/json.hpp>
 
@@ -103,8 +104,6 @@ public:
         switch (m_state) {
         case State::Top:
             m_key = k;
-            if (k != "__metadata__" && !m_names.insert(k).second)
-                fail(HeaderProblem::DuplicateName, m_file, "tensor " + quote(k) + " is listed twice");
             m_state = State::TopValue;
             return true;
         case State::Entry:
@@ -187,11 +186,8 @@ public:
             return scalar("the end of an array");
         }
     }
-    bool parse_error(std::size_t position, const std::string &, const nlohmann::detail::exception &ex)
+    bool parse_error(std::size_t position, const std::string &what)
     {
-        std::string what = ex.what();
-        // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 5: "
-        if (auto p = what.find("]"); p != std::string::npos) what = what.substr(p + 2);
         fail(HeaderProblem::NotJson, m_file,
              "header is not valid JSON (byte " + std::to_string(position) + "): " + what);
     }
@@ -325,7 +321,6 @@ private:
     std::vector<std::uint64_t> m_offsets;
     bool m_hasShape = false;
     bool m_hasOffsets = false;
-    std::unordered_set<std::string> m_names;
 };
 
 } // namespace
@@ -429,9 +424,20 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     out.headerLength = json.size();
     out.fileSize = fileSize;
     HeaderHandler handler(file, out);
-    nlohmann::json::sax_parse(json.begin(), json.end(), &handler, nlohmann::json::input_format_t::json, true);
+    parseJson(json, handler);
 
     auto &ts = out.tensors;
+    {
+        // A name listed twice: sorted views, neighbours compared (no set of strings per header).
+        std::vector<std::string_view> names;
+        names.reserve(ts.size());
+        for (const auto &t : ts)
+            names.push_back(t.name);
+        std::sort(names.begin(), names.end());
+        for (std::size_t i = 1; i < names.size(); ++i)
+            if (names[i] == names[i - 1])
+                fail(HeaderProblem::DuplicateName, file, "tensor " + quote(names[i]) + " is listed twice");
+    }
     std::stable_sort(ts.begin(), ts.end(), [](const TensorInfo &a, const TensorInfo &b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });

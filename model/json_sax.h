@@ -1,0 +1,274 @@
+#pragma once
+
+#include "safetensors.h" // isValidUtf8
+
+#include <charconv>
+#include <clocale>
+#include <cmath>
+#include <cstdlib>
+#include <locale.h>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace atlas {
+
+// A strict JSON reader (RFC 8259) that calls a handler the way nlohmann's sax_parse does, written for
+// the two documents a load reads in bulk: shard headers and model.safetensors.index.json (the
+// 141-shard GLM-5.x layout holds 22 MB of them). It makes no DOM, reuses one buffer for every key
+// and string, keeps its nesting on an explicit stack (hostile depth cannot overflow the C++ stack),
+// validates UTF-8 and escapes, and accepts only whitespace after the top-level value.
+//
+// Handler: null(), boolean(bool), number_integer(std::int64_t), number_unsigned(std::uint64_t),
+// number_float(double, const std::string &), string(std::string &), key(std::string &),
+// start_object(std::size_t), end_object(), start_array(std::size_t), end_array(),
+// parse_error(std::size_t byte, const std::string &message). A callback returning false stops the
+// reading; parseJson then returns false. parse_error's return value is returned.
+template <typename Handler> bool parseJson(std::string_view text, Handler &h)
+{
+    const char *const begin = text.data();
+    const char *p = begin;
+    const char *const end = begin + text.size();
+    std::string buffer;
+    std::vector<char> stack; // '{' or '['
+    static constexpr std::size_t kUnknownSize = static_cast<std::size_t>(-1);
+
+    auto error = [&](const char *at, const std::string &what) {
+        return h.parse_error(static_cast<std::size_t>(at - begin), what);
+    };
+    auto skipSpace = [&] {
+        while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+            ++p;
+    };
+    auto hex4 = [&](const char *at, unsigned &out) {
+        if (end - at < 4) return false;
+        out = 0;
+        for (int i = 0; i < 4; ++i) {
+            const char c = at[i];
+            out <<= 4;
+            if (c >= '0' && c <= '9') out |= unsigned(c - '0');
+            else if (c >= 'a' && c <= 'f') out |= unsigned(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F') out |= unsigned(c - 'A' + 10);
+            else return false;
+        }
+        return true;
+    };
+    auto appendUtf8 = [&](unsigned cp) {
+        if (cp < 0x80) {
+            buffer += char(cp);
+        } else if (cp < 0x800) {
+            buffer += char(0xC0 | (cp >> 6));
+            buffer += char(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            buffer += char(0xE0 | (cp >> 12));
+            buffer += char(0x80 | ((cp >> 6) & 0x3F));
+            buffer += char(0x80 | (cp & 0x3F));
+        } else {
+            buffer += char(0xF0 | (cp >> 18));
+            buffer += char(0x80 | ((cp >> 12) & 0x3F));
+            buffer += char(0x80 | ((cp >> 6) & 0x3F));
+            buffer += char(0x80 | (cp & 0x3F));
+        }
+    };
+    // Reads a string at p (on its opening quote) into buffer; an empty message when it is well formed.
+    auto readString = [&]() -> std::string {
+        ++p;
+        buffer.clear();
+        for (;;) {
+            const char *run = p;
+            bool ascii = true;
+            while (p < end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) {
+                ascii = ascii && static_cast<unsigned char>(*p) < 0x80;
+                ++p;
+            }
+            if (!ascii && !isValidUtf8(std::string_view(run, std::size_t(p - run))))
+                return "invalid UTF-8 in a string";
+            buffer.append(run, std::size_t(p - run));
+            if (p == end) return "the text ends inside a string";
+            if (*p == '"') {
+                ++p;
+                return {};
+            }
+            if (*p != '\\') return "a control character inside a string";
+            if (++p == end) return "the text ends inside a string";
+            switch (*p++) {
+            case '"': buffer += '"'; break;
+            case '\\': buffer += '\\'; break;
+            case '/': buffer += '/'; break;
+            case 'b': buffer += '\b'; break;
+            case 'f': buffer += '\f'; break;
+            case 'n': buffer += '\n'; break;
+            case 'r': buffer += '\r'; break;
+            case 't': buffer += '\t'; break;
+            case 'u': {
+                unsigned cp = 0;
+                if (!hex4(p, cp)) return "a \\u escape without four hex digits";
+                p += 4;
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    unsigned low = 0;
+                    if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, low) || low < 0xDC00 ||
+                        low > 0xDFFF)
+                        return "a lone surrogate in a \\u escape";
+                    p += 6;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    return "a lone surrogate in a \\u escape";
+                }
+                appendUtf8(cp);
+                break;
+            }
+            default: return "an invalid escape in a string";
+            }
+        }
+    };
+    // A number at p: JSON's grammar exactly, then the narrowest of unsigned, signed and double.
+    auto readNumber = [&]() -> int { // 1 ok, 0 stopped by the handler, -1 malformed (error reported)
+        const char *start = p;
+        const bool negative = *p == '-';
+        if (negative) ++p;
+        if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number"), -1;
+        if (*p == '0') {
+            ++p;
+        } else {
+            while (p < end && *p >= '0' && *p <= '9')
+                ++p;
+        }
+        bool integral = true;
+        if (p < end && *p == '.') {
+            integral = false;
+            ++p;
+            if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number"), -1;
+            while (p < end && *p >= '0' && *p <= '9')
+                ++p;
+        }
+        if (p < end && (*p == 'e' || *p == 'E')) {
+            integral = false;
+            ++p;
+            if (p < end && (*p == '+' || *p == '-')) ++p;
+            if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number"), -1;
+            while (p < end && *p >= '0' && *p <= '9')
+                ++p;
+        }
+        if (integral) {
+            if (negative) {
+                std::int64_t v = 0;
+                if (std::from_chars(start, p, v).ec == std::errc()) return h.number_integer(v) ? 1 : 0;
+            } else {
+                std::uint64_t v = 0;
+                if (std::from_chars(start, p, v).ec == std::errc()) return h.number_unsigned(v) ? 1 : 0;
+            }
+        }
+        double d = 0;
+        buffer.assign(start, p);
+        const auto r = std::from_chars(start, p, d);
+        if (r.ec == std::errc::result_out_of_range) {
+            // Subnormal or beyond: strtod in the C locale gives the value the other readers give
+            // (a subnormal, or zero), and infinity is refused as they refuse it.
+            static const locale_t c = newlocale(LC_ALL_MASK, "C", locale_t(nullptr));
+            d = strtod_l(buffer.c_str(), nullptr, c);
+            if (std::isinf(d)) return error(start, "a number too large for a double"), -1;
+        } else if (r.ec != std::errc()) {
+            return error(start, "a malformed number"), -1;
+        }
+        return h.number_float(d, buffer) ? 1 : 0;
+    };
+    auto literal = [&](std::string_view word) {
+        if (std::size_t(end - p) < word.size() || std::string_view(p, word.size()) != word) return false;
+        p += word.size();
+        return true;
+    };
+
+    // Expecting: a value (after '[', ',' in an array, ':' or at the top), or a key / '}' in an object.
+    enum class Want { Value, FirstValueOrEnd, KeyOrEnd, Key, AfterValue } want = Want::Value;
+    for (;;) {
+        skipSpace();
+        if (want == Want::AfterValue) {
+            if (stack.empty()) {
+                if (p != end) return error(p, "text after the end of the document");
+                return true;
+            }
+            if (p == end) return error(p, "the text ends inside an " + std::string(stack.back() == '{' ? "object" : "array"));
+            if (*p == ',') {
+                ++p;
+                want = stack.back() == '{' ? Want::Key : Want::Value;
+                continue;
+            }
+            if (*p == (stack.back() == '{' ? '}' : ']')) {
+                const char closed = stack.back();
+                ++p;
+                stack.pop_back();
+                if (!(closed == '{' ? h.end_object() : h.end_array())) return false;
+                continue;
+            }
+            return error(p, stack.back() == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+        if (p == end) return error(p, "the text ends where a value was expected");
+        if (want == Want::KeyOrEnd || want == Want::Key) {
+            if (want == Want::KeyOrEnd && *p == '}') {
+                ++p;
+                stack.pop_back();
+                if (!h.end_object()) return false;
+                want = Want::AfterValue;
+                continue;
+            }
+            if (*p != '"') return error(p, "expected a string key");
+            const char *at = p;
+            if (const std::string bad = readString(); !bad.empty()) return error(at, bad);
+            if (!h.key(buffer)) return false;
+            skipSpace();
+            if (p == end || *p != ':') return error(p, "expected ':' after a key");
+            ++p;
+            want = Want::Value;
+            continue;
+        }
+        if (want == Want::FirstValueOrEnd && *p == ']') {
+            ++p;
+            stack.pop_back();
+            if (!h.end_array()) return false;
+            want = Want::AfterValue;
+            continue;
+        }
+        const char *at = p;
+        switch (*p) {
+        case '{':
+            ++p;
+            stack.push_back('{');
+            if (!h.start_object(kUnknownSize)) return false;
+            want = Want::KeyOrEnd;
+            continue;
+        case '[':
+            ++p;
+            stack.push_back('[');
+            if (!h.start_array(kUnknownSize)) return false;
+            want = Want::FirstValueOrEnd;
+            continue;
+        case '"':
+            if (const std::string bad = readString(); !bad.empty()) return error(at, bad);
+            if (!h.string(buffer)) return false;
+            break;
+        case 't':
+            if (!literal("true")) return error(at, "an invalid literal");
+            if (!h.boolean(true)) return false;
+            break;
+        case 'f':
+            if (!literal("false")) return error(at, "an invalid literal");
+            if (!h.boolean(false)) return false;
+            break;
+        case 'n':
+            if (!literal("null")) return error(at, "an invalid literal");
+            if (!h.null()) return false;
+            break;
+        default:
+            if (*p == '-' || (*p >= '0' && *p <= '9')) {
+                const int r = readNumber();
+                if (r <= 0) return false;
+                break;
+            }
+            return error(at, "an unexpected character where a value was expected");
+        }
+        want = Want::AfterValue;
+    }
+}
+
+} // namespace atlas

@@ -1,11 +1,12 @@
-#include "atlas_application.h"
+// ckpt-atlas: the command line. inspect and diff run here without Qt; the window and `figures` are
+// ckpt-atlas-gui's (beside this program), started in this process's place.
 #include "diff_command.h"
-#include "figures_command.h"
 #include "inspect_command.h"
-#include "main_window.h"
-#include "settings.h"
+#include "version.h"
 
-#include <QApplication>
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <malloc.h>
@@ -58,6 +59,18 @@ std::optional<int> checkWindowArgs(const std::vector<std::string> &args)
     return std::nullopt;
 }
 
+// Replaces this process with ckpt-atlas-gui, found beside this program, with the same arguments.
+int startGui(char **argv)
+{
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::string gui = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "ckpt-atlas-gui";
+    argv[0] = const_cast<char *>(gui.c_str());
+    ::execv(gui.c_str(), argv);
+    std::cerr << "ckpt-atlas: cannot start the desktop part " << gui << ": " << std::strerror(errno) << "\n";
+    return 2;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -65,14 +78,13 @@ int main(int argc, char **argv)
     // A load makes a few hundred thousand small allocations and a few hundred header buffers of
     // 100 KB: keep the buffers on the heap (no mmap and page faults per buffer, no trim between
     // shards). The 141-shard open measured 0.47 -> 0.40 s with these (bench_open_local).
+    // The same settings are in gui_main.cpp.
     mallopt(M_MMAP_THRESHOLD, 256 << 20);
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
     mallopt(M_TOP_PAD, 64 << 20);
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "inspect") return atlas::runInspect({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "diff") return atlas::runDiff({args.begin() + 1, args.end()});
-    if (!args.empty() && args.front() == "figures")
-        return atlas::runFigures(argc, argv, {args.begin() + 1, args.end()});
     if (!args.empty() && (args.front() == "-h" || args.front() == "--help")) {
         std::cout << kUsage;
         return 0;
@@ -81,22 +93,15 @@ int main(int argc, char **argv)
         std::cout << "ckpt-atlas " << atlas::kAtlasVersion << "\n";
         return 0;
     }
-    if (const auto refused = checkWindowArgs(args)) return *refused;
-    if (!haveDisplay()) {
-        std::cerr << "ckpt-atlas: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); use "
-                     "'ckpt-atlas inspect' or 'ckpt-atlas figures' on this machine, or set "
-                     "QT_QPA_PLATFORM=offscreen\n";
-        return 2;
+    const bool figures = !args.empty() && args.front() == "figures";
+    if (!figures) {
+        if (const auto refused = checkWindowArgs(args)) return *refused;
+        if (!haveDisplay()) {
+            std::cerr << "ckpt-atlas: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); "
+                         "use 'ckpt-atlas inspect' or 'ckpt-atlas figures' on this machine, or set "
+                         "QT_QPA_PLATFORM=offscreen\n";
+            return 2;
+        }
     }
-    atlas::AtlasApplication app(argc, argv);
-    atlas::setApplicationIdentity();
-    atlas::MainWindow::applyTheme(atlas::settings::darkTheme() ? atlas::MainWindow::Theme::Dark
-                                                               : atlas::MainWindow::Theme::Light);
-    atlas::MainWindow window;
-    window.show();
-    if (args.empty())
-        window.openDemo();
-    else
-        window.openSource(QString::fromStdString(args.front()));
-    return app.exec();
+    return startGui(argv);
 }

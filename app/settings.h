@@ -1,5 +1,7 @@
 #pragma once
 
+#include "version.h"
+
 #include <QByteArray>
 #include <QString>
 #include <QStringList>
@@ -10,8 +12,6 @@ namespace atlas {
 inline constexpr int kStateVersion = 1;
 
 // The organisation and application names QSettings() files the settings under.
-// The program's version, for --version, the window and every figure's provenance line.
-inline constexpr const char *kAtlasVersion = "0.1.0";
 void setApplicationIdentity();
 
 // A typed view of the application's settings: every key and its default are written here once.

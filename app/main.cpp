@@ -59,6 +59,22 @@ std::optional<int> checkWindowArgs(const std::vector<std::string> &args)
     return std::nullopt;
 }
 
+// A load touches some 50 MB of fresh heap (the index, the headers, the tensor records): with 4 KiB
+// pages that is ~12,000 page faults, a third of the time of the 141-shard inspect. glibc backs its
+// heap with transparent huge pages when told so at start-up (the tunable glibc.malloc.hugetlb,
+// glibc 2.35+; the kernel's default THP mode, madvise, honours it), so inspect and diff start again
+// once with it set: 0.26 -> 0.14 s here (bench_open_local). Nothing changes where THP is off.
+void preferHugePages(char **argv)
+{
+    const char *current = std::getenv("GLIBC_TUNABLES");
+    const std::string tunables = current ? current : "";
+    if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return; // set (by us or the user)
+    const std::string wanted = (tunables.empty() ? "" : tunables + ":") + "glibc.malloc.hugetlb=1";
+    if (::setenv("GLIBC_TUNABLES", wanted.c_str(), 1) != 0) return;
+    ::execv("/proc/self/exe", argv);
+    // Still here: the start-up goes on with normal pages.
+}
+
 // Replaces this process with ckpt-atlas-gui, found beside this program, with the same arguments.
 int startGui(char **argv)
 {
@@ -83,6 +99,8 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
     mallopt(M_TOP_PAD, 64 << 20);
     std::vector<std::string> args(argv + 1, argv + argc);
+    const bool load = !args.empty() && (args.front() == "inspect" || args.front() == "diff");
+    if (load) preferHugePages(argv);
     if (!args.empty() && args.front() == "inspect") return atlas::runInspect({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "diff") return atlas::runDiff({args.begin() + 1, args.end()});
     if (!args.empty() && (args.front() == "-h" || args.front() == "--help")) {

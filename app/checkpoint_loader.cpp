@@ -101,7 +101,7 @@ void CheckpointLoader::run(SourceSpec spec, NetworkOptions options, const Prepar
         };
         observer.layout = [this, &jobRef, &preparer](std::shared_ptr<const LoadedCheckpoint> layout) {
             auto prepared =
-                std::make_shared<const PreparedViews>(preparer ? preparer(*layout) : PreparedViews());
+                std::make_shared<const PreparedViews>(preparer ? preparer(*layout, &jobRef->cancel) : PreparedViews());
             deliver(jobRef, [this, layout, prepared] {
                 m_layoutMs = m_clock.elapsed();
                 emit layoutReady(layout, prepared);

@@ -34,7 +34,8 @@ public:
     bool idle() const { return m_jobs.idle(); } // no worker thread is left running
     // Work the views do off the GUI thread once the layout is known (AtlasView::prepare); its
     // result travels with layoutReady.
-    using Preparer = std::function<PreparedViews(const LoadedCheckpoint &)>;
+    // Runs on the worker; `cancel` is the job's flag (a long preparation checks it).
+    using Preparer = std::function<PreparedViews(const LoadedCheckpoint &, const std::atomic<bool> *cancel)>;
     void setPreparer(Preparer preparer) { m_preparer = std::move(preparer); }
     // Milliseconds from start() to the layout, and to the end of the load.
     qint64 layoutMs() const { return m_layoutMs; }

@@ -118,7 +118,8 @@ int runDiff(const std::vector<std::string> &args)
                 throw AtlasError(ErrorKind::Usage, "--kv-dtype: " + r.layout->cache.reason);
 
         const CheckpointDiff diff =
-            diffCheckpoints(*results[0].layout, *results[1].layout, results[0].biases.get(), results[1].biases.get());
+            diffCheckpoints(*results[0].layout, *results[1].layout, results[0].biases.get(), results[1].biases.get(),
+                            interrupted);
         const auto json = diffJson(diff);
         if (o.json)
             std::cout << json.dump(2) << "\n";

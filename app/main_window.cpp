@@ -129,10 +129,12 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                         .arg(requests));
             });
     // The heavy part of showing a checkpoint (the Layers tree) is prepared on the loader's thread.
-    m_loader->setPreparer([views = m_views](const LoadedCheckpoint &data) {
+    m_loader->setPreparer([views = m_views](const LoadedCheckpoint &data, const std::atomic<bool> *cancel) {
         PreparedViews prepared;
-        for (const AtlasView *v : views)
+        for (const AtlasView *v : views) {
+            if (cancel && cancel->load(std::memory_order_relaxed)) throw AtlasError(ErrorKind::Source, "cancelled");
             prepared.push_back(v->prepare(data));
+        }
         return prepared;
     });
     connect(
@@ -405,9 +407,9 @@ void MainWindow::compareWith(const QString &source, const QString &revision)
     if (!spec) return;
     m_compareLabel = source + (revision.isEmpty() ? QString() : QLatin1Char('@') + revision);
     // The diff runs on the loader's worker, against the A shown when the comparison started.
-    m_compareLoader->setPreparer([a = m_current](const LoadedCheckpoint &b) {
+    m_compareLoader->setPreparer([a = m_current](const LoadedCheckpoint &b, const std::atomic<bool> *cancel) {
         auto p = std::make_shared<PreparedDiff>();
-        p->diff = std::make_shared<const CheckpointDiff>(diffCheckpoints(*a, b));
+        p->diff = std::make_shared<const CheckpointDiff>(diffCheckpoints(*a, b, nullptr, nullptr, cancel));
         return PreparedViews{p};
     });
     auto *compare = qobject_cast<CompareView *>(view(QStringLiteral("compare")));

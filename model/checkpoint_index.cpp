@@ -60,7 +60,7 @@ class IndexHandler
 {
 public:
     using json = nlohmann::json;
-    explicit IndexHandler(std::string_view file) : m_file(file) {}
+    IndexHandler(std::string_view file, const std::atomic<bool> *cancel) : m_file(file), m_cancel(cancel) {}
 
     // Names go straight into the arena; the file names, a handful repeated 118k times, are interned.
     std::string names;
@@ -115,6 +115,8 @@ public:
                 m_lastFile = static_cast<int>(it->second);
             }
             entries.push_back(e);
+            if ((entries.size() & 4095) == 0 && m_cancel && m_cancel->load(std::memory_order_relaxed))
+                throw AtlasError(ErrorKind::Source, "cancelled");
             return true;
         }
         return value("a string");
@@ -179,6 +181,7 @@ private:
     }
 
     std::string_view m_file;
+    const std::atomic<bool> *m_cancel = nullptr;
     int m_depth = 0;
     bool m_started = false;
     bool m_inWeightMap = false;
@@ -190,12 +193,12 @@ private:
 
 } // namespace
 
-CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view text)
+CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view text, const std::atomic<bool> *cancel)
 {
     auto fail = [&](HeaderProblem p, const std::string &what) {
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": " + what, p);
     };
-    IndexHandler handler(file);
+    IndexHandler handler(file, cancel);
     parseJson(text, handler);
     if (!handler.sawWeightMap) fail(HeaderProblem::BadIndex, "no weight_map object");
     if (handler.entries.empty()) fail(HeaderProblem::BadIndex, "weight_map is empty");

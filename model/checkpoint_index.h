@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,7 +35,9 @@ struct CheckpointIndex
     std::vector<std::uint32_t> byName; // entries sorted by name alone (for shardOf)
 };
 
-CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view json);
+// Throws AtlasError("cancelled") soon after `cancel` is raised (checked every 4,096 entries).
+CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view json,
+                                     const std::atomic<bool> *cancel = nullptr);
 
 // A shard name must be a plain file in the same directory: no separators, no '..',
 // no absolute paths, no percent-encoding, no control characters.

@@ -1,4 +1,5 @@
 #include "diff.h"
+#include "errors.h"
 #include "c_locale.h"
 
 #include "report.h"
@@ -223,8 +224,11 @@ std::string collapseNumbers(const std::vector<std::uint64_t> &v)
 }
 
 CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint &B, const BiasAudit *biasesA,
-                               const BiasAudit *biasesB)
+                               const BiasAudit *biasesB, const std::atomic<bool> *cancel)
 {
+    const auto stopIfCancelled = [cancel] {
+        if (cancel && cancel->load(std::memory_order_relaxed)) throw AtlasError(ErrorKind::Source, "cancelled");
+    };
     CheckpointDiff d;
     d.a = A.checkpoint.source;
     d.b = B.checkpoint.source;
@@ -245,13 +249,16 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
 
     // Tensors: names partitioned.
     std::unordered_map<std::string_view, const TensorInfo *> inA;
-    for (const auto &s : A.checkpoint.shards)
+    for (const auto &s : A.checkpoint.shards) {
+        stopIfCancelled();
         for (const auto &t : s.tensors)
             inA.emplace(t.name, &t);
+    }
     Grouper grouper;
     std::unordered_map<std::string_view, char> seen;
     for (const auto &s : B.checkpoint.shards)
         for (const auto &t : s.tensors) {
+            if (&t == &s.tensors.front()) stopIfCancelled(); // once per shard
             const auto it = inA.find(t.name);
             if (it == inA.end()) {
                 ++d.added;
@@ -270,12 +277,14 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
                 ++d.same;
             }
         }
-    for (const auto &s : A.checkpoint.shards)
+    for (const auto &s : A.checkpoint.shards) {
+        stopIfCancelled();
         for (const auto &t : s.tensors)
             if (!seen.count(t.name)) {
                 ++d.removed;
                 grouper.add(t.name, TensorChange::Removed, describe(t), "");
             }
+    }
     d.groups = grouper.take();
 
     // Parameters, bytes and formats by category.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -69,8 +70,9 @@ struct CheckpointDiff
 };
 
 // `biasesA` / `biasesB`: the audits when the biases were read (then compared byte for byte).
+// Throws AtlasError("cancelled") soon after `cancel` is raised (checked per shard).
 CheckpointDiff diffCheckpoints(const LoadedCheckpoint &a, const LoadedCheckpoint &b, const BiasAudit *biasesA = nullptr,
-                               const BiasAudit *biasesB = nullptr);
+                               const BiasAudit *biasesB = nullptr, const std::atomic<bool> *cancel = nullptr);
 
 // An F32 tensor (or a "F32 [shape]" description) that became BF16 or F16: precision lost.
 bool precisionLost(std::string_view before, std::string_view after);

@@ -186,7 +186,7 @@ private:
             m_ckpt.hasConfig = true;
         }
         m_ckpt.source = m_source.info(); // after the first read: a Hub source knows its commit by now
-        if (small[1]) m_index = parseCheckpointIndex("model.safetensors.index.json", *small[1]);
+        if (small[1]) m_index = parseCheckpointIndex("model.safetensors.index.json", *small[1], m_source.cancelFlag());
     }
 
     // The shards the index names (or the single model.safetensors), with a first-read guess each.

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -64,26 +65,48 @@ std::optional<int> checkWindowArgs(const std::vector<std::string> &args)
 // heap with transparent huge pages when told so at start-up (the tunable glibc.malloc.hugetlb,
 // glibc 2.35+; the kernel's default THP mode, madvise, honours it), so inspect and diff start again
 // once with it set: 0.26 -> 0.14 s here (bench_open_local). Nothing changes where THP is off.
+// This program's own file, when /proc says so and it is this program (not ld.so running it).
+std::optional<std::filesystem::path> selfExecutable()
+{
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec || self.filename() != "ckpt-atlas") return std::nullopt;
+    return self;
+}
+
 void preferHugePages(char **argv)
 {
+    // Once only, whatever glibc makes of the tunable (it drops tunables for privileged processes):
+    // our own marker says the start-up already happened, and privileged processes never re-exec.
+    if (std::getenv("CKPT_ATLAS_STARTED") || getauxval(AT_SECURE)) return;
+    ::setenv("CKPT_ATLAS_STARTED", "1", 1);
     const char *current = std::getenv("GLIBC_TUNABLES");
     const std::string tunables = current ? current : "";
-    if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return; // set (by us or the user)
+    if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return; // the user chose
+    const auto self = selfExecutable();
+    if (!self) return;
     const std::string wanted = (tunables.empty() ? "" : tunables + ":") + "glibc.malloc.hugetlb=1";
     if (::setenv("GLIBC_TUNABLES", wanted.c_str(), 1) != 0) return;
-    ::execv("/proc/self/exe", argv);
+    ::execv(self->c_str(), argv);
     // Still here: the start-up goes on with normal pages.
 }
 
 // Replaces this process with ckpt-atlas-gui, found beside this program, with the same arguments.
 int startGui(char **argv)
 {
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    const std::string gui = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "ckpt-atlas-gui";
-    argv[0] = const_cast<char *>(gui.c_str());
-    ::execv(gui.c_str(), argv);
-    std::cerr << "ckpt-atlas: cannot start the desktop part " << gui << ": " << std::strerror(errno) << "\n";
+    std::string gui;
+    if (const auto self = selfExecutable()) {
+        gui = self->parent_path() / "ckpt-atlas-gui";
+    } else if (std::string_view(argv[0]).find('/') != std::string_view::npos) {
+        gui = std::filesystem::path(argv[0]).parent_path() / "ckpt-atlas-gui";
+    }
+    argv[0] = const_cast<char *>(gui.empty() ? "ckpt-atlas-gui" : gui.c_str());
+    if (gui.empty())
+        ::execvp("ckpt-atlas-gui", argv); // started by bare name from PATH: its sibling is on PATH too
+    else
+        ::execv(gui.c_str(), argv);
+    std::cerr << "ckpt-atlas: cannot start the desktop part " << (gui.empty() ? "ckpt-atlas-gui" : gui) << ": "
+              << std::strerror(errno) << "\n";
     return 2;
 }
 

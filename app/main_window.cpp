@@ -160,7 +160,8 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     });
     auto done = [this](const QString &message) {
         m_progress->hide();
-        m_cancel->hide();
+        // Cancel stays while a comparison still runs: it is then the comparison's.
+        m_cancel->setVisible(m_compareLoader->isRunning());
         m_statusText->setText(message);
     };
     connect(m_loader, &CheckpointLoader::finished, this, [this, done] {
@@ -201,12 +202,18 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     });
     connect(m_compareLoader, &CheckpointLoader::failed, compare,
             [compare](const QString &message, int) { compare->showComparisonFailure(message); });
-    connect(m_compareLoader, &CheckpointLoader::cancelled, this, [this, compare] {
+    // When the comparison ends, Cancel goes unless the checkpoint itself is still loading.
+    auto comparisonOver = [this] { m_cancel->setVisible(m_loader->isRunning()); };
+    connect(m_compareLoader, &CheckpointLoader::cancelled, this, [this, compare, comparisonOver] {
         compare->showComparisonCancelled(m_compareLabel);
         m_statusText->setText(tr("Comparison cancelled"));
+        comparisonOver();
     });
-    connect(m_compareLoader, &CheckpointLoader::finished, this,
-            [this] { m_statusText->setText(tr("Compared with %1").arg(m_compareLabel)); });
+    connect(m_compareLoader, &CheckpointLoader::failed, this, comparisonOver);
+    connect(m_compareLoader, &CheckpointLoader::finished, this, [this, comparisonOver] {
+        m_statusText->setText(tr("Compared with %1").arg(m_compareLabel));
+        comparisonOver();
+    });
 
     // The Routing view asks; the runner simulates off the GUI thread and answers.
     auto *routing = qobject_cast<RoutingView *>(view(QStringLiteral("routing")));
@@ -416,6 +423,7 @@ void MainWindow::compareWith(const QString &source, const QString &revision)
     compare->showComparisonStarted(m_compareLabel);
     showView(compare);
     m_statusText->setText(tr("Comparing with %1…").arg(m_compareLabel));
+    m_cancel->show();
     m_compareLoader->start(*spec, networkOptions());
 }
 
@@ -453,8 +461,11 @@ void MainWindow::startLoad(const SourceSpec &spec, const QString &label)
 
 void MainWindow::cancelLoad()
 {
-    m_loader->cancel();
-    m_compareLoader->cancel();
+    // The job in progress is the one cancelled: the checkpoint being opened, else the comparison.
+    if (m_loader->isRunning())
+        m_loader->cancel();
+    else
+        m_compareLoader->cancel();
 }
 
 void MainWindow::showError(const QString &message, const QString &headline)

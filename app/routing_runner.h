@@ -22,7 +22,7 @@ public:
     void discard(); // a new checkpoint: whatever is running is dropped silently
     bool isRunning() const { return m_running; }
     bool idle() const { return m_jobs.idle(); } // no worker thread is left running
-    // Tokens the newest simulation has routed so far, over all its layers.
+    // Tokens the newest simulation has taken up (handed to the router) so far, over all its layers.
     std::uint64_t tokensRouted() const { return m_jobs.current() ? m_jobs.current()->counters[0].load() : 0; }
 
 signals:

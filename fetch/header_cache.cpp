@@ -28,13 +28,16 @@ void spit(const std::filesystem::path &p, const std::string &bytes)
     // same header at once, and each must rename a whole file of its own.
     static std::atomic<std::uint64_t> writes{0};
     const auto tmp = p.string() + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(writes.fetch_add(1));
+    bool written = false;
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) return;
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        if (!out) return;
+        if (out) {
+            out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+            written = static_cast<bool>(out);
+        }
     }
-    std::filesystem::rename(tmp, p, ec);
+    if (written) std::filesystem::rename(tmp, p, ec);
+    if (!written || ec) std::filesystem::remove(tmp, ec); // a failed write leaves nothing behind
 }
 
 std::string pathSafe(std::string s)

@@ -199,7 +199,7 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": " + what, p);
     };
     IndexHandler handler(file, cancel);
-    parseJson(text, handler);
+    if (!parseJson(text, handler)) fail(HeaderProblem::BadIndex, "not valid JSON");
     if (!handler.sawWeightMap) fail(HeaderProblem::BadIndex, "no weight_map object");
     if (handler.entries.empty()) fail(HeaderProblem::BadIndex, "weight_map is empty");
 

@@ -25,7 +25,7 @@ namespace atlas {
 // start_object(std::size_t), end_object(), start_array(std::size_t), end_array(),
 // parse_error(std::size_t byte, const std::string &message). A callback returning false stops the
 // reading; parseJson then returns false. parse_error's return value is returned.
-template <typename Handler> bool parseJson(std::string_view text, Handler &h)
+template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, Handler &h)
 {
     const char *const begin = text.data();
     const char *p = begin;
@@ -123,11 +123,12 @@ template <typename Handler> bool parseJson(std::string_view text, Handler &h)
         }
     };
     // A number at p: JSON's grammar exactly, then the narrowest of unsigned, signed and double.
-    auto readNumber = [&]() -> int { // 1 ok, 0 stopped by the handler, -1 malformed (error reported)
+    // 1: read; 0: stopped (a callback said false); -1: malformed, and parse_error answered true.
+    auto readNumber = [&]() -> int {
         const char *start = p;
         const bool negative = *p == '-';
         if (negative) ++p;
-        if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number"), -1;
+        if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number") ? -1 : 0;
         if (*p == '0') {
             ++p;
         } else {
@@ -138,7 +139,7 @@ template <typename Handler> bool parseJson(std::string_view text, Handler &h)
         if (p < end && *p == '.') {
             integral = false;
             ++p;
-            if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number"), -1;
+            if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number") ? -1 : 0;
             while (p < end && *p >= '0' && *p <= '9')
                 ++p;
         }
@@ -146,7 +147,7 @@ template <typename Handler> bool parseJson(std::string_view text, Handler &h)
             integral = false;
             ++p;
             if (p < end && (*p == '+' || *p == '-')) ++p;
-            if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number"), -1;
+            if (p == end || *p < '0' || *p > '9') return error(start, "a malformed number") ? -1 : 0;
             while (p < end && *p >= '0' && *p <= '9')
                 ++p;
         }
@@ -167,9 +168,9 @@ template <typename Handler> bool parseJson(std::string_view text, Handler &h)
             // (a subnormal, or zero), and infinity is refused as they refuse it.
             static const locale_t c = newlocale(LC_ALL_MASK, "C", locale_t(nullptr));
             d = strtod_l(buffer.c_str(), nullptr, c);
-            if (std::isinf(d)) return error(start, "a number too large for a double"), -1;
+            if (std::isinf(d)) return error(start, "a number too large for a double") ? -1 : 0;
         } else if (r.ec != std::errc()) {
-            return error(start, "a malformed number"), -1;
+            return error(start, "a malformed number") ? -1 : 0;
         }
         return h.number_float(d, buffer) ? 1 : 0;
     };
@@ -262,7 +263,8 @@ template <typename Handler> bool parseJson(std::string_view text, Handler &h)
         default:
             if (*p == '-' || (*p >= '0' && *p <= '9')) {
                 const int r = readNumber();
-                if (r <= 0) return false;
+                if (r == 0) return false;
+                if (r < 0) return true; // parse_error's answer, as for every other error
                 break;
             }
             return error(at, "an unexpected character where a value was expected");

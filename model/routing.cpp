@@ -706,7 +706,7 @@ std::optional<std::uint64_t> cgroupMemoryMax()
             const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
             if (r.ec == std::errc() && (!lowest || v < *lowest)) lowest = v;
         }
-        if (dir.empty() || dir == "/") break;
+        if (dir.empty() || dir == "/" || dir.rfind('/') == std::string::npos) break;
     }
     return lowest;
 }

@@ -190,7 +190,7 @@ struct RoutingOptions
     const CapturedLogits *captured = nullptr;
     unsigned threads = 0; // 0: one per core
     const std::atomic<bool> *cancel = nullptr;
-    std::atomic<std::uint64_t> *routed = nullptr; // tokens routed so far, all layers (progress)
+    std::atomic<std::uint64_t> *routed = nullptr; // tokens handed to the router so far, all layers
     std::uint64_t memoryLimit = 0; // 0: routingMemoryLimit()
 };
 

@@ -424,7 +424,7 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     out.headerLength = json.size();
     out.fileSize = fileSize;
     HeaderHandler handler(file, out);
-    parseJson(json, handler);
+    if (!parseJson(json, handler)) fail(HeaderProblem::NotJson, file, "header is not valid JSON");
 
     auto &ts = out.tensors;
     {

@@ -112,6 +112,54 @@ private slots:
         QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("ghost")), e.what());
     }
 
+    void indexDisagreesWithHeaders()
+    {
+        // The sort-merge cross-check, each way a name can disagree.
+        const std::string path = m_dir.filePath(QStringLiteral("model.safetensors.index.json")).toStdString();
+        std::ifstream in(path);
+        const auto original = nlohmann::json::parse(in);
+        in.close();
+        std::string tensor, shard, otherShard;
+        for (const auto &[name, file] : original["weight_map"].items()) {
+            if (tensor.empty()) {
+                tensor = name;
+                shard = file.get<std::string>();
+            } else if (file.get<std::string>() != shard) {
+                otherShard = file.get<std::string>();
+                break;
+            }
+        }
+        QVERIFY(!otherShard.empty());
+
+        // Listed in one shard, found in another: refused, naming both.
+        auto moved = original;
+        moved["weight_map"][tensor] = otherShard;
+        std::ofstream(path) << moved.dump();
+        AtlasError e = openExpectingError(m_dir);
+        QCOMPARE(e.kind(), ErrorKind::Invalid);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QString::fromStdString("is listed in " + otherShard + " but found in " + shard)),
+                 e.what());
+
+        // Listed twice (JSON allows the key twice; the index may not): refused.
+        std::string twice = original.dump();
+        const std::string head = "\"weight_map\":{";
+        twice.insert(twice.find(head) + head.size(), "\"" + tensor + "\":\"" + shard + "\",");
+        std::ofstream(path) << twice;
+        e = openExpectingError(m_dir);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("twice")), e.what());
+
+        // In a header but not in the index: read, with a warning naming it.
+        auto missing = original;
+        missing["weight_map"].erase(tensor);
+        std::ofstream(path) << missing.dump();
+        LocalDirectorySource source(m_dir.path().toStdString());
+        const Checkpoint c = readCheckpoint(source);
+        bool warned = false;
+        for (const auto &w : c.warnings)
+            warned = warned || (w.find("not in the index") != std::string::npos && w.find(tensor) != std::string::npos);
+        QVERIFY(warned);
+    }
+
     void indexEscapesDirectory()
     {
         const std::string path = m_dir.filePath(QStringLiteral("model.safetensors.index.json")).toStdString();

@@ -1,4 +1,5 @@
 #include "analysis.h"
+#include "roles.h"
 
 #include "errors.h"
 #include "module_pattern.h"
@@ -35,8 +36,9 @@ int parseInt(std::string_view digits)
 std::string_view categoryName(Category c)
 {
     static constexpr std::array<std::string_view, kCategoryCount> names{
-        "routed_experts", "shared_experts", "attention", "indexer", "router",
-        "dense_mlp",      "embedding",      "norms",     "mtp",     "other"};
+        "routed_experts", "shared_experts",    "attention",        "indexer",  "router",
+        "dense_mlp",      "embedding",         "norms",            "mtp",      "linear_attention",
+        "encoders",       "hyper_connections", "router_tables",    "other"};
     return names[static_cast<std::size_t>(c)];
 }
 
@@ -117,66 +119,10 @@ bool isQuantScale(std::string_view name, Dtype dtype)
     return false;
 }
 
-namespace {
-
-std::string_view segment(std::string_view s, int k)
-{
-    for (int i = 0; i < k; ++i) {
-        const auto dot = s.find('.');
-        if (dot == std::string_view::npos) return {};
-        s.remove_prefix(dot + 1);
-    }
-    return s.substr(0, s.find('.'));
-}
-
-bool isOneOf(std::string_view s, std::initializer_list<std::string_view> names)
-{
-    return std::find(names.begin(), names.end(), s) != names.end();
-}
-
-} // namespace
-
-LayerRole layerRole(std::string_view rest)
-{
-    const std::string_view s0 = segment(rest, 0), s1 = segment(rest, 1);
-    if (endsWith(rest, "e_score_correction_bias")) return {Category::Router};
-    // Token mixing of every kind: softmax attention, linear attention (Gated DeltaNet), Mamba.
-    if (isOneOf(s0, {"self_attn", "attention", "attn", "self_attention", "linear_attn", "mamba"}))
-        return {s1 == "indexer" ? Category::Indexer : Category::Attention};
-    // Nemotron-H's "mixer" is a layer's one block: MoE, MLP, attention or Mamba, told by what is inside.
-    if (s0 == "mixer" && !isOneOf(s1, {"experts", "shared_experts", "gate", "router", "up_proj", "down_proj",
-                                       "gate_proj"}))
-        return {Category::Attention};
-    if (isOneOf(s0, {"mlp", "block_sparse_moe", "feed_forward", "moe", "mixer"})) {
-        if (s1 == "experts") {
-            const int expert = parseInt(segment(rest, 2));
-            return {Category::RoutedExperts, expert, expert < 0};
-        }
-        if (isOneOf(s1, {"shared_experts", "shared_expert", "shared_expert_gate"}))
-            return {Category::SharedExperts};
-        if (isOneOf(s1, {"gate", "router"})) return {Category::Router};
-        return {Category::DenseMlp};
-    }
-    if (endsWith(s0, "norm")) return {Category::Norms}; // input_layernorm, post_attention_layernorm, ...
-    return {Category::Other};
-}
-
 Category categorize(std::string_view name, int layer, bool mtpLayer)
 {
-    if (layer < 0) {
-        if (name.find("embed_tokens.") != std::string_view::npos || startsWith(name, "lm_head.") ||
-            name.find(".lm_head.") != std::string_view::npos ||
-            name.find("embed_out.") != std::string_view::npos)
-            return Category::Embedding;
-        // The final norm under any prefix: model.norm, model.language_model.norm, backbone.norm_f, ...
-        const auto lastDot = name.rfind('.');
-        const std::string_view module = lastDot == std::string_view::npos ? name : name.substr(0, lastDot);
-        const std::string_view last =
-            module.substr(module.rfind('.') == std::string_view::npos ? 0 : module.rfind('.') + 1);
-        if (last == "norm" || last == "norm_f" || last == "final_layernorm" || last == "final_norm")
-            return Category::Norms;
-        return Category::Other;
-    }
+    if (const auto outside = outsideLayersRole(name)) return *outside;
+    if (layer < 0) return outsideRole(name);
     if (mtpLayer) return Category::Mtp;
     return layerRole(placeOf(name).rest).category;
 }
@@ -576,7 +522,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         for (const auto &t : s.tensors) {
             if ((++seen & 4095) == 0 && cancel && cancel->load(std::memory_order_relaxed))
                 throw AtlasError(ErrorKind::Source, "cancelled");
-            TensorPlace place = placeOf(t.name);
+            // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
+            const std::optional<Category> outside = outsideLayersRole(t.name);
+            TensorPlace place = outside ? TensorPlace{-1, t.name} : placeOf(t.name);
             if (place.layer >= layerCount) {
                 // A layer number the model does not have is never an index: the tensor stays visible
                 // under other, and a warning names it.
@@ -588,7 +536,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             const std::string_view rest = place.rest;
             // The role is read once: it gives the category (as categorize() would) and the layer's facts.
             const LayerRole role = layer ? layerRole(rest) : LayerRole{};
-            const Category cat = !layer ? categorize(t.name, -1, false) : mtp ? Category::Mtp : role.category;
+            const Category cat = outside ? *outside
+                                 : !layer ? outsideRole(t.name)
+                                 : mtp    ? Category::Mtp
+                                          : role.category;
             const auto ci = static_cast<std::size_t>(cat);
 
             if (layer) {
@@ -600,6 +551,11 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                     t.shape[0] <= std::uint64_t(kMaxConfigExperts))
                     fused[static_cast<std::size_t>(place.layer)] =
                         std::max(fused[static_cast<std::size_t>(place.layer)], static_cast<int>(t.shape[0]));
+            }
+            if (cat == Category::RouterTables) {
+                b.routerTables.add(t);
+                if (layer) layer->scales.add(t);
+                continue;
             }
             if (isQuantScale(t.name, t.dtype)) {
                 b.quantScales.add(t);
@@ -677,10 +633,13 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     const std::uint64_t routed = b.byCategory[static_cast<std::size_t>(Category::RoutedExperts)];
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
         const auto cat = static_cast<Category>(c);
-        if (cat != Category::RoutedExperts && cat != Category::Mtp) b.activeByCategory[c] = b.byCategory[c];
+        // Routed experts by their share below; MTP and encoders do not run for a text token.
+        if (cat != Category::RoutedExperts && cat != Category::Mtp && cat != Category::Encoders)
+            b.activeByCategory[c] = b.byCategory[c];
     }
     if (routed == 0) {
-        b.activatedPerToken = b.total - b.byCategory[static_cast<std::size_t>(Category::Mtp)];
+        b.activatedPerToken = b.total - b.byCategory[static_cast<std::size_t>(Category::Mtp)] -
+                              b.byCategory[static_cast<std::size_t>(Category::Encoders)];
         b.activationNote = "no routed experts: every main-model parameter is active";
     } else if (cfg.numExpertsPerTok && experts_ && *experts_ > 0) {
         const auto k = static_cast<unsigned __int128>(*cfg.numExpertsPerTok);

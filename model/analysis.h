@@ -24,9 +24,13 @@ enum class Category {
     Embedding,
     Norms,
     Mtp,
-    Other,
+    LinearAttention,  // KDA, Gated DeltaNet, Mamba-2 mixers
+    Encoders,         // vision and audio towers and projectors: in the total, not active per text token
+    HyperConnections, // multi-stream residual mixing (hc_*), attention residuals
+    RouterTables,     // lookup tables such as tid2eid: neither parameters nor scales, counted apart
+    Other,            // no role: listed in parameters.unassigned, never dropped
 };
-inline constexpr std::size_t kCategoryCount = 10;
+inline constexpr std::size_t kCategoryCount = 14;
 std::string_view categoryName(Category c);
 
 enum class LayerKind { Dense, Moe, Mtp };
@@ -93,7 +97,8 @@ struct ParameterBudget
     std::array<std::uint64_t, kCategoryCount> activeByCategory{};
     std::map<std::string, std::uint64_t> byDtype; // scales excluded
     Tally quantScales;
-    std::vector<std::string> otherTensors; // never dropped silently
+    Tally routerTables;                    // tid2eid and the like: not in the total
+    std::vector<std::string> otherTensors; // never dropped silently (parameters.unassigned)
     std::string activationNote;            // how the active count was formed, or why it is missing
 };
 

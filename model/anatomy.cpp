@@ -570,7 +570,9 @@ std::vector<StackRun> layerStack(const LoadedCheckpoint &data)
             const std::string_view rest = placeOf(t.name).rest;
             if (rest.find("kv_a_proj_with_mqa") != std::string_view::npos) mla[static_cast<std::size_t>(l)] = 1;
             if (rest.starts_with("linear_attn.") || rest.starts_with("mamba.")) linear[static_cast<std::size_t>(l)] = 1;
-            if (layerRole(rest).category == Category::Attention) attention[static_cast<std::size_t>(l)] = 1;
+            const Category role = layerRole(rest).category;
+            if (role == Category::Attention || role == Category::LinearAttention)
+                attention[static_cast<std::size_t>(l)] = 1;
         }
     const bool typed = static_cast<int>(cfg.layerTypes.size()) == a.mainLayers;
     std::vector<StackRun> runs;

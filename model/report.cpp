@@ -104,7 +104,17 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     params["quant_scales"] = {{"tensors", b.quantScales.tensors},
                               {"elements", b.quantScales.elements},
                               {"bytes", b.quantScales.bytes}};
+    params["router_tables"] = {{"tensors", b.routerTables.tensors},
+                               {"elements", b.routerTables.elements},
+                               {"bytes", b.routerTables.bytes}};
     params["other_tensors"] = stringList(b.otherTensors);
+    // Tensors no row of the role table claims: 0 on every family the program knows.
+    J examples = J::array();
+    for (std::size_t i = 0; i < b.otherTensors.size() && i < 5; ++i)
+        examples.push_back(b.otherTensors[i]);
+    params["unassigned"] = {{"tensors", b.otherTensors.size()},
+                            {"parameters", b.byCategory[static_cast<std::size_t>(Category::Other)]},
+                            {"examples", examples}};
     r["parameters"] = params;
 
     J layers = J::array();

@@ -160,13 +160,23 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         m_cardValues[i].second->setText(text);
         m_cardValues[i].second->setToolTip(tip);
     };
-    set(0, shortCountQ(b.total), groupDigitsQ(b.total));
+    const std::uint64_t encoders = b.byCategory[static_cast<std::size_t>(Category::Encoders)];
+    set(0, shortCountQ(b.total),
+        groupDigitsQ(b.total) +
+            (encoders ? tr(" — of which %1 in vision/audio encoders (not active per text token)").arg(groupDigitsQ(encoders))
+                      : QString()));
     set(1, b.activatedPerToken ? shortCountQ(*b.activatedPerToken) : tr("unknown"),
         b.activatedPerToken
             ? groupDigitsQ(*b.activatedPerToken) + QStringLiteral(" — ") + qs(b.activationNote)
             : qs(b.activationNote));
-    set(2, groupDigitsQ(c.tensorCount()),
-        tr("%1 quantization scale tensors among them").arg(groupDigitsQ(b.quantScales.tensors)));
+    // Tensors no row of the role table claims are counted (under other) and named here, never dropped.
+    const std::size_t unassigned = b.otherTensors.size();
+    set(2,
+        unassigned ? tr("%1 (%2 unassigned)").arg(groupDigitsQ(c.tensorCount())).arg(groupDigitsQ(unassigned))
+                   : groupDigitsQ(c.tensorCount()),
+        tr("%1 quantization scale tensors among them").arg(groupDigitsQ(b.quantScales.tensors)) +
+            (unassigned ? tr("; %1 of no known role, e.g. %2").arg(groupDigitsQ(unassigned), qs(b.otherTensors.front()))
+                        : tr("; every tensor has a role")));
     set(3, QString::number(c.shards.size()), tr("headers: %1 bytes").arg(groupDigitsQ(c.headerBytes())));
     set(4, binaryBytesQ(c.tensorBytes()), groupDigitsQ(c.tensorBytes()) + tr(" bytes"));
     set(5, tr("%1 + %2 MTP").arg(a.mainLayers).arg(mtp), tr("%1 dense, %2 MoE").arg(dense).arg(moe));

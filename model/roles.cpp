@@ -1,0 +1,203 @@
+#include "roles.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace atlas {
+
+namespace {
+
+// Segment k of a dotted name ("" past the end).
+std::string_view segment(std::string_view s, int k)
+{
+    for (int i = 0; i < k; ++i) {
+        const auto dot = s.find('.');
+        if (dot == std::string_view::npos) return {};
+        s.remove_prefix(dot + 1);
+    }
+    return s.substr(0, s.find('.'));
+}
+
+int expertNumber(std::string_view digits)
+{
+    int v = -1;
+    const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    return r.ec == std::errc() && r.ptr == digits.data() + digits.size() && v >= 0 ? v : -1;
+}
+
+// "" any; "x*" starts with x; "*x" ends with x; otherwise equal.
+bool globMatch(std::string_view pattern, std::string_view s)
+{
+    if (pattern.empty()) return true;
+    if (pattern.back() == '*') return s.starts_with(pattern.substr(0, pattern.size() - 1));
+    if (pattern.front() == '*') return s.ends_with(pattern.substr(1));
+    return s == pattern;
+}
+
+using enum Category;
+constexpr RoleScope L = RoleScope::Layer, T = RoleScope::Outside;
+
+// The table, first match wins. A layer row looks at the name after "layers.N." (its first segment,
+// its second, its end); an outside row at a name that is in no decoder layer. Adding a family adds rows.
+constexpr RoleRow kRoles[] = {
+    // Routers' correction biases and lookup tables, wherever they sit.
+    {L, "", "", "e_score_correction_bias", Router, "DeepSeek-V3, GLM-5, Kimi, MiniMax (on block_sparse_moe)"},
+    {L, "", "", ".tid2eid", RouterTables, "DeepSeek-V4 hash routing (token id -> experts)"},
+    // Hyper-connections: multi-stream residual mixing, and Kimi's attention residuals.
+    {L, "hc_*", "", "", HyperConnections, "DeepSeek-V4, GLM-5.3-Flash (mHC)"},
+    {L, "*_res_proj", "", "", HyperConnections, "Kimi-K3 attention residuals (self_attention_res_proj, mlp_res_proj)"},
+    {L, "*_res_norm", "", "", HyperConnections, "Kimi-K3 attention residuals"},
+    // Sparse-attention indexers inside attention.
+    {L, "self_attn", "indexer", "", Indexer, "DeepSeek-V3.2, GLM-5"},
+    {L, "attn", "indexer", "", Indexer, "DeepSeek-V4"},
+    {L, "self_attn", "index_*", "", Indexer, "MiniMax-M3 (index_q/k_proj, index_q/k_norm)"},
+    // Linear attention and state-space mixers.
+    {L, "linear_attn", "", "", LinearAttention, "Qwen3-Next (Gated DeltaNet)"},
+    {L, "mamba", "", "", LinearAttention, "Mamba-2 hybrids"},
+    {L, "mixer", "A_log", "", LinearAttention, "Nemotron-H (Mamba-2 mixer)"},
+    {L, "mixer", "D", "", LinearAttention, "Nemotron-H (Mamba-2 mixer)"},
+    {L, "mixer", "dt_bias", "", LinearAttention, "Nemotron-H (Mamba-2 mixer)"},
+    {L, "mixer", "conv1d", "", LinearAttention, "Nemotron-H (Mamba-2 mixer)"},
+    {L, "mixer", "in_proj", "", LinearAttention, "Nemotron-H (Mamba-2 mixer)"},
+    {L, "mixer", "out_proj", "", LinearAttention, "Nemotron-H (Mamba-2 mixer)"},
+    {L, "mixer", "norm", "", LinearAttention, "Nemotron-H (Mamba-2 mixer)"},
+    // Softmax attention of every naming (biases, sinks, q/k norms, compressors included).
+    {L, "self_attn", "", "", Attention, "Llama-style, DeepSeek, GLM, Qwen, Mixtral"},
+    {L, "attn", "", "", Attention, "DeepSeek-V4 (wq_a, wkv, compressor, attn_sink)"},
+    {L, "attention", "", "", Attention, "InternLM, Llama 4"},
+    {L, "self_attention", "", "", Attention, "Falcon, ChatGLM"},
+    {L, "mixer", "q_proj", "", Attention, "Nemotron-H (attention mixer)"},
+    {L, "mixer", "k_proj", "", Attention, "Nemotron-H (attention mixer)"},
+    {L, "mixer", "v_proj", "", Attention, "Nemotron-H (attention mixer)"},
+    {L, "mixer", "o_proj", "", Attention, "Nemotron-H (attention mixer)"},
+    // Mixture-of-experts blocks: routed experts, shared experts, the router.
+    {L, "mlp", "experts", "", RoutedExperts, "DeepSeek, GLM, Qwen, gpt-oss"},
+    {L, "block_sparse_moe", "experts", "", RoutedExperts, "Mixtral, Kimi, MiniMax"},
+    {L, "feed_forward", "experts", "", RoutedExperts, "Llama 4"},
+    {L, "moe", "experts", "", RoutedExperts, "Arctic-style"},
+    {L, "mixer", "experts", "", RoutedExperts, "Nemotron-H (MoE mixer)"},
+    {L, "ffn", "experts", "", RoutedExperts, "DeepSeek-V4"},
+    {L, "*", "shared_expert*", "", SharedExperts, "DeepSeek, GLM, Qwen2-MoE, DeepSeek-V4"},
+    {L, "*", "gate", "", Router, "DeepSeek, Mixtral, DeepSeek-V4 (gate.bias)"},
+    {L, "*", "router", "", Router, "gpt-oss, Llama 4"},
+    // Dense MLPs (what is left in an MLP container).
+    {L, "mlp", "", "", DenseMlp, "most families"},
+    {L, "block_sparse_moe", "", "", DenseMlp, "Mixtral naming"},
+    {L, "feed_forward", "", "", DenseMlp, "Llama 4"},
+    {L, "moe", "", "", DenseMlp, "Arctic-style"},
+    {L, "mixer", "", "", DenseMlp, "Nemotron-H (MLP mixer)"},
+    {L, "ffn", "", "", DenseMlp, "DeepSeek-V4"},
+    // Norms of a layer: input_layernorm, post_attention_layernorm, attn_norm, ffn_norm, enorm, hnorm, ...
+    {L, "*norm", "", "", Norms, "every family"},
+
+    // Outside the decoder layers: embedding and head, final norms, hyper-connection heads.
+    {T, "*embed_tokens", "", "", Embedding, "every family"},
+    {T, "embed", "", "", Embedding, "DeepSeek-V4"},
+    {T, "embed_out", "", "", Embedding, "GPT-NeoX"},
+    {T, "embeddings", "", "", Embedding, "Nemotron-H (backbone.embeddings)"},
+    {T, "*lm_head", "", "", Embedding, "every family"},
+    {T, "head", "", "", Embedding, "DeepSeek-V4"},
+    {T, "hc_head_*", "", "", HyperConnections, "DeepSeek-V4 (the head's stream mixing)"},
+    {T, "*_res_proj", "", "", HyperConnections, "Kimi-K3 (output_attn_res_proj)"},
+    {T, "*_res_norm", "", "", HyperConnections, "Kimi-K3 (output_attn_res_norm)"},
+    {T, "norm", "", "", Norms, "every family"},
+    {T, "norm_f", "", "", Norms, "Nemotron-H, Mamba"},
+    {T, "final_layernorm", "", "", Norms, "Falcon, ChatGLM"},
+    {T, "final_norm", "", "", Norms, "Llama 4"},
+};
+
+// Modules whose layer numbers are not decoder layers: vision and audio towers and their projectors
+// (domain.md section 12), and MTP blocks under mtp.* (DeepSeek-V4 mtp.N, Qwen3-Next mtp.layers.N).
+constexpr EncoderRow kEncoders[] = {
+    {"vision_tower", "LLaVA, Kimi-K3, MiniMax"},
+    {"visual", "Qwen-VL"},
+    {"vision_model", "Llama 4, Idefics"},
+    {"vision_encoder", "Pixtral-style"},
+    {"multi_modal_projector", "LLaVA, Llama 4"},
+    {"mm_projector", "LLaVA-1.5"},
+    {"patch_merge*", "Kimi-VL (patch_merger)"},
+    {"vision_language_adapter", "Pixtral"},
+    {"audio_tower", "Qwen2-Audio"},
+    {"embed_vision", "Gemma 3n"},
+    {"embed_audio", "Gemma 3n"},
+    {"speech_*", "speech encoders"},
+};
+
+// The last module name of a dotted tensor name (the segment before the leaf): "model.norm.weight" -> "norm".
+std::string_view moduleOf(std::string_view name)
+{
+    const auto lastDot = name.rfind('.');
+    const std::string_view module = lastDot == std::string_view::npos ? name : name.substr(0, lastDot);
+    const auto prev = module.rfind('.');
+    return prev == std::string_view::npos ? module : module.substr(prev + 1);
+}
+
+} // namespace
+
+std::span<const RoleRow> roleTable()
+{
+    return kRoles;
+}
+
+std::span<const EncoderRow> encoderTable()
+{
+    return kEncoders;
+}
+
+int decidingRow(std::string_view name, RoleScope scope)
+{
+    const std::string_view s0 = scope == RoleScope::Layer ? segment(name, 0) : moduleOf(name);
+    const std::string_view s1 = scope == RoleScope::Layer ? segment(name, 1) : std::string_view();
+    for (std::size_t i = 0; i < std::size(kRoles); ++i) {
+        const RoleRow &row = kRoles[i];
+        if (row.scope != scope || !globMatch(row.first, s0) || !globMatch(row.second, s1)) continue;
+        if (!row.ending.empty() && !name.ends_with(row.ending)) continue;
+        return static_cast<int>(i);
+    }
+    return -1;
+}
+
+LayerRole layerRole(std::string_view rest)
+{
+    if (const int i = decidingRow(rest, RoleScope::Layer); i >= 0) {
+        const RoleRow &row = kRoles[static_cast<std::size_t>(i)];
+        if (row.category == Category::RoutedExperts) {
+            // Per expert ("experts.7.w1") or fused, the expert count then the leading dimension.
+            const int expert = expertNumber(segment(rest, 2));
+            return {Category::RoutedExperts, expert, expert < 0};
+        }
+        return {row.category};
+    }
+    // No row: position decides before "other" does. Anything under experts.N. is a routed expert.
+    if (const auto at = rest.find("experts."); at != std::string_view::npos &&
+                                               (at == 0 || rest[at - 1] == '.') &&
+                                               rest.find("shared_expert") == std::string_view::npos) {
+        const int expert = expertNumber(segment(rest.substr(at), 1));
+        if (expert >= 0) return {Category::RoutedExperts, expert, false};
+    }
+    return {Category::Other};
+}
+
+std::optional<Category> outsideLayersRole(std::string_view name)
+{
+    // Any segment naming an encoder tower or projector makes the whole tensor the encoder's.
+    for (std::string_view rest = name; !rest.empty();) {
+        const auto dot = rest.find('.');
+        const std::string_view seg = rest.substr(0, dot);
+        for (const EncoderRow &e : kEncoders)
+            if (globMatch(e.segment, seg)) return Category::Encoders;
+        if (dot == std::string_view::npos) break;
+        rest.remove_prefix(dot + 1);
+    }
+    // MTP blocks outside "layers.N.": "mtp.0.e_proj", "mtp.fc", "model.mtp.layers.0.*".
+    if (name.starts_with("mtp.") || name.find(".mtp.") != std::string_view::npos) return Category::Mtp;
+    return std::nullopt;
+}
+
+Category outsideRole(std::string_view name)
+{
+    const int i = decidingRow(name, RoleScope::Outside);
+    return i < 0 ? Category::Other : kRoles[static_cast<std::size_t>(i)].category;
+}
+
+} // namespace atlas

@@ -1,0 +1,185 @@
+// The role table (model/roles.cpp) row by row: a tensor name of each family the row comes from, and
+// the role it must get; every row is the deciding row of at least one name, so no row is dead.
+#include "analysis.h"
+#include "roles.h"
+
+#include <QTest>
+
+#include <set>
+#include <string>
+
+using namespace atlas;
+
+Q_DECLARE_METATYPE(atlas::Category)
+
+namespace {
+
+// The whole name, as analyze() sees it: placed in a layer or not, then given its role.
+Category roleOf(const std::string &name)
+{
+    if (const auto outside = outsideLayersRole(name)) return *outside;
+    const TensorPlace place = placeOf(name);
+    return place.layer < 0 ? outsideRole(name) : layerRole(place.rest).category;
+}
+
+} // namespace
+
+class TestRoles : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void names_data()
+    {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<atlas::Category>("role");
+        const std::pair<const char *, Category> rows[] = {
+            // GLM-5.x / DeepSeek-V3.2
+            {"model.layers.3.mlp.gate.e_score_correction_bias", Category::Router},
+            {"model.layers.3.mlp.gate.weight", Category::Router},
+            {"model.layers.3.mlp.experts.17.down_proj.weight", Category::RoutedExperts},
+            {"model.layers.3.mlp.shared_experts.up_proj.weight_scale_inv", Category::SharedExperts},
+            {"model.layers.3.self_attn.indexer.wk.weight", Category::Indexer},
+            {"model.layers.3.self_attn.kv_a_proj_with_mqa.weight", Category::Attention},
+            {"model.layers.0.mlp.gate_proj.weight", Category::DenseMlp},
+            {"model.layers.0.input_layernorm.weight", Category::Norms},
+            {"model.embed_tokens.weight", Category::Embedding},
+            {"lm_head.weight", Category::Embedding},
+            {"model.norm.weight", Category::Norms},
+            // DeepSeek-V4 (no model. prefix)
+            {"embed.weight", Category::Embedding},
+            {"head.weight", Category::Embedding},
+            {"norm.weight", Category::Norms},
+            {"hc_head_fn", Category::HyperConnections},
+            {"layers.5.hc_attn_base", Category::HyperConnections},
+            {"layers.5.attn.wq_a.weight", Category::Attention},
+            {"layers.5.attn.compressor.wkv.weight", Category::Attention},
+            {"layers.5.attn.indexer.weights_proj.weight", Category::Indexer},
+            {"layers.5.attn_norm.weight", Category::Norms},
+            {"layers.5.ffn.gate.bias", Category::Router},
+            {"layers.1.ffn.gate.tid2eid", Category::RouterTables},
+            {"layers.5.ffn.experts.200.w1.weight", Category::RoutedExperts},
+            {"layers.5.ffn.experts.200.w1.scale", Category::RoutedExperts},
+            {"layers.5.ffn.shared_experts.w2.weight", Category::SharedExperts},
+            {"mtp.0.e_proj.weight", Category::Mtp},
+            {"mtp.0.hc_head_fn", Category::Mtp},
+            // Qwen3-Next
+            {"model.layers.0.linear_attn.in_proj_qkvz.weight", Category::LinearAttention},
+            {"mtp.fc.weight", Category::Mtp},
+            {"mtp.layers.0.self_attn.q_proj.weight", Category::Mtp},
+            {"model.layers.3.mlp.shared_expert_gate.weight", Category::SharedExperts},
+            // Nemotron-H
+            {"backbone.embeddings.weight", Category::Embedding},
+            {"backbone.layers.0.mixer.A_log", Category::LinearAttention},
+            {"backbone.layers.0.mixer.D", Category::LinearAttention},
+            {"backbone.layers.0.mixer.dt_bias", Category::LinearAttention},
+            {"backbone.layers.0.mixer.conv1d.weight", Category::LinearAttention},
+            {"backbone.layers.0.mixer.in_proj.weight", Category::LinearAttention},
+            {"backbone.layers.0.mixer.out_proj.weight", Category::LinearAttention},
+            {"backbone.layers.0.mixer.norm.weight", Category::LinearAttention},
+            {"backbone.layers.4.mixer.q_proj.weight", Category::Attention},
+            {"backbone.layers.4.mixer.k_proj.weight", Category::Attention},
+            {"backbone.layers.4.mixer.v_proj.weight", Category::Attention},
+            {"backbone.layers.4.mixer.o_proj.weight", Category::Attention},
+            {"backbone.layers.1.mixer.up_proj.weight", Category::DenseMlp},
+            {"backbone.layers.2.mixer.experts.3.down_proj.weight", Category::RoutedExperts},
+            {"backbone.layers.2.mixer.gate.e_score_correction_bias", Category::Router},
+            {"backbone.norm_f.weight", Category::Norms},
+            // Mixtral, Kimi, MiniMax
+            {"model.layers.1.block_sparse_moe.experts.7.w1.weight", Category::RoutedExperts},
+            {"model.layers.1.block_sparse_moe.gate.weight", Category::Router},
+            {"model.layers.1.block_sparse_moe.e_score_correction_bias", Category::Router},
+            {"model.layers.1.block_sparse_moe.shared_experts.gate_proj.weight", Category::SharedExperts},
+            {"model.layers.1.block_sparse_moe.up_proj.weight", Category::DenseMlp},
+            {"model.layers.2.self_attn.index_k_proj.weight", Category::Indexer},
+            {"language_model.model.layers.2.self_attention_res_proj.weight", Category::HyperConnections},
+            {"language_model.model.layers.2.self_attention_res_norm.weight", Category::HyperConnections},
+            {"language_model.model.layers.2.mlp_res_proj.weight", Category::HyperConnections},
+            {"language_model.model.output_attn_res_proj.weight", Category::HyperConnections},
+            {"language_model.model.output_attn_res_norm.weight", Category::HyperConnections},
+            // gpt-oss, Llama 4, others
+            {"model.layers.0.mlp.router.weight", Category::Router},
+            {"model.layers.0.mlp.experts.gate_up_proj_blocks", Category::RoutedExperts},
+            {"model.layers.0.feed_forward.experts.down_proj", Category::RoutedExperts},
+            {"model.layers.0.feed_forward.w1.weight", Category::DenseMlp},
+            {"model.layers.0.moe.experts.1.w2.weight", Category::RoutedExperts},
+            {"model.layers.0.moe.w2.weight", Category::DenseMlp},
+            {"model.layers.0.attention.wqkv.weight", Category::Attention},
+            {"transformer.layers.0.self_attention.query_key_value.weight", Category::Attention},
+            {"gpt_neox.embed_out.weight", Category::Embedding},
+            {"transformer.final_layernorm.weight", Category::Norms},
+            {"model.language_model.final_norm.weight", Category::Norms},
+            {"model.mamba_layers.0.mamba.A_log", Category::Other},
+            {"model.layers.0.mamba.A_log", Category::LinearAttention},
+            // Encoders: their own layer numbers are never decoder layers.
+            {"vision_tower.encoder.layers.3.mlp.fc1.weight", Category::Encoders},
+            {"model.visual.blocks.0.attn.qkv.weight", Category::Encoders},
+            {"model.vision_model.layers.0.self_attn.q_proj.weight", Category::Encoders},
+            {"vision_encoder.transformer.layers.0.attention.wq.weight", Category::Encoders},
+            {"multi_modal_projector.linear_1.weight", Category::Encoders},
+            {"mm_projector.0.weight", Category::Encoders},
+            {"model.visual.patch_merger.mlp.0.weight", Category::Encoders},
+            {"vision_language_adapter.w_in.weight", Category::Encoders},
+            {"audio_tower.layers.0.fc1.weight", Category::Encoders},
+            {"model.embed_vision.embedding.weight", Category::Encoders},
+            {"model.embed_audio.embedding.weight", Category::Encoders},
+            {"speech_encoder.conv.weight", Category::Encoders},
+            // No row: position decides (a tensor under experts.N. is a routed expert), then other.
+            {"model.layers.4.sparse_block.experts.3.odd_leaf.weight", Category::RoutedExperts},
+            {"model.layers.4.something_new.weight", Category::Other},
+            {"mystery.weight", Category::Other},
+        };
+        for (const auto &[name, role] : rows)
+            QTest::newRow(name) << QString::fromLatin1(name) << role;
+    }
+
+    void names()
+    {
+        QFETCH(QString, name);
+        QFETCH(atlas::Category, role);
+        const Category got = roleOf(name.toStdString());
+        QVERIFY2(got == role, qPrintable(name + QStringLiteral(": ") +
+                                         QString::fromLatin1(categoryName(got).data(), int(categoryName(got).size()))));
+    }
+
+    void everyRowDecidesSomething()
+    {
+        // The names above, each with the row that decided it: no row of the table is unreachable.
+        std::set<int> used;
+        const char *const names[] = {
+            "model.layers.3.mlp.gate.e_score_correction_bias", "layers.1.ffn.gate.tid2eid", "layers.5.hc_attn_base",
+            "layers.2.self_attention_res_proj.weight", "layers.2.mlp_res_norm.weight", "layers.3.self_attn.indexer.wk.weight",
+            "layers.5.attn.indexer.wq_b.weight", "layers.2.self_attn.index_k_proj.weight",
+            "layers.0.linear_attn.A_log", "layers.0.mamba.A_log", "layers.0.mixer.A_log", "layers.0.mixer.D",
+            "layers.0.mixer.dt_bias", "layers.0.mixer.conv1d.weight", "layers.0.mixer.in_proj.weight",
+            "layers.0.mixer.out_proj.weight", "layers.0.mixer.norm.weight", "layers.0.self_attn.q_proj.weight",
+            "layers.0.attn.wq_a.weight", "layers.0.attention.wqkv.weight", "layers.0.self_attention.dense.weight",
+            "layers.0.mixer.q_proj.weight", "layers.0.mixer.k_proj.weight", "layers.0.mixer.v_proj.weight",
+            "layers.0.mixer.o_proj.weight", "layers.0.mlp.experts.1.w1.weight",
+            "layers.0.block_sparse_moe.experts.1.w1.weight", "layers.0.feed_forward.experts.down_proj",
+            "layers.0.moe.experts.1.w1.weight", "layers.0.mixer.experts.1.up_proj.weight",
+            "layers.0.ffn.experts.1.w1.weight", "layers.0.mlp.shared_experts.w1.weight", "layers.0.mlp.gate.weight",
+            "layers.0.mlp.router.weight", "layers.0.mlp.gate_proj.weight", "layers.0.block_sparse_moe.w1.weight",
+            "layers.0.feed_forward.w1.weight", "layers.0.moe.w1.weight", "layers.0.mixer.up_proj.weight",
+            "layers.0.ffn.w1.weight", "layers.0.input_layernorm.weight",
+        };
+        for (const char *n : names) {
+            const TensorPlace place = placeOf(n);
+            used.insert(decidingRow(place.rest, RoleScope::Layer));
+        }
+        for (const char *n : {"model.embed_tokens.weight", "embed.weight", "gpt_neox.embed_out.weight",
+                              "backbone.embeddings.weight", "lm_head.weight", "head.weight", "hc_head_fn",
+                              "model.output_attn_res_proj.weight", "model.output_attn_res_norm.weight",
+                              "model.norm.weight", "backbone.norm_f.weight", "transformer.final_layernorm.weight",
+                              "model.final_norm.weight"})
+            used.insert(decidingRow(n, RoleScope::Outside));
+        for (int i = 0; i < int(roleTable().size()); ++i)
+            QVERIFY2(used.count(i), qPrintable(QStringLiteral("row %1 (%2) decides none of the names").arg(i).arg(
+                                        QString::fromLatin1(roleTable()[std::size_t(i)].family.data(),
+                                                            int(roleTable()[std::size_t(i)].family.size())))));
+        QVERIFY(!used.count(-1));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRoles)
+#include "tst_roles.moc"

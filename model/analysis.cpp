@@ -218,32 +218,39 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
         std::fill(roles.begin(), roles.end(), IndexerRole::Full);
     }
 
+    // Only a sparse-attention layer can own an indexer: when layer_types names the DSA layers (GLM-5.3-Flash),
+    // the other layers (linear attention, ...) are out of the map whatever indexer_types says of them.
+    const bool typed = static_cast<int>(cfg.layerTypes.size()) == L &&
+                       std::find(cfg.layerTypes.begin(), cfg.layerTypes.end(), "deepseek_sparse_attention") !=
+                           cfg.layerTypes.end();
+    // Disagreements are told once per kind, over the layers they concern, never a line per layer.
+    std::map<std::string, std::vector<int>> byKind;
+    auto disagree = [&](int layer, const std::string &what) { byKind[what].push_back(layer); };
     int lastFull = -1;
     for (int i = 0; i < L; ++i) {
         LayerInfo &layer = a.layers[static_cast<std::size_t>(i)];
         layer.indexer = roles[static_cast<std::size_t>(i)];
+        if (typed && cfg.layerTypes[static_cast<std::size_t>(i)] != "deepseek_sparse_attention")
+            layer.indexer = IndexerRole::None;
         if (layer.indexer == IndexerRole::Full) {
             map.full.push_back(i);
             lastFull = i;
-            if (!layer.indexerWeights)
-                map.mismatches.push_back(
-                    "layer " + std::to_string(i) +
-                    ": the map says full, but no self_attn.indexer.* tensors are on disk");
+            if (!layer.indexerWeights) disagree(i, "the map says full, but no self_attn.indexer.* tensors are on disk");
         } else if (layer.indexer == IndexerRole::Shared) {
             map.shared.push_back(i);
             layer.reusesLayer = lastFull;
-            if (lastFull < 0)
-                map.mismatches.push_back("layer " + std::to_string(i) +
-                                         ": shared, but no earlier full layer exists to reuse");
-            if (layer.indexerWeights)
-                map.mismatches.push_back(
-                    "layer " + std::to_string(i) +
-                    ": the map says shared, but self_attn.indexer.* tensors are on disk");
+            if (lastFull < 0) disagree(i, "shared, but no earlier full layer exists to reuse");
+            if (layer.indexerWeights) disagree(i, "the map says shared, but self_attn.indexer.* tensors are on disk");
         } else if (layer.indexerWeights) {
-            map.mismatches.push_back("layer " + std::to_string(i) +
-                                     ": indexer tensors on disk, but the config declares no indexer");
+            disagree(i, "indexer tensors on disk, but the config declares no indexer");
         }
     }
+    for (const auto &[what, layers] : byKind)
+        map.mismatches.push_back(layers.size() == 1
+                                     ? "layer " + std::to_string(layers.front()) + ": " + what
+                                     : "layers " + std::to_string(layers.front()) + "\u2013" +
+                                           std::to_string(layers.back()) + " (" + std::to_string(layers.size()) +
+                                           " layers): " + what);
     // A hostile config can disagree at every one of 100,000 layers: keep the first few, count the rest.
     constexpr std::size_t kShownMismatches = 32;
     if (map.mismatches.size() > kShownMismatches) {
@@ -264,7 +271,7 @@ int countLayers(const Checkpoint &ckpt, int &mainLayers)
     std::set<int> present;
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors)
-            if (const int layer = placeOf(t.name).layer;
+            if (const int layer = outsideLayersRole(t.name) ? -1 : placeOf(t.name).layer;
                 layer >= 0 && layer < kMaxConfigLayers + kMaxConfigMtpLayers)
                 present.insert(layer);
     auto runFrom = [&](int first, int limit) {
@@ -517,6 +524,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
     ParameterBudget &b = a.budget;
 
+    // Layers the config schedules as linear attention (layer_types).
+    std::vector<char> linearLayer(static_cast<std::size_t>(layerCount), 0);
+    for (std::size_t i = 0; i < cfg.layerTypes.size() && i < linearLayer.size(); ++i)
+        linearLayer[i] = cfg.layerTypes[i] == "linear_attention";
     std::size_t seen = 0;
     for (const auto &s : ckpt.shards) {
         for (const auto &t : s.tensors) {
@@ -535,7 +546,12 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             const bool mtp = layer && layer->kind == LayerKind::Mtp;
             const std::string_view rest = place.rest;
             // The role is read once: it gives the category (as categorize() would) and the layer's facts.
-            const LayerRole role = layer ? layerRole(rest) : LayerRole{};
+            LayerRole role = layer ? layerRole(rest) : LayerRole{};
+            // A layer the schedule declares linear (KDA in GLM-5.3-Flash and Kimi-Linear keeps its
+            // projections under self_attn.*): its attention tensors are linear attention.
+            if (role.category == Category::Attention && place.layer < static_cast<int>(linearLayer.size()) &&
+                linearLayer[static_cast<std::size_t>(place.layer)])
+                role.category = Category::LinearAttention;
             const Category cat = outside ? *outside
                                  : !layer ? outsideRole(t.name)
                                  : mtp    ? Category::Mtp
@@ -544,6 +560,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
 
             if (layer) {
                 if (role.category == Category::Indexer) layer->indexerWeights = true;
+                if (role.category == Category::LinearAttention) layer->attention = "linear_attention";
+                else if (role.category == Category::Attention && layer->attention.empty())
+                    layer->attention = "attention";
                 if (!mtp && (role.category == Category::RoutedExperts || role.category == Category::Router))
                     layer->kind = LayerKind::Moe;
                 if (role.expert >= 0) experts[static_cast<std::size_t>(place.layer)].insert(role.expert);
@@ -659,6 +678,12 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         b.activationNote = "num_experts_per_tok is missing from config.json";
     }
 
+    // The attention kind of each layer: the schedule's word where config.json gives one (full, sliding,
+    // linear, sparse, DeepSeek-V4's compressed kinds), else what the tensors show.
+    for (std::size_t i = 0; i < cfg.layerTypes.size() && i < static_cast<std::size_t>(a.mainLayers); ++i)
+        a.layers[i].attention = cfg.layerTypes[i];
+    for (auto &l : a.layers)
+        if (l.attention.empty()) l.attention = "none";
     layerKindsFromConfig(cfg, a);
     buildIndexShare(ckpt, a);
     if (!ckpt.hasConfig)

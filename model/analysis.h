@@ -85,6 +85,7 @@ struct LayerInfo
     bool indexerWeights = false; // self_attn.indexer.* present on disk
     int reusesLayer = -1;        // for a shared layer: the full layer whose selection it reuses
     int routedExperts = 0;       // distinct expert indices on disk
+    std::string attention;       // layer_types' word for the layer, else "attention", "linear_attention" or "none"
     Tally params;                // scales excluded
     Tally scales;
 };

@@ -124,6 +124,7 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         row["kind"] = layerKindName(l.kind);
         row["indexer"] = indexerRoleName(l.indexer);
         row["indexer_weights"] = l.indexerWeights;
+        row["attention"] = l.attention;
         row["parameters"] = l.params.elements;
         if (l.indexer == IndexerRole::Shared && l.reusesLayer >= 0) row["reuses_layer"] = l.reusesLayer;
         layers.push_back(row);

@@ -343,6 +343,100 @@ private slots:
             QCOMPARE(l["changed_set_fraction"]["bias_bf16"].get<double>(), 0.0);
     }
 
+    void glm53FlashShapedHybrid()
+    {
+        // GLM-5.3-Flash's shape, small: KDA layers keep their projections under self_attn.*, DSA layers
+        // are MLA with an indexer, mHC tensors beside each block; indexer_types says "full" everywhere.
+        const std::uint64_t h = 64, heads = 4, d = 16, kernel = 4, kv = 32, q = 48;
+        const std::vector<std::string> types = {"linear_attention", "linear_attention", "deepseek_sparse_attention",
+                                                "linear_attention", "linear_attention", "deepseek_sparse_attention"};
+        const nlohmann::json config = {{"model_type", "glm5_next"},   {"num_hidden_layers", 6},
+                                       {"hidden_size", h},            {"num_attention_heads", heads},
+                                       {"layer_types", types},        {"indexer_types", std::vector<std::string>(6, "full")},
+                                       {"index_topk", 8},             {"kv_lora_rank", kv},
+                                       {"qk_rope_head_dim", 0},       {"n_routed_experts", 4},
+                                       {"num_experts_per_tok", 2}};
+        std::vector<Tensor> t;
+        std::uint64_t linear = 0, attention = 0, indexer = 0, hyper = 0;
+        auto add = [&](const std::string &name, std::vector<std::uint64_t> shape, std::uint64_t &sum) {
+            std::uint64_t n = 1;
+            for (auto x : shape)
+                n *= x;
+            sum += n;
+            t.push_back({name, "BF16", std::move(shape)});
+        };
+        for (int l = 0; l < 6; ++l) {
+            const std::string p = "model.language_model.layers." + std::to_string(l) + ".";
+            if (types[std::size_t(l)] == "linear_attention") {
+                for (const char *m : {"q_proj", "k_proj", "v_proj", "o_proj"})
+                    add(p + "self_attn." + m + ".weight", {heads * d, h}, linear);
+                for (const char *m : {"q_conv1d", "k_conv1d", "v_conv1d"})
+                    add(p + "self_attn." + m + ".weight", {heads * d, 1, kernel}, linear);
+                add(p + "self_attn.f_a_proj.weight", {d, h}, linear);
+                add(p + "self_attn.A_log", {heads}, linear);
+                add(p + "self_attn.dt_bias", {heads * d}, linear);
+            } else {
+                add(p + "self_attn.q_a_proj.weight", {q, h}, attention);
+                add(p + "self_attn.kv_a_proj_with_mqa.weight", {kv, h}, attention);
+                add(p + "self_attn.kv_a_layernorm.weight", {kv}, attention);
+                add(p + "self_attn.o_proj.weight", {h, heads * d}, attention);
+                add(p + "self_attn.indexer.wk.weight", {d, h}, indexer);
+                add(p + "self_attn.indexer.index_kpool_compress_gate.weight", {d, d}, indexer);
+            }
+            for (const char *m : {"hc_attn_fn", "hc_attn_base", "hc_ffn_scale"})
+                add(p + m, {4, 4}, hyper);
+            std::uint64_t other = 0;
+            add(p + "mlp.gate.weight", {4, h}, other);
+            add(p + "mlp.experts.0.down_proj.weight", {h, 8}, other);
+            add(p + "input_layernorm.weight", {h}, other);
+        }
+        std::uint64_t other = 0;
+        add("model.language_model.embed_tokens.weight", {100, h}, other);
+        add("lm_head.weight", {100, h}, other);
+        add("model.language_model.norm.weight", {h}, other);
+        add("model.visual.blocks.0.attn.qkv.weight", {3 * h, h}, other); // a vision tower: encoders
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        const CheckpointAnalysis a = open(dir.path());
+        QCOMPARE(a.layerCount, 6); // the tower's layer numbers are not decoder layers
+        QCOMPARE(category(a, Category::LinearAttention), linear);
+        QCOMPARE(category(a, Category::Attention), attention);
+        QCOMPARE(category(a, Category::Indexer), indexer);
+        QCOMPARE(category(a, Category::HyperConnections), hyper);
+        QCOMPARE(category(a, Category::Encoders), 3 * h * h);
+        QCOMPARE(category(a, Category::Other), std::uint64_t(0));
+        QVERIFY(a.budget.otherTensors.empty());
+        // Only the two DSA layers can own an indexer, whatever indexer_types says of the KDA layers.
+        QCOMPARE(a.indexShare.full, (std::vector<int>{2, 5}));
+        QVERIFY(a.indexShare.shared.empty());
+        QVERIFY2(a.indexShare.mismatches.empty(),
+                 a.indexShare.mismatches.empty() ? "" : a.indexShare.mismatches.front().c_str());
+        QCOMPARE(a.layers[0].attention, std::string("linear_attention"));
+        QCOMPARE(a.layers[2].attention, std::string("deepseek_sparse_attention"));
+        QCOMPARE(a.layers[0].indexer, IndexerRole::None);
+        // Encoders are in the total, not active per text token.
+        QCOMPARE(a.budget.activeByCategory[std::size_t(Category::Encoders)], std::uint64_t(0));
+    }
+
+    void mismatchesComeInRuns()
+    {
+        // Every layer said full, none with indexer weights: one line for all of them.
+        const nlohmann::json config = {{"model_type", "deepseek_v32"}, {"num_hidden_layers", 12},
+                                       {"hidden_size", 8},             {"num_attention_heads", 1},
+                                       {"index_topk", 4}};
+        std::vector<Tensor> t;
+        for (int l = 0; l < 12; ++l)
+            t.push_back({"model.layers." + std::to_string(l) + ".self_attn.q_a_proj.weight", "BF16", {8, 8}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        const CheckpointAnalysis a = open(dir.path());
+        QCOMPARE(a.indexShare.full.size(), std::size_t(12));
+        QCOMPARE(a.indexShare.mismatches.size(), std::size_t(1));
+        QCOMPARE(a.indexShare.mismatches.front(),
+                 std::string("layers 0\u2013" "11 (12 layers): the map says full, but no self_attn.indexer.* "
+                             "tensors are on disk"));
+    }
+
     void linearAttentionState()
     {
         // Qwen3-Next-shaped hybrid: three Gated DeltaNet layers, then one full GQA layer, twelve times.

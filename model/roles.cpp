@@ -180,10 +180,13 @@ LayerRole layerRole(std::string_view rest)
 
 std::optional<Category> outsideLayersRole(std::string_view name)
 {
-    // Any segment naming an encoder tower or projector makes the whole tensor the encoder's.
+    // A segment naming an encoder tower or projector makes the whole tensor the encoder's. Only the
+    // segments before the first "layers" can: what follows "layers.N." is a decoder layer's own naming
+    // (and skipping it keeps this cheap on 118k names).
     for (std::string_view rest = name; !rest.empty();) {
         const auto dot = rest.find('.');
         const std::string_view seg = rest.substr(0, dot);
+        if (seg == "layers") break;
         for (const EncoderRow &e : kEncoders)
             if (globMatch(e.segment, seg)) return Category::Encoders;
         if (dot == std::string_view::npos) break;

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <csignal>
+#include <malloc.h>
 #include <iostream>
 
 namespace atlas {
@@ -87,6 +88,13 @@ int runCommand(const char *name, const std::function<int(const std::atomic<bool>
         std::cerr << "ckpt-atlas: " << e.what() << "\n";
         return static_cast<int>(ErrorKind::Source);
     }
+}
+
+void keepLoadBuffersOnTheHeap()
+{
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    mallopt(M_TOP_PAD, 64 << 20);
 }
 
 } // namespace atlas

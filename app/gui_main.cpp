@@ -1,22 +1,19 @@
 // ckpt-atlas-gui: the desktop window and `figures`, the parts that need Qt's GUI. The command line
 // (ckpt-atlas, main.cpp) starts this program for them, so that inspect and diff never load Qt.
 #include "atlas_application.h"
+#include "command_support.h"
 #include "figures_command.h"
 #include "main_window.h"
 #include "settings.h"
 
 #include <QApplication>
 
-#include <malloc.h>
-
 #include <string>
 #include <vector>
 
 int main(int argc, char **argv)
 {
-    mallopt(M_MMAP_THRESHOLD, 256 << 20); // as in main.cpp: header buffers stay on the heap
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
-    mallopt(M_TOP_PAD, 64 << 20);
+    atlas::keepLoadBuffersOnTheHeap();
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args.front() == "figures") return atlas::runFigures(argc, argv, {args.begin() + 1, args.end()});
     atlas::AtlasApplication app(argc, argv);

@@ -11,12 +11,6 @@ namespace atlas {
 
 namespace {
 
-// Between stages: a raised flag ends the load before the next stage starts.
-void stopIfCancelled(const std::atomic<bool> *cancel)
-{
-    if (cancel && cancel->load(std::memory_order_relaxed)) throw AtlasError(ErrorKind::Source, "cancelled");
-}
-
 void tell(const LoadObserver &o, LoadStage stage)
 {
     if (o.stage) o.stage(stage);

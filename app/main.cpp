@@ -1,5 +1,6 @@
 // ckpt-atlas: the command line. inspect and diff run here without Qt; the window and `figures` are
 // ckpt-atlas-gui's (beside this program), started in this process's place.
+#include "command_support.h"
 #include "diff_command.h"
 #include "inspect_command.h"
 #include "version.h"
@@ -10,7 +11,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <malloc.h>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -60,11 +60,6 @@ std::optional<int> checkWindowArgs(const std::vector<std::string> &args)
     return std::nullopt;
 }
 
-// A load touches some 50 MB of fresh heap (the index, the headers, the tensor records): with 4 KiB
-// pages that is ~12,000 page faults, a third of the time of the 141-shard inspect. glibc backs its
-// heap with transparent huge pages when told so at start-up (the tunable glibc.malloc.hugetlb,
-// glibc 2.35+; the kernel's default THP mode, madvise, honours it), so inspect and diff start again
-// once with it set: 0.26 -> 0.14 s here (bench_open_local). Nothing changes where THP is off.
 // This program's own file, when /proc says so and it is this program (not ld.so running it).
 std::optional<std::filesystem::path> selfExecutable()
 {
@@ -74,6 +69,11 @@ std::optional<std::filesystem::path> selfExecutable()
     return self;
 }
 
+// A load touches some 50 MB of fresh heap (the index, the headers, the tensor records): with 4 KiB
+// pages that is ~12,000 page faults, a third of the time of the 141-shard inspect. glibc backs its
+// heap with transparent huge pages when told so at start-up (the tunable glibc.malloc.hugetlb,
+// glibc 2.35+; the kernel's default THP mode, madvise, honours it), so inspect and diff start again
+// once with it set: 0.26 -> 0.14 s here (bench_open_local). Nothing changes where THP is off.
 void preferHugePages(char **argv)
 {
     // Once only, whatever glibc makes of the tunable (it drops tunables for privileged processes):
@@ -114,13 +114,7 @@ int startGui(char **argv)
 
 int main(int argc, char **argv)
 {
-    // A load makes a few hundred thousand small allocations and a few hundred header buffers of
-    // 100 KB: keep the buffers on the heap (no mmap and page faults per buffer, no trim between
-    // shards). The 141-shard open measured 0.47 -> 0.40 s with these (bench_open_local).
-    // The same settings are in gui_main.cpp.
-    mallopt(M_MMAP_THRESHOLD, 256 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
-    mallopt(M_TOP_PAD, 64 << 20);
+    atlas::keepLoadBuffersOnTheHeap();
     std::vector<std::string> args(argv + 1, argv + argc);
     const bool load = !args.empty() && (args.front() == "inspect" || args.front() == "diff");
     if (load) preferHugePages(argv);

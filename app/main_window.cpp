@@ -132,7 +132,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     m_loader->setPreparer([views = m_views](const LoadedCheckpoint &data, const std::atomic<bool> *cancel) {
         PreparedViews prepared;
         for (const AtlasView *v : views) {
-            if (cancel && cancel->load(std::memory_order_relaxed)) throw AtlasError(ErrorKind::Source, "cancelled");
+            stopIfCancelled(cancel);
             prepared.push_back(v->prepare(data));
         }
         return prepared;

@@ -14,7 +14,7 @@ namespace atlas {
 
 void ByteSource::throwIfCancelled() const
 {
-    if (isCancelled()) throw AtlasError(ErrorKind::Source, "cancelled");
+    stopIfCancelled(m_cancel);
 }
 
 BatchAnswer ByteSource::readBatch(const std::vector<std::string> &files,

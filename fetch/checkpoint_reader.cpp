@@ -304,7 +304,7 @@ private:
     // False for a cached header that no longer parses (it is then fetched again).
     bool parseOne(std::size_t i)
     {
-        if (m_source.isCancelled()) throw AtlasError(ErrorKind::Source, "cancelled");
+        stopIfCancelled(m_source.cancelFlag());
         auto &s = m_shards[i];
         try {
             s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
@@ -344,7 +344,7 @@ private:
         std::optional<std::string> missing;
         std::vector<std::string_view> present;
         for (std::size_t i = 0; i < m_shards.size(); ++i) {
-            if (m_source.isCancelled()) throw AtlasError(ErrorKind::Source, "cancelled");
+            stopIfCancelled(m_source.cancelFlag());
             const ShardHeader &shard = m_ckpt.shards[i];
             present.clear();
             for (const auto &t : shard.tensors)

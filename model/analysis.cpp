@@ -531,8 +531,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::size_t seen = 0;
     for (const auto &s : ckpt.shards) {
         for (const auto &t : s.tensors) {
-            if ((++seen & 4095) == 0 && cancel && cancel->load(std::memory_order_relaxed))
-                throw AtlasError(ErrorKind::Source, "cancelled");
+            if ((++seen & 4095) == 0) stopIfCancelled(cancel);
             // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
             const std::optional<Category> outside = outsideLayersRole(t.name);
             TensorPlace place = outside ? TensorPlace{-1, t.name} : placeOf(t.name);

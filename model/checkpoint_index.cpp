@@ -115,8 +115,7 @@ public:
                 m_lastFile = static_cast<int>(it->second);
             }
             entries.push_back(e);
-            if ((entries.size() & 4095) == 0 && m_cancel && m_cancel->load(std::memory_order_relaxed))
-                throw AtlasError(ErrorKind::Source, "cancelled");
+            if ((entries.size() & 4095) == 0) stopIfCancelled(m_cancel);
             return true;
         }
         return value("a string");

@@ -226,9 +226,6 @@ std::string collapseNumbers(const std::vector<std::uint64_t> &v)
 CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint &B, const BiasAudit *biasesA,
                                const BiasAudit *biasesB, const std::atomic<bool> *cancel)
 {
-    const auto stopIfCancelled = [cancel] {
-        if (cancel && cancel->load(std::memory_order_relaxed)) throw AtlasError(ErrorKind::Source, "cancelled");
-    };
     CheckpointDiff d;
     d.a = A.checkpoint.source;
     d.b = B.checkpoint.source;
@@ -250,7 +247,7 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
     // Tensors: names partitioned.
     std::unordered_map<std::string_view, const TensorInfo *> inA;
     for (const auto &s : A.checkpoint.shards) {
-        stopIfCancelled();
+        stopIfCancelled(cancel);
         for (const auto &t : s.tensors)
             inA.emplace(t.name, &t);
     }
@@ -258,7 +255,7 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
     std::unordered_map<std::string_view, char> seen;
     for (const auto &s : B.checkpoint.shards)
         for (const auto &t : s.tensors) {
-            if (&t == &s.tensors.front()) stopIfCancelled(); // once per shard
+            if (&t == &s.tensors.front()) stopIfCancelled(cancel); // once per shard
             const auto it = inA.find(t.name);
             if (it == inA.end()) {
                 ++d.added;
@@ -278,7 +275,7 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
             }
         }
     for (const auto &s : A.checkpoint.shards) {
-        stopIfCancelled();
+        stopIfCancelled(cancel);
         for (const auto &t : s.tensors)
             if (!seen.count(t.name)) {
                 ++d.removed;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -50,5 +51,11 @@ private:
     ErrorKind m_kind;
     HeaderProblem m_problem;
 };
+
+// The one way a long loop answers a raised cancel flag (null: no flag): AtlasError(Source, "cancelled").
+inline void stopIfCancelled(const std::atomic<bool> *cancel)
+{
+    if (cancel && cancel->load(std::memory_order_relaxed)) throw AtlasError(ErrorKind::Source, "cancelled");
+}
 
 } // namespace atlas

@@ -180,6 +180,14 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
         return true;
     };
 
+    // At the closing '}' or ']' of the innermost container: leave it and tell the handler.
+    auto close = [&] {
+        const char closed = stack.back();
+        ++p;
+        stack.pop_back();
+        return closed == '{' ? h.end_object() : h.end_array();
+    };
+
     // Expecting: a value (after '[', ',' in an array, ':' or at the top), or a key / '}' in an object.
     enum class Want { Value, FirstValueOrEnd, KeyOrEnd, Key, AfterValue } want = Want::Value;
     for (;;) {
@@ -196,10 +204,7 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
                 continue;
             }
             if (*p == (stack.back() == '{' ? '}' : ']')) {
-                const char closed = stack.back();
-                ++p;
-                stack.pop_back();
-                if (!(closed == '{' ? h.end_object() : h.end_array())) return false;
+                if (!close()) return false;
                 continue;
             }
             return error(p, stack.back() == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
@@ -207,9 +212,7 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
         if (p == end) return error(p, "the text ends where a value was expected");
         if (want == Want::KeyOrEnd || want == Want::Key) {
             if (want == Want::KeyOrEnd && *p == '}') {
-                ++p;
-                stack.pop_back();
-                if (!h.end_object()) return false;
+                if (!close()) return false;
                 want = Want::AfterValue;
                 continue;
             }
@@ -224,9 +227,7 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
             continue;
         }
         if (want == Want::FirstValueOrEnd && *p == ']') {
-            ++p;
-            stack.pop_back();
-            if (!h.end_array()) return false;
+            if (!close()) return false;
             want = Want::AfterValue;
             continue;
         }

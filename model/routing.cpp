@@ -413,8 +413,7 @@ LayerRouting simulateLayerBlocks(int layer, const RouterConfig &config, const st
     const float *blockStart = nullptr;
     std::uint32_t blockFirst = 0;
     for (std::uint32_t t = 0; t < tokens; ++t) {
-        if (cancel && (t & 255) == 0 && cancel->load(std::memory_order_relaxed))
-            throw AtlasError(ErrorKind::Source, "cancelled");
+        if ((t & 255) == 0) stopIfCancelled(cancel);
         if (t % kLogitBlockTokens == 0) {
             blockFirst = t;
             blockStart = block(t, std::min(kLogitBlockTokens, tokens - t));
@@ -868,7 +867,7 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
                            opt.memoryLimit ? opt.memoryLimit : routingMemoryLimit());
     run.layers.resize(todo.size());
     parallelFor(todo.size(), threads, [&](std::size_t i) {
-        if (opt.cancel && opt.cancel->load()) throw AtlasError(ErrorKind::Source, "cancelled");
+        stopIfCancelled(opt.cancel);
         const LayerBias &b = *todo[i];
         const float *data;
         const auto E = static_cast<std::size_t>(router.experts);

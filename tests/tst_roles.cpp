@@ -17,9 +17,7 @@ namespace {
 // The whole name, as analyze() sees it: placed in a layer or not, then given its role.
 Category roleOf(const std::string &name)
 {
-    if (const auto outside = outsideLayersRole(name)) return *outside;
-    const TensorPlace place = placeOf(name);
-    return place.layer < 0 ? outsideRole(name) : layerRole(place.rest).category;
+    return categorize(name, placeOf(name).layer, false);
 }
 
 } // namespace

@@ -12,6 +12,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include "synthetic_layout.h"
+
 #include <iostream>
 #include <optional>
 #include <string>
@@ -24,6 +26,7 @@ const char *kUsage =
     "       ckpt-atlas inspect [SOURCE] [...]   print the report (ckpt-atlas inspect --help)\n"
     "       ckpt-atlas diff A B [...]           compare two checkpoints (ckpt-atlas diff --help)\n"
     "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n"
+    "       ckpt-atlas write-layout NAME DIR   write a synthetic, header-faithful checkpoint (sparse files)\n"
     "       ckpt-atlas --version | --help\n"
     "\n"
     "SOURCE: a local checkpoint folder, hf://ORG/NAME[@REV] or ORG/NAME on the Hub, or an https:// folder.\n";
@@ -110,6 +113,32 @@ int startGui(char **argv)
     return 2;
 }
 
+// ckpt-atlas write-layout NAME DIR: the synthetic layouts the tests and the demo use, for anyone to open.
+int writeLayoutCommand(const std::vector<std::string> &args)
+{
+    std::string names;
+    for (const auto &n : atlas::synth::layoutNames())
+        names += (names.empty() ? "" : ", ") + n;
+    if (args.size() == 1 && (args[0] == "-h" || args[0] == "--help")) {
+        std::cout << "usage: ckpt-atlas write-layout NAME DIR\n\nNAME: " << names
+                  << "\nWrites config.json, the index and the shards: real headers, sparse data (a few MB on "
+                     "disk), synthetic router biases.\n";
+        return 0;
+    }
+    if (args.size() != 2) return usageError("write-layout takes NAME and DIR (names: " + names + ")");
+    const auto layout = atlas::synth::layoutNamed(args[0]);
+    if (!layout) return usageError("no layout named '" + args[0] + "' (names: " + names + ")");
+    try {
+        const auto r = atlas::synth::writeLayout(*layout, args[1]);
+        std::cout << args[1] << ": " << r.tensors << " tensors in " << r.shards << " shards, " << r.tensorBytes
+                  << " bytes of tensor data (sparse)\n";
+        return 0;
+    } catch (const std::exception &e) {
+        std::cerr << "ckpt-atlas: " << e.what() << "\n";
+        return 3;
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -128,6 +157,7 @@ int main(int argc, char **argv)
         std::cout << "ckpt-atlas " << atlas::kAtlasVersion << "\n";
         return 0;
     }
+    if (!args.empty() && args.front() == "write-layout") return writeLayoutCommand({args.begin() + 1, args.end()});
     const bool figures = !args.empty() && args.front() == "figures";
     if (!figures) {
         if (const auto refused = checkWindowArgs(args)) return *refused;

@@ -129,6 +129,34 @@ Category categorize(std::string_view name, int layer, bool mtpLayer)
 
 namespace {
 
+// Disagreements told once per kind, over the layers they concern ("layers 0–11 (12 layers): ..."), never a
+// line per layer; a hostile config that disagrees at every one of 100,000 layers gets a few and a count.
+std::vector<std::string> describeRuns(const std::map<std::string, std::vector<int>> &byKind)
+{
+    std::vector<std::pair<const std::string *, const std::vector<int> *>> order;
+    for (const auto &[what, layers] : byKind)
+        order.push_back({&what, &layers});
+    // By the first layer concerned, then by what.
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto &x, const auto &y) { return x.second->front() < y.second->front(); });
+    std::vector<std::string> out;
+    for (const auto &[whatPtr, layersPtr] : order) {
+        const std::string &what = *whatPtr;
+        const std::vector<int> &layers = *layersPtr;
+        out.push_back(layers.size() == 1 ? "layer " + std::to_string(layers.front()) + ": " + what
+                                         : "layers " + std::to_string(layers.front()) + "\u2013" +
+                                               std::to_string(layers.back()) + " (" + std::to_string(layers.size()) +
+                                               " layers): " + what);
+    }
+    constexpr std::size_t kShown = 32;
+    if (out.size() > kShown) {
+        const std::size_t more = out.size() - kShown;
+        out.resize(kShown);
+        out.push_back("and " + std::to_string(more) + " more disagreements like these");
+    }
+    return out;
+}
+
 void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
 {
     const ModelConfig &cfg = ckpt.config;
@@ -218,11 +246,15 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
         std::fill(roles.begin(), roles.end(), IndexerRole::Full);
     }
 
-    // Only a sparse-attention layer can own an indexer: when layer_types names the DSA layers (GLM-5.3-Flash),
-    // the other layers (linear attention, ...) are out of the map whatever indexer_types says of them.
-    const bool typed = static_cast<int>(cfg.layerTypes.size()) == L &&
-                       std::find(cfg.layerTypes.begin(), cfg.layerTypes.end(), "deepseek_sparse_attention") !=
-                           cfg.layerTypes.end();
+    // Only a sparse-attention layer can own an indexer: when the schedule names the DSA layers (GLM-5.3-Flash)
+    // or DeepSeek-V4's compressed sparse layers (ratio 4), the other layers (linear attention, window only,
+    // ratio 128) are out of the map whatever indexer_types says of them.
+    std::string_view sparseKind;
+    for (std::string_view kind : {"deepseek_sparse_attention", "compressed_sparse_attention"})
+        if (static_cast<int>(cfg.layerTypes.size()) == L &&
+            std::find(cfg.layerTypes.begin(), cfg.layerTypes.end(), kind) != cfg.layerTypes.end())
+            sparseKind = kind;
+    const bool typed = !sparseKind.empty();
     // Disagreements are told once per kind, over the layers they concern, never a line per layer.
     std::map<std::string, std::vector<int>> byKind;
     auto disagree = [&](int layer, const std::string &what) { byKind[what].push_back(layer); };
@@ -230,7 +262,7 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
     for (int i = 0; i < L; ++i) {
         LayerInfo &layer = a.layers[static_cast<std::size_t>(i)];
         layer.indexer = roles[static_cast<std::size_t>(i)];
-        if (typed && cfg.layerTypes[static_cast<std::size_t>(i)] != "deepseek_sparse_attention")
+        if (typed && cfg.layerTypes[static_cast<std::size_t>(i)] != sparseKind)
             layer.indexer = IndexerRole::None;
         if (layer.indexer == IndexerRole::Full) {
             map.full.push_back(i);
@@ -245,19 +277,8 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
             disagree(i, "indexer tensors on disk, but the config declares no indexer");
         }
     }
-    for (const auto &[what, layers] : byKind)
-        map.mismatches.push_back(layers.size() == 1
-                                     ? "layer " + std::to_string(layers.front()) + ": " + what
-                                     : "layers " + std::to_string(layers.front()) + "\u2013" +
-                                           std::to_string(layers.back()) + " (" + std::to_string(layers.size()) +
-                                           " layers): " + what);
-    // A hostile config can disagree at every one of 100,000 layers: keep the first few, count the rest.
-    constexpr std::size_t kShownMismatches = 32;
-    if (map.mismatches.size() > kShownMismatches) {
-        const std::size_t more = map.mismatches.size() - kShownMismatches;
-        map.mismatches.resize(kShownMismatches);
-        map.mismatches.push_back("and " + std::to_string(more) + " more disagreements like these");
-    }
+    for (auto &m : describeRuns(byKind))
+        map.mismatches.push_back(std::move(m));
     // MTP layers carry their own indexer and never reuse the main model's selection.
     for (std::size_t i = static_cast<std::size_t>(L); i < a.layers.size(); ++i)
         a.layers[i].indexer = a.layers[i].indexerWeights ? IndexerRole::Full : IndexerRole::None;
@@ -268,12 +289,19 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
 // num_nextn_predict_layers of them (or the run that follows, when the config does not say).
 int countLayers(const Checkpoint &ckpt, int &mainLayers)
 {
-    std::set<int> present;
+    std::set<int> present, mtpBlocks;
     for (const auto &s : ckpt.shards)
-        for (const auto &t : s.tensors)
-            if (const int layer = outsideLayersRole(t.name) ? -1 : placeOf(t.name).layer;
+        for (const auto &t : s.tensors) {
+            const auto outside = outsideLayersRole(t.name);
+            if (outside == Category::Mtp) {
+                if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
+                    mtpBlocks.insert(block->layer);
+                continue;
+            }
+            if (const int layer = outside ? -1 : placeOf(t.name).layer;
                 layer >= 0 && layer < kMaxConfigLayers + kMaxConfigMtpLayers)
                 present.insert(layer);
+        }
     auto runFrom = [&](int first, int limit) {
         int n = 0;
         while (n < limit && present.count(first + n))
@@ -286,6 +314,9 @@ int countLayers(const Checkpoint &ckpt, int &mainLayers)
         return mainLayers;
     }
     mainLayers = static_cast<int>(*cfg.numHiddenLayers);
+    // MTP blocks named apart (mtp.N.*) follow the decoder layers, as vLLM places them.
+    for (int block : mtpBlocks)
+        present.insert(mainLayers + block);
     int extra = 0;
     if (cfg.numNextnPredictLayers) {
         for (int i = 0; i < static_cast<int>(*cfg.numNextnPredictLayers); ++i)
@@ -319,7 +350,9 @@ public:
                 if (t.dtype == Dtype::F8_E4M3 && endsWith(t.name, ".weight_scale"))
                     m_fp4Modules.insert(std::string_view(t.name).substr(0, t.name.size() - 13));
                 else if (endsWith(t.name, ".weight_scale_inv"))
-                    m_blockScales.emplace(std::string_view(t.name).substr(0, t.name.size() - 17), &t.shape);
+                    m_blockScales.emplace(std::string_view(t.name).substr(0, t.name.size() - 17), &t);
+                else if (t.dtype == Dtype::F8_E8M0 && endsWith(t.name, ".scale")) // DeepSeek-V4: w1.scale
+                    m_blockScales.emplace(std::string_view(t.name).substr(0, t.name.size() - 6), &t);
         compileTargets();
     }
 
@@ -329,15 +362,18 @@ public:
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
             m_fp4Modules.count(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return t.numel * 2;                                    // NVFP4
+        if (fp4Pairs(t)) return t.numel * 2;                       // DeepSeek-V4 experts
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight")) // AWQ / GPTQ
             return t.numel * static_cast<std::uint64_t>(32 / (m_cfg.bits ? m_cfg.bits : 4));
-        if (t.dtype == Dtype::I32 && endsWith(t.name, ".weight_packed")) { // compressed-tensors
+        if ((t.dtype == Dtype::I32 || t.dtype == Dtype::U8) && endsWith(t.name, ".weight_packed")) {
+            // compressed-tensors: INT4 in I32 words, MXFP4 in bytes.
             const int bits = bitsFor(std::string_view(t.name).substr(0, t.name.size() - 14));
-            if (bits == 0) {
+            const int word = t.dtype == Dtype::I32 ? 32 : 8;
+            if (bits == 0 || bits > word || word % bits != 0) {
                 if (m_unknown++ == 0) m_unknownExample = t.name;
                 return std::nullopt;
             }
-            return t.numel * static_cast<std::uint64_t>(32 / bits);
+            return t.numel * static_cast<std::uint64_t>(word / bits);
         }
         return std::nullopt;
     }
@@ -352,7 +388,8 @@ public:
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight"))
             return "INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
                    (m_cfg.method.empty() ? std::string("AWQ/GPTQ") : m_cfg.method) + ")";
-        if (t.dtype == Dtype::I32 && endsWith(t.name, ".weight_packed")) {
+        if (fp4Pairs(t)) return "FP4 e2m1 g32 (I8 pairs, E8M0 scales)";
+        if ((t.dtype == Dtype::I32 || t.dtype == Dtype::U8) && endsWith(t.name, ".weight_packed")) {
             const QuantGroup *g = groupFor(std::string_view(t.name).substr(0, t.name.size() - 14));
             if (!g || !g->numBits) return "packed I32 (bits unknown)";
             std::string f = (g->type == "float" ? "FP" : "INT") + std::to_string(g->numBits);
@@ -362,8 +399,8 @@ public:
         if (t.dtype == Dtype::F8_E4M3 && t.shape.size() == 2) {
             auto it = m_blockScales.find(
                 std::string_view(t.name).substr(0, t.name.size() - (endsWith(t.name, ".weight") ? 7 : 0)));
-            if (it != m_blockScales.end() && it->second->size() == 2 && (*it->second)[0] &&
-                (*it->second)[1]) {
+            const std::vector<std::uint64_t> *scaleShape = it != m_blockScales.end() ? &it->second->shape : nullptr;
+            if (scaleShape && scaleShape->size() == 2 && (*scaleShape)[0] && (*scaleShape)[1]) {
                 // The block edge b with ceil(n / b) scales along a dimension: the power of two that
                 // fits (576 rows in 5 blocks are blocks of 128, the last one partial).
                 auto block = [](std::uint64_t n, std::uint64_t scales) {
@@ -373,12 +410,26 @@ public:
                         b *= 2;
                     return (n + b - 1) / b == scales ? b : least;
                 };
-                return "FP8 e4m3 " + std::to_string(block(t.shape[0], (*it->second)[0])) + "x" +
-                       std::to_string(block(t.shape[1], (*it->second)[1]));
+                const std::uint64_t rows = block(t.shape[0], (*scaleShape)[0]),
+                                    cols = block(t.shape[1], (*scaleShape)[1]);
+                // Power-of-two scales (E8M0, or its bytes in U8): MXFP8 when one scale covers 32 values
+                // of a row (MiniMax-M3), else block FP8 with UE8M0 scales (DeepSeek-V4).
+                const bool e8m0 = it->second->dtype == Dtype::F8_E8M0 || it->second->dtype == Dtype::U8;
+                if (e8m0 && rows == 1 && cols == 32) return "MXFP8 (FP8 e4m3, E8M0 per 32)";
+                return "FP8 e4m3 " + std::to_string(rows) + "x" + std::to_string(cols) + (e8m0 ? " ue8m0" : "");
             }
             return "FP8 e4m3";
         }
         return std::string(dtypeName(t.dtype));
+    }
+    // DeepSeek-V4's FP4 experts: two e2m1 values per I8 byte, an F8_E8M0 ".scale" per 32 logical values.
+    bool fp4Pairs(const TensorInfo &t) const
+    {
+        if (t.dtype != Dtype::I8 || !endsWith(t.name, ".weight") || t.shape.empty()) return false;
+        auto it = m_blockScales.find(std::string_view(t.name).substr(0, t.name.size() - 7));
+        if (it == m_blockScales.end() || it->second->dtype != Dtype::F8_E8M0 || it->second->shape.empty())
+            return false;
+        return it->second->shape.back() * 32 == t.shape.back() * 2;
     }
     std::uint64_t unknown() const { return m_unknown; }
     const std::string &unknownExample() const { return m_unknownExample; }
@@ -436,7 +487,7 @@ private:
     const QuantizationConfig &m_cfg;
     // Views into the checkpoint's own names (it outlives this Unpacker): no copies of 118k names.
     std::unordered_set<std::string_view> m_fp4Modules;
-    std::unordered_map<std::string_view, const std::vector<std::uint64_t> *> m_blockScales; // -> scale shape
+    std::unordered_map<std::string_view, const TensorInfo *> m_blockScales; // module -> its block scales
     std::map<std::string, std::optional<ModulePattern>> m_patterns; // "re:" target -> pattern (none: refused)
     std::vector<std::string> m_refusals;
     std::uint64_t m_unknown = 0;
@@ -449,7 +500,10 @@ std::optional<std::vector<char>> declaredMoeLayers(const ModelConfig &cfg, int l
     std::vector<char> moe(static_cast<std::size_t>(layers), 0);
     if (static_cast<int>(cfg.mlpLayerTypes.size()) == layers) {
         for (int i = 0; i < layers; ++i)
-            moe[static_cast<std::size_t>(i)] = cfg.mlpLayerTypes[static_cast<std::size_t>(i)] == "sparse";
+        {
+            const std::string &t = cfg.mlpLayerTypes[static_cast<std::size_t>(i)];
+            moe[static_cast<std::size_t>(i)] = t == "sparse" || t == "moe" || t == "hash_moe";
+        }
         return moe;
     }
     if (cfg.decoderSparseStep && cfg.nRoutedExperts && *cfg.nRoutedExperts > 0) {
@@ -491,10 +545,86 @@ void layerKindsFromConfig(const ModelConfig &cfg, CheckpointAnalysis &a)
             (*declared)[static_cast<std::size_t>(i)] ? LayerKind::Moe : LayerKind::Dense;
 }
 
+bool isLinearKind(std::string_view kind)
+{
+    return kind == "linear_attention" || kind == "mamba";
+}
+
+// What a layer's tensors show about its kind.
+enum DiskMark : unsigned {
+    kLinearMixer = 1,  // a recurrent mixer: A_log, dt_bias, short convolutions (KDA, Gated DeltaNet, Mamba-2)
+    kCompressor = 2,   // DeepSeek-V4 attn.compressor.*
+    kHashTable = 4,    // gate.tid2eid
+    kAttention = 8,    // any other attention tensor
+};
+
+unsigned diskMarks(std::string_view rest, Category role)
+{
+    unsigned m = 0;
+    if (role == Category::LinearAttention || rest.ends_with(".A_log") || rest.ends_with(".dt_bias") ||
+        rest.find("conv1d") != std::string_view::npos)
+        m |= kLinearMixer;
+    else if (role == Category::Attention)
+        m |= kAttention;
+    if (rest.starts_with("attn.compressor.")) m |= kCompressor;
+    if (role == Category::RouterTables) m |= kHashTable;
+    return m;
+}
+
+// The schedule (layer_types or the family's own keys, compress_ratios, mlp_layer_types) against what the
+// tensors show, layer by layer; disagreements come once per kind, over their layers.
+void scheduleAgainstTensors(const ModelConfig &cfg, const std::vector<unsigned> &seen, CheckpointAnalysis &a)
+{
+    a.scheduleSource = cfg.layerTypesFrom;
+    const int L = a.mainLayers;
+    const std::string from = cfg.layerTypesFrom.empty() ? "layer_types" : cfg.layerTypesFrom;
+    std::map<std::string, std::vector<int>> byKind;
+    const bool typed = static_cast<int>(cfg.layerTypes.size()) == L;
+    for (int i = 0; i < L; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        const unsigned m = seen[u];
+        LayerInfo &layer = a.layers[u];
+        if (typed) {
+            const std::string &kind = cfg.layerTypes[u];
+            if (isLinearKind(kind) && !(m & kLinearMixer) && (m & kAttention))
+                byKind[from + " says " + kind + ", but the attention tensors are not a recurrent mixer (no A_log, "
+                                            "dt_bias or conv1d)"]
+                    .push_back(i);
+            else if (!isLinearKind(kind) && kind != "none" && (m & kLinearMixer))
+                byKind["recurrent-mixer tensors (A_log, dt_bias, conv1d) are on disk, but " + from + " says " + kind]
+                    .push_back(i);
+        }
+        if (u < cfg.compressRatios.size()) {
+            layer.compressRatio = cfg.compressRatios[u];
+            if (layer.compressRatio > 0 && !(m & kCompressor) && (m & kAttention))
+                byKind["the config compresses " + std::to_string(layer.compressRatio) +
+                       " tokens per row, but no attn.compressor.* tensors are on disk"]
+                    .push_back(i);
+            else if (layer.compressRatio == 0 && (m & kCompressor))
+                byKind["window only (compress ratio 0), but attn.compressor.* tensors are on disk"].push_back(i);
+        }
+        const bool hashDeclared = u < cfg.mlpLayerTypes.size() && cfg.mlpLayerTypes[u] == "hash_moe";
+        layer.hashRouted = hashDeclared || (m & kHashTable);
+        if (hashDeclared && !(m & kHashTable) && layer.kind == LayerKind::Moe)
+            byKind["hash-routed (hash_moe), but no gate.tid2eid table is on disk"].push_back(i);
+        else if (!hashDeclared && (m & kHashTable) && u < cfg.mlpLayerTypes.size())
+            byKind["a gate.tid2eid table is on disk, but mlp_layer_types routes the layer by scores"].push_back(i);
+    }
+    a.scheduleMismatches = describeRuns(byKind);
+    for (const auto &m : a.scheduleMismatches)
+        a.warnings.push_back("layer schedule: " + m);
+}
+
 } // namespace
 
 int CheckpointAnalysis::layerOf(std::string_view name) const
 {
+    if (const auto outside = outsideLayersRole(name)) {
+        const auto block = outside == Category::Mtp ? mtpBlockPlace(name) : std::nullopt;
+        return block && block->layer < kMaxConfigMtpLayers && mainLayers + block->layer < layerCount
+                   ? mainLayers + block->layer
+                   : -1;
+    }
     const int layer = placeOf(name).layer;
     return layer < layerCount ? layer : -1;
 }
@@ -524,10 +654,12 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
     ParameterBudget &b = a.budget;
 
-    // Layers the config schedules as linear attention (layer_types).
+    // Layers the config schedules as linear attention (layer_types or the family's schedule).
     std::vector<char> linearLayer(static_cast<std::size_t>(layerCount), 0);
     for (std::size_t i = 0; i < cfg.layerTypes.size() && i < linearLayer.size(); ++i)
-        linearLayer[i] = cfg.layerTypes[i] == "linear_attention";
+        linearLayer[i] = isLinearKind(cfg.layerTypes[i]);
+    // What the tensors of each layer show, to hold the schedule against (scheduleAgainstTensors).
+    std::vector<unsigned> seenOnDisk(static_cast<std::size_t>(layerCount), 0);
     std::size_t seen = 0;
     for (const auto &s : ckpt.shards) {
         for (const auto &t : s.tensors) {
@@ -535,6 +667,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
             const std::optional<Category> outside = outsideLayersRole(t.name);
             TensorPlace place = outside ? TensorPlace{-1, t.name} : placeOf(t.name);
+            if (outside == Category::Mtp)
+                if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
+                    place = {a.mainLayers + block->layer, block->rest};
             if (place.layer >= layerCount) {
                 // A layer number the model does not have is never an index: the tensor stays visible
                 // under other, and a warning names it.
@@ -546,6 +681,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             const std::string_view rest = place.rest;
             // The role is read once: it gives the category (as categorize() would) and the layer's facts.
             LayerRole role = layer ? layerRole(rest) : LayerRole{};
+            if (layer) seenOnDisk[static_cast<std::size_t>(place.layer)] |= diskMarks(rest, role.category);
             // A layer the schedule declares linear (KDA in GLM-5.3-Flash and Kimi-Linear keeps its
             // projections under self_attn.*): its attention tensors are linear attention.
             if (role.category == Category::Attention && place.layer < static_cast<int>(linearLayer.size()) &&
@@ -684,6 +820,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     for (auto &l : a.layers)
         if (l.attention.empty()) l.attention = "none";
     layerKindsFromConfig(cfg, a);
+    scheduleAgainstTensors(cfg, seenOnDisk, a);
     buildIndexShare(ckpt, a);
     if (!ckpt.hasConfig)
         a.warnings.push_back("no config.json: layers and budget come from tensor names alone");

@@ -85,6 +85,8 @@ struct LayerInfo
     bool indexerWeights = false; // self_attn.indexer.* present on disk
     int reusesLayer = -1;        // for a shared layer: the full layer whose selection it reuses
     int routedExperts = 0;       // distinct expert indices on disk
+    bool hashRouted = false;     // experts chosen by token id (DeepSeek-V4 hash_moe, gate.tid2eid)
+    std::int64_t compressRatio = -1; // DeepSeek-V4: tokens per compressed row (0: window only); -1: not such a layer
     std::string attention;       // layer_types' word for the layer, else "attention", "linear_attention" or "none"
     Tally params;                // scales excluded
     Tally scales;
@@ -144,6 +146,12 @@ struct CheckpointAnalysis
     std::optional<std::int64_t> diskRoutedExperts;
     std::optional<std::int64_t> diskKvWidth; // k_proj's output width: num_key_value_heads x head_dim
     std::vector<std::string> warnings;
+    // Where the per-layer schedule (attention kinds) came from: layer_types, compress_ratios,
+    // linear_attn_config, hybrid_override_pattern, hybrid_layer_pattern; empty when the config has none.
+    std::string scheduleSource;
+    // The schedule against the tensors, grouped by kind over the layers concerned ("layers 3–40 (19
+    // layers): ..."); also in warnings.
+    std::vector<std::string> scheduleMismatches;
 
     // Logical elements of packed weights (MXFP4 blocks, NVFP4, compressed-tensors, AWQ / GPTQ), by name;
     // every other tensor holds numel. parametersOf() is what a view shows.

@@ -2,6 +2,7 @@
 
 #include "bf16.h"
 #include "errors.h"
+#include "roles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,8 +15,10 @@ namespace atlas {
 
 bool isCorrectionBias(std::string_view name)
 {
-    // Under any router's name: mlp.gate., block_sparse_moe.gate., mixer.gate., ...
-    return name.ends_with(".e_score_correction_bias") || name == "e_score_correction_bias";
+    // Under any router's name: mlp.gate., block_sparse_moe.gate., mixer.gate., directly on block_sparse_moe
+    // (MiniMax), ...; and DeepSeek-V4's ffn.gate.bias, which its Gate adds to the scores for the choice only.
+    return name.ends_with(".e_score_correction_bias") || name == "e_score_correction_bias" ||
+           name.ends_with(".ffn.gate.bias");
 }
 
 bool isRouterLinearBias(std::string_view name)
@@ -58,6 +61,8 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
                                      std::to_string(limit) + "); it was not read");
             BiasFetchPlan::Item item;
             item.layer = placeOf(t.name).layer;
+            if (const auto block = mtpBlockPlace(t.name); block && item.layer < 0)
+                item.layer = static_cast<int>(ckpt.config.numHiddenLayers.value_or(0)) + block->layer;
             item.tensor = t.name;
             item.shard = s;
             item.dtype = t.dtype;
@@ -142,8 +147,10 @@ std::optional<RouterConfig> routerConfigFor(const ModelConfig &cfg, std::size_t 
         return std::nullopt;
     }
     // The router functions the simulator knows; any other is said plainly, never guessed.
-    if (!cfg.scoringFunc.empty() && cfg.scoringFunc != "sigmoid" && cfg.scoringFunc != "softmax") {
-        if (why) *why = "scoring_func '" + cfg.scoringFunc + "' is not simulated (sigmoid and softmax are)";
+    if (!cfg.scoringFunc.empty() && cfg.scoringFunc != "sigmoid" && cfg.scoringFunc != "softmax" &&
+        cfg.scoringFunc != "sqrtsoftplus") {
+        if (why)
+            *why = "scoring_func '" + cfg.scoringFunc + "' is not simulated (sigmoid, softmax and sqrtsoftplus are)";
         return std::nullopt;
     }
     if (!cfg.topkMethod.empty() && cfg.topkMethod != "noaux_tc" && cfg.topkMethod != "greedy") {
@@ -153,7 +160,9 @@ std::optional<RouterConfig> routerConfigFor(const ModelConfig &cfg, std::size_t 
     RouterConfig r;
     r.bias = bias;
     if (!cfg.scoringFunc.empty()) {
-        r.scoring = cfg.scoringFunc == "softmax" ? Scoring::Softmax : Scoring::Sigmoid;
+        r.scoring = cfg.scoringFunc == "softmax"        ? Scoring::Softmax
+                    : cfg.scoringFunc == "sqrtsoftplus" ? Scoring::SqrtSoftplus
+                                                        : Scoring::Sigmoid;
         r.scoringFrom = "scoring_func " + cfg.scoringFunc;
     } else if (cfg.modelType == "gpt_oss") {
         r.scoring = Scoring::SoftmaxAfterTopk;
@@ -304,9 +313,23 @@ BiasAudit auditBiases(const ModelConfig &config, const CheckpointAnalysis &analy
             audit.router = routerConfigFor(config, count, audit.kind, &audit.routerProblem);
         }
         audit.stats.push_back(analyzeBias(t, routing ? audit.router : std::nullopt));
-        if (routing) audit.routing.push_back({t.layer, audit.stats.back().values});
+        if (routing) audit.routing.push_back({t.layer, audit.stats.back().values, {}});
     }
-    if (audit.kind != BiasUse::None) return audit;
+    // Hash-routed layers (DeepSeek-V4's first num_hash_layers) take their experts from gate.tid2eid by
+    // token id: no scores, nothing a rounded bias could change. They are listed, and skipped with that reason.
+    auto addHashLayers = [&] {
+        for (const LayerInfo &l : analysis.layers) {
+            if (!l.hashRouted) continue;
+            std::erase_if(audit.routing, [&](const LayerBias &b) { return b.layer == l.index; });
+            audit.routing.push_back({l.index, {}, kHashRoutedReason});
+        }
+        std::stable_sort(audit.routing.begin(), audit.routing.end(),
+                         [](const LayerBias &x, const LayerBias &y) { return x.layer < y.layer; });
+    };
+    if (audit.kind != BiasUse::None) {
+        addHashLayers();
+        return audit;
+    }
 
     // No router bias at all: the simulation still shows what BF16 logits do, on every MoE layer.
     const auto experts = config.nRoutedExperts ? config.nRoutedExperts : analysis.diskRoutedExperts;
@@ -317,12 +340,13 @@ BiasAudit auditBiases(const ModelConfig &config, const CheckpointAnalysis &analy
     audit.router = routerConfigFor(config, static_cast<std::size_t>(*experts), BiasUse::None, &audit.routerProblem);
     if (!audit.router) return audit;
     for (const LayerInfo &l : analysis.layers)
-        if (l.kind == LayerKind::Moe || (l.kind == LayerKind::Mtp && l.routedExperts > 0))
-            audit.routing.push_back({l.index, std::vector<float>(static_cast<std::size_t>(*experts), 0.0f)});
+        if ((l.kind == LayerKind::Moe || (l.kind == LayerKind::Mtp && l.routedExperts > 0)) && !l.hashRouted)
+            audit.routing.push_back({l.index, std::vector<float>(static_cast<std::size_t>(*experts), 0.0f), {}});
     if (audit.routing.empty()) {
         audit.router.reset();
         audit.routerProblem = "no layer of the checkpoint routes to experts";
     }
+    addHashLayers();
     return audit;
 }
 

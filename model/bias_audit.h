@@ -45,6 +45,10 @@ struct BiasFetchPlan
     std::uint64_t bytes = 0; // what the ranges read: exactly the tensors' bytes
 };
 
+// Why a hash-routed layer is not simulated.
+inline constexpr const char *kHashRoutedReason =
+    "hash-routed: experts come from gate.tid2eid by token id, with no scores and no bias to round";
+
 // Slack above experts x 4 bytes that a bias tensor may hold (other dtypes, padding).
 inline constexpr std::uint64_t kBiasSlackBytes = 4096;
 

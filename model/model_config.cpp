@@ -103,6 +103,145 @@ void readQuantization(const nlohmann::json &q, ModelConfig &cfg)
     }
 }
 
+// A list of integers (one per layer, or layer numbers); nullopt when the key is absent or not such a list.
+std::optional<std::vector<std::int64_t>> readIntList(const nlohmann::json &doc, const char *key, ModelConfig &cfg,
+                                                     IntLimit limit)
+{
+    auto it = doc.find(key);
+    if (it == doc.end() || it->is_null()) return std::nullopt;
+    std::vector<std::int64_t> out;
+    bool ok = it->is_array() && it->size() <= static_cast<std::size_t>(kMaxConfigLayers + kMaxConfigMtpLayers);
+    if (ok)
+        for (const auto &v : *it) {
+            if (!v.is_number_integer() || v.get<std::int64_t>() < limit.min || v.get<std::int64_t>() > limit.max) {
+                ok = false;
+                break;
+            }
+            out.push_back(v.get<std::int64_t>());
+        }
+    if (!ok) {
+        cfg.warnings.push_back(std::string(key) + " is not a list of integers from " + std::to_string(limit.min) +
+                               " to " + std::to_string(limit.max) + "; ignored");
+        return std::nullopt;
+    }
+    return out;
+}
+
+// The families that write no layer_types say the same with a schedule of their own (domain.md section 12).
+// Each becomes layer_types' words, so that everything downstream reads one schedule.
+void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
+{
+    const std::int64_t L = cfg.numHiddenLayers.value_or(0);
+    // DeepSeek-V4: compress_ratios, one per layer and then the MTP block (0 window, 4 CSA, 128 HCA).
+    if (auto ratios = readIntList(doc, "compress_ratios", cfg, {0, kMaxConfigPositions})) {
+        cfg.compressRatios = *ratios;
+        if (cfg.layerTypes.empty() && L > 0 && static_cast<std::int64_t>(ratios->size()) >= L) {
+            for (std::int64_t i = 0; i < L; ++i) {
+                const std::int64_t r = (*ratios)[static_cast<std::size_t>(i)];
+                cfg.layerTypes.push_back(r == 0   ? "sliding_attention"
+                                         : r == 4 ? "compressed_sparse_attention"
+                                                  : "heavily_compressed_attention");
+            }
+            cfg.layerTypesFrom = "compress_ratios";
+        } else if (L > 0 && static_cast<std::int64_t>(ratios->size()) < L) {
+            cfg.warnings.push_back("compress_ratios has " + std::to_string(ratios->size()) +
+                                   " entries for " + std::to_string(L) + " layers; ignored");
+            cfg.compressRatios.clear();
+        }
+    } else if (!cfg.layerTypes.empty()) {
+        // transformers' DeepSeek-V4 layer_types carry the ratio in the kind (compress_rates).
+        std::int64_t csa = 4, hca = 128;
+        if (auto it = doc.find("compress_rates"); it != doc.end() && it->is_object()) {
+            auto rate = [&](const char *k, std::int64_t &out) {
+                if (auto r = it->find(k); r != it->end() && r->is_number_integer() && r->get<std::int64_t>() > 0 &&
+                                          r->get<std::int64_t>() <= kMaxConfigPositions)
+                    out = r->get<std::int64_t>();
+            };
+            rate("compressed_sparse_attention", csa);
+            rate("heavily_compressed_attention", hca);
+        }
+        const bool v4 = std::any_of(cfg.layerTypes.begin(), cfg.layerTypes.end(), [](const std::string &t) {
+            return t == "compressed_sparse_attention" || t == "heavily_compressed_attention";
+        });
+        if (v4)
+            for (const auto &t : cfg.layerTypes)
+                cfg.compressRatios.push_back(t == "compressed_sparse_attention"    ? csa
+                                             : t == "heavily_compressed_attention" ? hca
+                                                                                   : 0);
+    }
+    const auto linearConfig = doc.find("linear_attn_config");
+    const bool hasLinearConfig = linearConfig != doc.end() && linearConfig->is_object();
+    if (hasLinearConfig) {
+        readInt(*linearConfig, "num_heads", cfg.kdaNumHeads, cfg, {1, kMaxConfigExperts});
+        readInt(*linearConfig, "head_dim", cfg.kdaHeadDim, cfg, {1, kMaxConfigDim});
+        readInt(*linearConfig, "short_conv_kernel_size", cfg.kdaConvKernel, cfg, {1, 1024});
+    }
+    if (!cfg.layerTypes.empty()) {
+        if (cfg.layerTypesFrom.empty()) cfg.layerTypesFrom = "layer_types";
+        return;
+    }
+    if (L <= 0) return;
+    // linear_attn_config.kda_layers / full_attn_layers: Kimi numbers them from 1 (vLLM kimi_linear:
+    // (layer_idx + 1) in kda_layers), GLM-5.3-Flash from 0 (SGLang glm5_next: layer_idx in kda_layers).
+    // A list that names layer 0 counts from 0; otherwise from 1.
+    if (hasLinearConfig) {
+        const auto it = linearConfig;
+        const auto kda = readIntList(*it, "kda_layers", cfg, {0, kMaxConfigLayers});
+        const auto full = readIntList(*it, "full_attn_layers", cfg, {0, kMaxConfigLayers});
+        if (kda || full) {
+            std::int64_t base = 1;
+            for (const auto *list : {&kda, &full})
+                if (*list && std::find((*list)->begin(), (*list)->end(), 0) != (*list)->end()) base = 0;
+            std::vector<std::string> types(static_cast<std::size_t>(L), kda ? "full_attention" : "linear_attention");
+            bool ok = true;
+            for (const auto *list : {&kda, &full}) {
+                if (!*list || !ok) continue;
+                for (std::int64_t n : **list) {
+                    if (n < base || n - base >= L) {
+                        cfg.warnings.push_back(std::string("linear_attn_config.") +
+                                               (list == &kda ? "kda_layers" : "full_attn_layers") + " names layer " +
+                                               std::to_string(n) + ", outside " + std::to_string(base) + ".." +
+                                               std::to_string(L - 1 + base) + "; the schedule is ignored");
+                        ok = false;
+                        break;
+                    }
+                    types[static_cast<std::size_t>(n - base)] = list == &kda ? "linear_attention" : "full_attention";
+                }
+            }
+            if (ok) {
+                cfg.layerTypes = std::move(types);
+                cfg.layerTypesFrom = "linear_attn_config";
+                return;
+            }
+        }
+    }
+    // Nemotron-H: hybrid_override_pattern, one letter per layer (M Mamba-2, * attention, - MLP, E MoE).
+    if (auto it = doc.find("hybrid_override_pattern"); it != doc.end() && it->is_string()) {
+        const auto &p = it->get_ref<const std::string &>();
+        if (static_cast<std::int64_t>(p.size()) == L &&
+            p.find_first_not_of("M*-E") == std::string::npos) {
+            for (char c : p)
+                cfg.layerTypes.push_back(c == 'M' ? "mamba" : c == '*' ? "full_attention" : "none");
+            cfg.layerTypesFrom = "hybrid_override_pattern";
+        } else {
+            cfg.warnings.push_back("hybrid_override_pattern is not one of M, *, -, E per layer (" +
+                                   std::to_string(L) + " layers); ignored");
+        }
+        return;
+    }
+    // MiMo-V2: hybrid_layer_pattern, 1 for a sliding-window layer, 0 for full attention.
+    if (auto pattern = readIntList(doc, "hybrid_layer_pattern", cfg, {0, 1})) {
+        if (static_cast<std::int64_t>(pattern->size()) == L) {
+            for (std::int64_t v : *pattern)
+                cfg.layerTypes.push_back(v ? "sliding_attention" : "full_attention");
+            cfg.layerTypesFrom = "hybrid_layer_pattern";
+        } else {
+            cfg.warnings.push_back("hybrid_layer_pattern has " + std::to_string(pattern->size()) + " entries for " +
+                                   std::to_string(L) + " layers; ignored");
+        }
+    }
+}
+
 } // namespace
 
 ModelConfig parseModelConfig(std::string_view file, std::string_view text)
@@ -135,6 +274,10 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
                 cfg.warnings.push_back(std::string(key) + " is not a short string; ignored");
         }
     }
+    // Kimi names its router function moe_router_activation_func.
+    if (auto it = doc.find("moe_router_activation_func");
+        cfg.scoringFunc.empty() && it != doc.end() && it->is_string() && it->get_ref<const std::string &>().size() <= 64)
+        cfg.scoringFunc = it->get<std::string>();
     if (auto it = doc.find("architectures"); it != doc.end() && it->is_array())
         for (const auto &a : *it)
             if (a.is_string()) cfg.architectures.push_back(a.get<std::string>());
@@ -147,7 +290,10 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readInt(doc, "num_experts_per_tok", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
     if (!cfg.numExpertsPerTok)
         readInt(doc, "experts_per_token", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
+    if (!cfg.numExpertsPerTok) // Kimi
+        readInt(doc, "num_experts_per_token", cfg.numExpertsPerTok, cfg, {1, kMaxConfigExperts});
     readInt(doc, "n_shared_experts", cfg.nSharedExperts, cfg, {0, kMaxConfigExperts});
+    if (!cfg.nSharedExperts) readInt(doc, "num_shared_experts", cfg.nSharedExperts, cfg, {0, kMaxConfigExperts});
     readInt(doc, "first_k_dense_replace", cfg.firstKDenseReplace, cfg, {0, kMaxConfigLayers});
     readInt(doc, "n_group", cfg.nGroup, cfg, {1, kMaxConfigExperts});
     readInt(doc, "topk_group", cfg.topkGroup, cfg, {1, kMaxConfigExperts});
@@ -210,6 +356,17 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
             cfg.warnings.push_back("index_topk_pattern is not a string of up to " +
                                    std::to_string(kMaxConfigLayers) + " letters; ignored");
     }
+    scheduleFromFamilyKeys(doc, cfg);
+    // DeepSeek-V4: the first num_hash_layers layers choose experts by token id (mlp_layer_types hash_moe).
+    readInt(doc, "num_hash_layers", cfg.numHashLayers, cfg, {0, kMaxConfigLayers});
+    if (cfg.mlpLayerTypes.empty() && cfg.numHashLayers && cfg.numHiddenLayers && cfg.nRoutedExperts &&
+        !cfg.firstKDenseReplace) {
+        for (std::int64_t i = 0; i < *cfg.numHiddenLayers; ++i)
+            cfg.mlpLayerTypes.push_back(i < *cfg.numHashLayers ? "hash_moe" : "moe");
+    }
+    if (const auto hashed = std::count(cfg.mlpLayerTypes.begin(), cfg.mlpLayerTypes.end(), "hash_moe");
+        !cfg.numHashLayers && hashed > 0)
+        cfg.numHashLayers = hashed;
     if (auto it = doc.find("quantization_config"); it != doc.end() && it->is_object())
         readQuantization(*it, cfg);
     if (auto it = doc.find("ckpt_atlas_synthetic"); it != doc.end() && it->is_boolean())

@@ -65,8 +65,19 @@ struct ModelConfig
     // Linear-attention (Gated DeltaNet) layers: heads and head dims of the recurrent state, conv kernel.
     std::optional<std::int64_t> linearNumKeyHeads, linearNumValueHeads, linearKeyHeadDim, linearValueHeadDim,
         linearConvKernelDim;
-    std::vector<std::string> layerTypes;    // "full_attention", "sliding_attention", "linear_attention", ...
-    std::vector<std::string> mlpLayerTypes; // "dense" / "sparse" per layer
+    // One attention kind per main layer: "full_attention", "sliding_attention", "linear_attention",
+    // "deepseek_sparse_attention", "compressed_sparse_attention", "heavily_compressed_attention",
+    // "mamba", "none". From layer_types, or else from the schedule the family writes instead
+    // (layerTypesFrom names it): compress_ratios, linear_attn_config, hybrid_override_pattern,
+    // hybrid_layer_pattern.
+    std::vector<std::string> layerTypes;
+    std::string layerTypesFrom;
+    // DeepSeek-V4: tokens per compressed row of each layer (0: window only), then the MTP blocks'.
+    std::vector<std::int64_t> compressRatios;
+    std::vector<std::string> mlpLayerTypes; // "dense" / "sparse", or "moe" / "hash_moe", per layer
+    std::optional<std::int64_t> numHashLayers; // DeepSeek-V4: the first layers route by token id
+    // Kimi-Linear KDA heads (linear_attn_config.num_heads / head_dim / short_conv_kernel_size).
+    std::optional<std::int64_t> kdaNumHeads, kdaHeadDim, kdaConvKernel;
     std::optional<std::int64_t> decoderSparseStep;
     std::vector<std::int64_t> mlpOnlyLayers;
     std::optional<std::int64_t> kvLoraRank;

@@ -92,6 +92,8 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     const ParameterBudget &b = a.budget;
     J params;
     params["total"] = b.total;
+    // Model cards leave MTP blocks out of the size they publish (DeepSeek-V3 671 B, V4-Flash 284 B).
+    params["total_without_mtp"] = b.total - b.byCategory[static_cast<std::size_t>(Category::Mtp)];
     params["activated_per_token"] = b.activatedPerToken ? J(*b.activatedPerToken) : J();
     J byCat = J::object();
     for (std::size_t i = 0; i < kCategoryCount; ++i)
@@ -125,11 +127,15 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         row["indexer"] = indexerRoleName(l.indexer);
         row["indexer_weights"] = l.indexerWeights;
         row["attention"] = l.attention;
+        if (l.compressRatio >= 0) row["compress_ratio"] = l.compressRatio;
+        if (l.kind != LayerKind::Dense) row["routing"] = l.hashRouted ? "hash" : "scores";
         row["parameters"] = l.params.elements;
         if (l.indexer == IndexerRole::Shared && l.reusesLayer >= 0) row["reuses_layer"] = l.reusesLayer;
         layers.push_back(row);
     }
     r["layers"] = layers;
+    r["schedule"] = {{"source", a.scheduleSource.empty() ? J() : J(a.scheduleSource)},
+                     {"mismatches", stringList(a.scheduleMismatches)}};
 
     const IndexShareMap &m = a.indexShare;
     J idx;
@@ -206,7 +212,10 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     o << "Layers      " << a.mainLayers << " main (" << dense << " dense, " << moe << " MoE) + " << mtp
       << " MTP\n\n";
 
-    o << "Parameters  " << groupDigits(b.total) << " (" << shortCount(b.total) << ")\n";
+    o << "Parameters  " << groupDigits(b.total) << " (" << shortCount(b.total) << ")";
+    if (const std::uint64_t mtp = b.byCategory[static_cast<std::size_t>(Category::Mtp)])
+        o << ", " << shortCount(b.total - mtp) << " without the MTP layers";
+    o << "\n";
     o << "Active      ";
     if (b.activatedPerToken)
         o << groupDigits(*b.activatedPerToken) << " per token (" << shortCount(*b.activatedPerToken) << ")";

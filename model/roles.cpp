@@ -197,6 +197,21 @@ std::optional<Category> outsideLayersRole(std::string_view name)
     return std::nullopt;
 }
 
+std::optional<TensorPlace> mtpBlockPlace(std::string_view name)
+{
+    std::string_view rest;
+    for (std::string_view prefix : {"mtp.layers.", "model.mtp.layers.", "mtp.", "model.mtp."})
+        if (name.starts_with(prefix)) {
+            rest = name.substr(prefix.size());
+            break;
+        }
+    const auto dot = rest.find('.');
+    if (rest.empty() || dot == std::string_view::npos || dot == 0) return std::nullopt;
+    const int block = expertNumber(rest.substr(0, dot));
+    if (block < 0) return std::nullopt;
+    return TensorPlace{block, rest.substr(dot + 1)};
+}
+
 Category outsideRole(std::string_view name)
 {
     const int i = decidingRow(name, RoleScope::Outside);

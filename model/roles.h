@@ -43,6 +43,11 @@ std::span<const EncoderRow> encoderTable();
 // an MTP block outside "layers.N." (mtp.*, model.mtp.*). Checked before a name is placed in a layer.
 std::optional<Category> outsideLayersRole(std::string_view name);
 
+// An MTP block outside "layers.N.": "mtp.N.*" (DeepSeek-V4), "mtp.layers.N.*" (Qwen3-Next),
+// "model.mtp.layers.N.*": the block's number (layer) and the name inside it (rest). vLLM places
+// block N after the decoder layers (num_hidden_layers + N); so does the analysis.
+std::optional<TensorPlace> mtpBlockPlace(std::string_view name);
+
 // The role of a name in no decoder layer (embedding and head, final norms, hyper-connection heads).
 Category outsideRole(std::string_view name);
 

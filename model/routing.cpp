@@ -108,6 +108,8 @@ std::string_view scoringName(Scoring s)
         return "softmax";
     case Scoring::SoftmaxAfterTopk:
         return "softmax_after_topk";
+    case Scoring::SqrtSoftplus:
+        return "sqrtsoftplus";
     }
     return "";
 }
@@ -524,6 +526,14 @@ void routerScores(const RouterConfig &config, const float *logits, float *scores
         std::copy(logits, logits + E, scores);
         return;
     }
+    if (config.scoring == Scoring::SqrtSoftplus) {
+        // softplus(x) = log(1 + e^x), as torch computes it: x itself above 20; a NaN stays NaN.
+        for (int e = 0; e < E; ++e) {
+            const float x = logits[e];
+            scores[e] = std::sqrt(x > 20.0f ? x : std::log1p(std::exp(x)));
+        }
+        return;
+    }
     // Softmax over the experts in FP32, shifted by the largest finite logit; a NaN row stays NaN.
     float top = -INFINITY;
     for (int e = 0; e < E; ++e)
@@ -847,6 +857,10 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
 
     std::vector<const LayerBias *> todo;
     for (const auto &b : biases) {
+        if (!b.skip.empty()) {
+            run.skipped.push_back("layer " + std::to_string(b.layer) + ": " + b.skip);
+            continue;
+        }
         if (static_cast<int>(b.values.size()) != router.experts) {
             run.skipped.push_back("layer " + std::to_string(b.layer) + ": " +
                                   std::to_string(b.values.size()) + " bias values for " +

@@ -15,9 +15,11 @@ namespace atlas {
 // How a router turns a token's logits into scores:
 // - Sigmoid: one sigmoid per expert (DeepSeek-V3, GLM: noaux_tc);
 // - Softmax: softmax over all experts, then top-K (Mixtral, Qwen MoE);
-// - SoftmaxAfterTopk: top-K of the logits themselves, softmax over the chosen ones (gpt-oss).
-enum class Scoring { Sigmoid, Softmax, SoftmaxAfterTopk };
-std::string_view scoringName(Scoring s); // "sigmoid", "softmax", "softmax_after_topk"
+// - SoftmaxAfterTopk: top-K of the logits themselves, softmax over the chosen ones (gpt-oss);
+// - SqrtSoftplus: sqrt(softplus(logit)) per expert (DeepSeek-V4); like Sigmoid, the correction bias is
+//   added for the choice only and the weights are the chosen unbiased scores, renormalised.
+enum class Scoring { Sigmoid, Softmax, SoftmaxAfterTopk, SqrtSoftplus };
+std::string_view scoringName(Scoring s); // "sigmoid", "softmax", "softmax_after_topk", "sqrtsoftplus"
 
 // What a layer's router bias is, when it has one:
 // - Correction: e_score_correction_bias, added to the scores for the selection only (noaux_tc);
@@ -211,6 +213,7 @@ struct LayerBias
 {
     int layer = -1;
     std::vector<float> values;
+    std::string skip; // when set, the layer is not simulated, for this reason (a hash-routed layer)
 };
 
 // What a simulation is asked to do: the layers' biases, the router, the token options and, when

@@ -1,6 +1,9 @@
 #include "synthetic_layout.h"
 
+#include "analysis.h"
+#include "bf16.h"
 #include "bias_audit.h"
+#include "roles.h"
 #include "errors.h"
 #include "splitmix64.h"
 
@@ -349,15 +352,41 @@ LayoutSpec smallLayout()
 
 WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path &dir)
 {
+    return writeLayout({spec.name, layoutTensors(spec), layoutConfig(spec), spec.shards, spec.experts, spec.biasSeed},
+                       dir);
+}
+
+std::vector<float> syntheticBias(std::int64_t experts, std::uint64_t seed, std::int64_t layer)
+{
+    LayoutSpec spec;
+    spec.experts = experts;
+    spec.biasSeed = seed;
+    return syntheticBias(spec, layer);
+}
+
+namespace {
+
+// The layer a correction bias belongs to (MTP blocks named mtp.N follow the decoder layers).
+int biasLayer(const WrittenLayout &layout, std::string_view name)
+{
+    if (const auto block = mtpBlockPlace(name))
+        return static_cast<int>(layout.config.value("num_hidden_layers", 0)) + block->layer;
+    return placeOf(name).layer;
+}
+
+} // namespace
+
+WriteResult writeLayout(const WrittenLayout &layout, const std::filesystem::path &dir)
+{
     namespace fs = std::filesystem;
     fs::create_directories(dir);
-    const std::vector<SynthTensor> tensors = layoutTensors(spec);
+    const std::vector<SynthTensor> &tensors = layout.tensors;
     std::uint64_t total = 0;
     for (const auto &t : tensors)
         total += t.bytes;
 
     // Split in order into shards of about equal size.
-    const int wanted = std::max(1, spec.shards);
+    const int wanted = std::max(1, layout.shards);
     std::vector<int> shardOf(tensors.size());
     std::uint64_t before = 0;
     int used = 0;
@@ -392,6 +421,7 @@ WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path 
         {
             std::uint64_t offset;
             std::vector<float> values;
+            bool bf16 = false;
         };
         std::vector<BiasWrite> biases;
         const std::string file = fileName(s);
@@ -403,10 +433,12 @@ WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path 
                 header += (d ? "," : "") + std::to_string(t.shape[d]);
             header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
                       std::to_string(offset + t.bytes) + "]}";
-            if (isCorrectionBias(t.name) && t.dtype == Dtype::F32) {
-                const auto layer = std::stoll(t.name.substr(13));
-                biases.push_back({offset, syntheticBias(spec, layer)});
-            }
+            // Correction biases hold values (F32, or BF16 as Kimi-Linear stores them); the rest are holes.
+            if (const int layer = biasLayer(layout, t.name);
+                isCorrectionBias(t.name) && layer >= 0 && (t.dtype == Dtype::F32 || t.dtype == Dtype::BF16) &&
+                t.shape.size() == 1 && static_cast<std::int64_t>(t.shape[0]) == layout.experts)
+                biases.push_back({offset, syntheticBias(layout.experts, layout.biasSeed, layer),
+                                  t.dtype == Dtype::BF16});
             weightMap[t.name] = file;
             offset += t.bytes;
             ++result.tensors;
@@ -427,9 +459,16 @@ WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path 
         bool ok = ::write(fd, prefix.data(), prefix.size()) == static_cast<ssize_t>(prefix.size()) &&
                   ::ftruncate(fd, static_cast<off_t>(dataStart + offset)) == 0;
         for (const auto &b : biases) {
-            const auto len = static_cast<ssize_t>(b.values.size() * sizeof(float));
-            ok = ok && ::pwrite(fd, b.values.data(), static_cast<std::size_t>(len),
-                                static_cast<off_t>(dataStart + b.offset)) == len;
+            std::vector<std::uint16_t> half;
+            const void *data = b.values.data();
+            auto len = static_cast<ssize_t>(b.values.size() * sizeof(float));
+            if (b.bf16) {
+                for (float v : b.values)
+                    half.push_back(bf16Bits(v));
+                data = half.data();
+                len = static_cast<ssize_t>(half.size() * sizeof(std::uint16_t));
+            }
+            ok = ok && ::pwrite(fd, data, static_cast<std::size_t>(len), static_cast<off_t>(dataStart + b.offset)) == len;
         }
         ::close(fd);
         if (!ok)
@@ -443,12 +482,39 @@ WriteResult writeCheckpoint(const LayoutSpec &spec, const std::filesystem::path 
     if (count > 1) {
         std::ofstream(dir / "model.safetensors.index.json") << index.dump(2) << "\n";
     }
-    std::ofstream(dir / "config.json") << layoutConfig(spec).dump(2) << "\n";
+    std::ofstream(dir / "config.json") << layout.config.dump(2) << "\n";
     std::ofstream(dir / "SYNTHETIC.txt")
-        << "This checkpoint was written by ckpt-atlas (layout '" << spec.name
+        << "This checkpoint was written by ckpt-atlas (layout '" << layout.name
         << "'). Its headers follow a real architecture; its tensor data are sparse holes, except the\n"
            "router correction biases, which hold synthetic values. It contains no real weights.\n";
     return result;
+}
+
+namespace {
+
+WrittenLayout written(const LayoutSpec &spec)
+{
+    return {spec.name, layoutTensors(spec), layoutConfig(spec), spec.shards, spec.experts, spec.biasSeed};
+}
+
+} // namespace
+
+std::optional<WrittenLayout> layoutNamed(std::string_view name)
+{
+    if (name == "deepseek-v4-flash") return deepseekV4Flash();
+    if (name == "deepseek-v4-pro") return deepseekV4Pro();
+    if (name == "glm-5.3-flash") return glm53Flash();
+    if (name == "kimi-linear") return kimiLinear48B();
+    if (name == "glm-5.2-fp8") return written(glm5Fp8());
+    if (name == "deepseek-v3.2") return written(deepseekV32());
+    if (name == "small") return written(smallLayout());
+    return std::nullopt;
+}
+
+std::vector<std::string> layoutNames()
+{
+    return {"glm-5.2-fp8", "deepseek-v3.2", "deepseek-v4-flash", "deepseek-v4-pro", "glm-5.3-flash", "kimi-linear",
+            "small"};
 }
 
 } // namespace atlas::synth

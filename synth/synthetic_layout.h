@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace atlas::synth {
@@ -102,6 +103,29 @@ struct WriteResult
     std::uint64_t tensorBytes = 0;
     int shards = 0;
 };
+
+// Any layout as written: its tensors in file order, its config.json, how many shards.
+struct WrittenLayout
+{
+    std::string name;
+    std::vector<SynthTensor> tensors;
+    nlohmann::ordered_json config;
+    int shards = 1;
+    std::int64_t experts = 0;     // values per correction bias
+    std::uint64_t biasSeed = 0x5eed;
+};
+WriteResult writeLayout(const WrittenLayout &layout, const std::filesystem::path &dir);
+std::vector<float> syntheticBias(std::int64_t experts, std::uint64_t seed, std::int64_t layer);
+
+// The next generation (domain.md section 12), header-faithful at full scale (synth/next_gen_layouts.cpp).
+WrittenLayout deepseekV4Flash(); // 43 layers + MTP, FP4 experts in I8 pairs, 46 shards
+WrittenLayout deepseekV4Pro();   // 61 layers + MTP, 64 shards
+WrittenLayout glm53Flash();      // glm5_next FP8: 34 KDA + 11 DSA layers, MTP, vision tower, 62 shards
+WrittenLayout kimiLinear48B();   // kimi_linear BF16: 20 KDA + 7 MLA layers, BF16 correction biases, 20 shards
+// By name: "deepseek-v4-flash", "deepseek-v4-pro", "glm-5.3-flash", "kimi-linear", "glm-5.2-fp8",
+// "deepseek-v3.2", "small"; nullopt for any other.
+std::optional<WrittenLayout> layoutNamed(std::string_view name);
+std::vector<std::string> layoutNames();
 
 // Writes config.json, model.safetensors.index.json and the shards (data regions are sparse holes,
 // correction biases hold real values). Overwrites files in dir.

@@ -7,6 +7,7 @@
 #include "checkpoint_reader.h"
 #include "fixture_writer.h"
 #include "layout_arithmetic.h"
+#include "cli_run.h"
 
 #include <QFileInfo>
 #include <bit>
@@ -16,6 +17,8 @@
 
 using namespace atlas;
 using fixture::Tensor;
+using cli::figuresRender;
+using cli::inspectJson;
 
 namespace {
 
@@ -38,34 +41,6 @@ std::string formatOf(const CheckpointAnalysis &a, Category c)
     for (const auto &row : a.quantLayout)
         if (row.category == c) return row.format;
     return {};
-}
-
-// Every view of the window rendered offscreen for this checkpoint, as `ckpt-atlas figures` does.
-bool figuresRender(const QString &dir, QByteArray *err)
-{
-    QTemporaryDir out;
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    p.setProcessEnvironment(env);
-    p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("figures"), dir, QStringLiteral("--out"),
-                                             out.path(), QStringLiteral("--tokens"), QStringLiteral("64")});
-    if (!p.waitForFinished(300000)) return false;
-    *err = p.readAllStandardError();
-    return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0 &&
-           QFileInfo::exists(out.filePath(QStringLiteral("06-cache.png"))) &&
-           QFileInfo::exists(out.filePath(QStringLiteral("01-overview.svg")));
-}
-
-// `ckpt-atlas inspect DIR --json ARGS...`, parsed; null when it fails.
-nlohmann::json inspectJson(const QString &dir, const QStringList &args, QByteArray *err)
-{
-    QProcess p;
-    p.start(QStringLiteral(CKPT_ATLAS_BIN), QStringList{QStringLiteral("inspect"), dir, QStringLiteral("--json")} + args);
-    if (!p.waitForFinished(300000)) return nullptr;
-    *err = p.readAllStandardError();
-    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) return nullptr;
-    return nlohmann::json::parse(p.readAllStandardOutput().toStdString(), nullptr, false);
 }
 
 } // namespace
@@ -435,6 +410,95 @@ private slots:
         QCOMPARE(a.indexShare.mismatches.front(),
                  std::string("layers 0\u2013" "11 (12 layers): the map says full, but no self_attn.indexer.* "
                              "tensors are on disk"));
+    }
+
+    void scheduleAgainstTheTensors()
+    {
+        // compress_ratios says ratio 4 for layers 0-2, but only layer 3's attention has a compressor;
+        // layer_types would say linear for 4 and 5, but their attention is MLA; layer 1 has a hash table.
+        const nlohmann::json config = {{"model_type", "deepseek_v4"}, {"num_hidden_layers", 6},
+                                       {"hidden_size", 8},            {"num_attention_heads", 1},
+                                       {"n_routed_experts", 2},       {"num_hash_layers", 1},
+                                       {"compress_ratios", {4, 4, 4, 0, 0, 0, 0}}};
+        std::vector<Tensor> t;
+        for (int l = 0; l < 6; ++l) {
+            const std::string p = "layers." + std::to_string(l) + ".";
+            t.push_back({p + "attn.wq_a.weight", "BF16", {8, 8}});
+            t.push_back({p + "ffn.gate.weight", "BF16", {2, 8}});
+            t.push_back({p + "ffn.experts.0.w1.weight", "BF16", {8, 8}});
+            t.push_back({p + "ffn.experts.1.w1.weight", "BF16", {8, 8}});
+        }
+        t.push_back({"layers.3.attn.compressor.wkv.weight", "BF16", {8, 8}});
+        t.push_back({"layers.1.ffn.gate.tid2eid", "I64", {16, 2}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        const CheckpointAnalysis a = open(dir.path());
+        QCOMPARE(a.scheduleSource, std::string("compress_ratios"));
+        const std::vector<std::string> want{
+            "layer 0: hash-routed (hash_moe), but no gate.tid2eid table is on disk",
+            "layers 0\u2013" "2 (3 layers): the config compresses 4 tokens per row, but no attn.compressor.* tensors "
+            "are on disk",
+            "layer 1: a gate.tid2eid table is on disk, but mlp_layer_types routes the layer by scores",
+            "layer 3: window only (compress ratio 0), but attn.compressor.* tensors are on disk"};
+        QCOMPARE(a.scheduleMismatches, want);
+        QVERIFY(a.layers[0].hashRouted);
+        QVERIFY(a.layers[1].hashRouted); // the table on disk routes it, whatever the config says
+
+        // A layer declared linear whose attention is MLA, and one declared full with a recurrent mixer.
+        const nlohmann::json hybrid = {{"model_type", "kimi_linear"}, {"num_hidden_layers", 2}, {"hidden_size", 8},
+                                       {"linear_attn_config", {{"kda_layers", {1}}, {"full_attn_layers", {2}}}}};
+        QTemporaryDir dir2;
+        fixture::writeCheckpoint(dir2.path().toStdString(), hybrid,
+                                 {{"model.layers.0.self_attn.kv_a_proj_with_mqa.weight", "BF16", {8, 8}},
+                                  {"model.layers.1.self_attn.A_log", "F32", {4}},
+                                  {"model.layers.1.self_attn.q_proj.weight", "BF16", {8, 8}}});
+        const CheckpointAnalysis b = open(dir2.path());
+        const std::vector<std::string> want2{
+            "layer 0: linear_attn_config says linear_attention, but the attention tensors are not a recurrent mixer "
+            "(no A_log, dt_bias or conv1d)",
+            "layer 1: recurrent-mixer tensors (A_log, dt_bias, conv1d) are on disk, but linear_attn_config says "
+            "full_attention"};
+        QCOMPARE(b.scheduleMismatches, want2);
+    }
+
+    void packedFormatsOfTheNextGeneration()
+    {
+        // MXFP4 compressed-tensors (Kimi-K3): U8 weight_packed, two values a byte, U8 scales per 32.
+        const nlohmann::json ct = {
+            {"model_type", "kimi_k3"},
+            {"quantization_config",
+             {{"quant_method", "compressed-tensors"},
+              {"config_groups",
+               {{"group_0",
+                 {{"targets", {"Linear"}}, {"weights", {{"num_bits", 4}, {"type", "float"}, {"group_size", 32}}}}}}}}}};
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), ct,
+                                 {{"model.layers.0.mlp.experts.0.up_proj.weight_packed", "U8", {64, 32}},
+                                  {"model.layers.0.mlp.experts.0.up_proj.weight_scale", "U8", {64, 2}}});
+        const CheckpointAnalysis a = open(dir.path());
+        QCOMPARE(a.budget.total, std::uint64_t(64 * 64));
+        QCOMPARE(a.budget.quantScales.tensors, std::uint64_t(1));
+        QCOMPARE(formatOf(a, Category::RoutedExperts), std::string("FP4 g32 symmetric"));
+
+        // MXFP8 (MiniMax-M3): FP8 weights, not packed, one U8 E8M0 scale per 32 values of a row.
+        QTemporaryDir dir2;
+        fixture::writeCheckpoint(dir2.path().toStdString(), {{"model_type", "minimax_m3"}},
+                                 {{"model.layers.0.self_attn.q_proj.weight", "F8_E4M3", {64, 128}},
+                                  {"model.layers.0.self_attn.q_proj.weight_scale_inv", "U8", {64, 4}}});
+        const CheckpointAnalysis b = open(dir2.path());
+        QCOMPARE(b.budget.total, std::uint64_t(64 * 128));
+        QCOMPARE(formatOf(b, Category::Attention), std::string("MXFP8 (FP8 e4m3, E8M0 per 32)"));
+
+        // DeepSeek-V4's FP4 experts: I8 [out, in/2] with an F8_E8M0 scale [out, in/32]: logical [out, in].
+        // An I8 tensor whose scale does not fit that shape is counted as stored.
+        QTemporaryDir dir3;
+        fixture::writeCheckpoint(dir3.path().toStdString(), {{"model_type", "deepseek_v4"}},
+                                 {{"layers.0.ffn.experts.0.w1.weight", "I8", {16, 32}},
+                                  {"layers.0.ffn.experts.0.w1.scale", "F8_E8M0", {16, 2}},
+                                  {"layers.0.ffn.experts.1.w1.weight", "I8", {16, 32}},
+                                  {"layers.0.ffn.experts.1.w1.scale", "F8_E8M0", {16, 1}}});
+        const CheckpointAnalysis c = open(dir3.path());
+        QCOMPARE(c.budget.total, std::uint64_t(16 * 64 + 16 * 32));
     }
 
     void linearAttentionState()

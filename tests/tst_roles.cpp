@@ -1,6 +1,7 @@
 // The role table (model/roles.cpp) row by row: a tensor name of each family the row comes from, and
 // the role it must get; every row is the deciding row of at least one name, so no row is dead.
 #include "analysis.h"
+#include "model_config.h"
 #include "roles.h"
 
 #include <QTest>
@@ -176,6 +177,88 @@ private slots:
                                         QString::fromLatin1(roleTable()[std::size_t(i)].family.data(),
                                                             int(roleTable()[std::size_t(i)].family.size())))));
         QVERIFY(!used.count(-1));
+    }
+
+    // The schedule each family writes becomes one attention kind per layer.
+    void schedules_data()
+    {
+        QTest::addColumn<QByteArray>("config");
+        QTest::addColumn<QByteArray>("kinds"); // comma-separated
+        QTest::addColumn<QByteArray>("from");
+        QTest::addColumn<bool>("warned");
+        const QByteArray L3 = R"("num_hidden_layers": 3, )";
+        QTest::newRow("layer_types") << L3 + R"("layer_types": ["full_attention", "sliding_attention", "linear_attention"])"
+                                     << QByteArray("full_attention,sliding_attention,linear_attention")
+                                     << QByteArray("layer_types") << false;
+        QTest::newRow("compress_ratios (DeepSeek-V4, then the MTP block)")
+            << L3 + R"("compress_ratios": [0, 4, 128, 0])"
+            << QByteArray("sliding_attention,compressed_sparse_attention,heavily_compressed_attention")
+            << QByteArray("compress_ratios") << false;
+        QTest::newRow("compress_ratios too short")
+            << L3 + R"("compress_ratios": [0, 4])" << QByteArray() << QByteArray() << true;
+        QTest::newRow("Kimi counts from 1")
+            << L3 + R"("linear_attn_config": {"kda_layers": [1, 2], "full_attn_layers": [3]})"
+            << QByteArray("linear_attention,linear_attention,full_attention") << QByteArray("linear_attn_config")
+            << false;
+        QTest::newRow("GLM-5.3 counts from 0")
+            << L3 + R"("linear_attn_config": {"kda_layers": [0, 1], "full_attn_layers": [2]})"
+            << QByteArray("linear_attention,linear_attention,full_attention") << QByteArray("linear_attn_config")
+            << false;
+        QTest::newRow("a layer past the end")
+            << L3 + R"("linear_attn_config": {"kda_layers": [1, 2, 4]})" << QByteArray() << QByteArray() << true;
+        QTest::newRow("hybrid_override_pattern (Nemotron-H)")
+            << QByteArray(R"("num_hidden_layers": 4, "hybrid_override_pattern": "M*-E")")
+            << QByteArray("mamba,full_attention,none,none") << QByteArray("hybrid_override_pattern") << false;
+        QTest::newRow("hybrid_override_pattern, wrong letter")
+            << L3 + R"("hybrid_override_pattern": "MXM")" << QByteArray() << QByteArray() << true;
+        QTest::newRow("hybrid_layer_pattern (MiMo-V2)")
+            << L3 + R"("hybrid_layer_pattern": [0, 1, 1])"
+            << QByteArray("full_attention,sliding_attention,sliding_attention") << QByteArray("hybrid_layer_pattern")
+            << false;
+    }
+    void schedules()
+    {
+        QFETCH(QByteArray, config);
+        QFETCH(QByteArray, kinds);
+        QFETCH(QByteArray, from);
+        QFETCH(bool, warned);
+        const ModelConfig cfg = parseModelConfig("config.json", QByteArray("{" + config + "}").toStdString());
+        QByteArray got;
+        for (const auto &k : cfg.layerTypes)
+            got += (got.isEmpty() ? "" : ",") + QByteArray::fromStdString(k);
+        QCOMPARE(got, kinds);
+        QCOMPARE(QByteArray::fromStdString(cfg.layerTypesFrom), from);
+        QCOMPARE(!cfg.warnings.empty(), warned);
+    }
+
+    void transformersV4KindsCarryTheirRatios()
+    {
+        const ModelConfig cfg = parseModelConfig(
+            "config.json", R"({"num_hidden_layers": 3, "layer_types": ["sliding_attention",
+            "compressed_sparse_attention", "heavily_compressed_attention"],
+            "compress_rates": {"compressed_sparse_attention": 8}})");
+        QCOMPARE(cfg.compressRatios, (std::vector<std::int64_t>{0, 8, 128}));
+    }
+
+    void hashLayersFromTheirCount()
+    {
+        const ModelConfig cfg = parseModelConfig(
+            "config.json", R"({"num_hidden_layers": 4, "n_routed_experts": 8, "num_hash_layers": 2})");
+        QCOMPARE(cfg.mlpLayerTypes, (std::vector<std::string>{"hash_moe", "hash_moe", "moe", "moe"}));
+        QCOMPARE(*cfg.numHashLayers, std::int64_t(2));
+    }
+
+    void mtpBlocksNamedApart()
+    {
+        // vLLM places mtp.N after the decoder layers; the block's own naming is what follows.
+        const auto v4 = mtpBlockPlace("mtp.0.ffn.experts.3.w1.weight");
+        QVERIFY(v4);
+        QCOMPARE(v4->layer, 0);
+        QCOMPARE(v4->rest, std::string_view("ffn.experts.3.w1.weight"));
+        QCOMPARE(mtpBlockPlace("mtp.layers.1.mlp.gate.weight")->layer, 1);
+        QCOMPARE(mtpBlockPlace("model.mtp.layers.2.input_layernorm.weight")->layer, 2);
+        QVERIFY(!mtpBlockPlace("mtp.fc.weight"));
+        QVERIFY(!mtpBlockPlace("model.layers.3.mlp.gate.weight"));
     }
 };
 

@@ -220,6 +220,27 @@ private slots:
         QCOMPARE(r.weights[0], 0.1f * 2.5f);
     }
 
+    void sqrtSoftplusRoutesLikeDeepSeekV4()
+    {
+        // DeepSeek-V4: scores sqrt(softplus(logit)); the bias picks, the unbiased scores weigh.
+        RouterConfig c = config(4, 2, 1, 1, 1.5f);
+        c.scoring = Scoring::SqrtSoftplus;
+        const std::vector<float> logits{0.0f, 1.0f, -1.0f, 30.0f};
+        std::vector<float> scores(4);
+        routerScores(c, logits.data(), scores.data());
+        for (int e = 0; e < 3; ++e)
+            QCOMPARE(scores[std::size_t(e)], std::sqrt(std::log1p(std::exp(logits[std::size_t(e)]))));
+        QCOMPARE(scores[3], std::sqrt(30.0f)); // softplus(x) = x above 20, as torch has it
+        const std::vector<float> bias{0.0f, 0.0f, 10.0f, -20.0f}; // choice: 0.83, 1.15, 10.56, -14.5
+        Routing r;
+        Router(c).route(scores.data(), bias.data(), r);
+        QCOMPARE(QList<int>(r.experts.begin(), r.experts.end()), (QList<int>{2, 1}));
+        const float sum = scores[2] + scores[1];
+        QCOMPARE(r.weights[0], scores[2] / sum * 1.5f);
+        QCOMPARE(r.weights[1], scores[1] / sum * 1.5f);
+        QCOMPARE(scoringName(Scoring::SqrtSoftplus), std::string_view("sqrtsoftplus"));
+    }
+
     void sigmoidIsTheDocumentedArithmetic()
     {
         // The library's sigmoid may run as a vector clone (AVX-512 or baseline): it must give the bits

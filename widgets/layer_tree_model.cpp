@@ -85,6 +85,11 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
                 info.kind == LayerKind::Mtp ? tr("MTP layer %1").arg(layer) : tr("Layer %1").arg(layer);
             layerNode = t.add(0, name, Kind::Layer);
             QString note = qs(std::string(layerKindName(info.kind)));
+            // The schedule's attention kind when the layers are not all alike (hybrid and compressed models).
+            if (!a.scheduleSource.empty() && info.attention != "none" && info.kind != LayerKind::Mtp)
+                note += QStringLiteral(" · ") + qs(info.attention);
+            if (info.compressRatio > 0) note += tr(" (1 row per %1 tokens)").arg(info.compressRatio);
+            if (info.hashRouted) note += tr(" · hash-routed");
             if (info.indexer != IndexerRole::None)
                 note += QStringLiteral(" · indexer ") + qs(std::string(indexerRoleName(info.indexer)));
             if (info.indexer == IndexerRole::Shared && info.reusesLayer >= 0)

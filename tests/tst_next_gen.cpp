@@ -1,0 +1,309 @@
+// The checkpoints engineers open in 2026 (domain.md section 12), written at full scale by synth/ and
+// read back. Every expected figure is worked out here from the config's numbers (never from the
+// program's output), then held against the published anchors.
+#include "analysis.h"
+#include "byte_source.h"
+#include "checkpoint_reader.h"
+#include "cli_run.h"
+#include "synthetic_layout.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace atlas;
+using cli::figuresRender;
+using cli::inspectJson;
+
+namespace {
+
+struct Opened
+{
+    Checkpoint ckpt;
+    CheckpointAnalysis a;
+};
+
+Opened writeAndOpen(const synth::WrittenLayout &layout, const QString &dir)
+{
+    synth::writeLayout(layout, dir.toStdString());
+    LocalDirectorySource source(dir.toStdString());
+    Opened o;
+    o.ckpt = readCheckpoint(source);
+    o.a = analyze(o.ckpt);
+    return o;
+}
+
+std::uint64_t category(const CheckpointAnalysis &a, Category c)
+{
+    return a.budget.byCategory[static_cast<std::size_t>(c)];
+}
+
+std::uint64_t tensorCount(const Checkpoint &c)
+{
+    std::uint64_t n = 0;
+    for (const auto &s : c.shards)
+        n += s.tensors.size();
+    return n;
+}
+
+std::uint64_t tensorBytes(const Checkpoint &c)
+{
+    std::uint64_t n = 0;
+    for (const auto &s : c.shards)
+        for (const auto &t : s.tensors)
+            n += t.bytes();
+    return n;
+}
+
+// The message of a failed "no tensor without a role" check (QVERIFY2 evaluates it either way).
+const char *firstUnassigned(const CheckpointAnalysis &a)
+{
+    return a.budget.otherTensors.empty() ? "" : a.budget.otherTensors.front().c_str();
+}
+
+std::string formatOf(const CheckpointAnalysis &a, Category c)
+{
+    for (const auto &row : a.quantLayout)
+        if (row.category == c) return row.format;
+    return {};
+}
+
+// DeepSeek-V4's parameters by the reference model.py's shapes (FP4 experts counted unpacked, scales and
+// tid2eid apart), for one config.
+struct V4Numbers
+{
+    std::uint64_t D, L, H, Rq, G, E, I;
+    std::vector<int> ratios; // per layer, then the MTP block
+    static constexpr std::uint64_t V = 129280, hd = 512, K = 6;
+
+    std::uint64_t block(int ratio, bool hash) const
+    {
+        std::uint64_t n = 2 * D + H;                                  // attn_norm, ffn_norm, attn_sink
+        n += Rq * D + Rq + H * hd * Rq + hd * D + hd;                 // wq_a, q_norm, wq_b, wkv, kv_norm
+        n += 1024 * G * (H * hd / G) + D * G * 1024;                  // grouped output projection
+        n += E * D + (hash ? 0 : E);                                  // gate (+ its bias)
+        n += E * 3 * I * D + 3 * I * D;                               // routed and shared experts
+        n += 2 * (24 * 4 * D + 24 + 3);                               // hc_attn_*, hc_ffn_*
+        if (ratio == 128) n += 128 * hd + 2 * hd * D + hd;            // compressor
+        if (ratio == 4)
+            n += 4 * 2 * hd + 2 * 2 * hd * D + hd                     // overlapping compressor
+                 + 64 * 128 * Rq + 64 * D                            // indexer wq_b, weights_proj
+                 + 4 * 256 + 2 * 256 * D + 128;                      // the indexer's compressor
+        return n;
+    }
+    std::uint64_t withoutMtp() const
+    {
+        std::uint64_t n = 2 * V * D + D + (4 * 4 * D + 4 + 1); // embed, head, norm, hc_head_*
+        for (std::uint64_t i = 0; i < L; ++i)
+            n += block(ratios[i], i < 3);
+        return n;
+    }
+    std::uint64_t mtp() const { return block(ratios[L], false) + 2 * D * D + 3 * D + (4 * 4 * D + 5); }
+    std::uint64_t routedMain() const { return L * E * 3 * I * D; }
+    std::uint64_t active() const
+    {
+        const auto routed = static_cast<unsigned __int128>(routedMain());
+        return withoutMtp() - routedMain() + static_cast<std::uint64_t>((routed * K + E / 2) / E);
+    }
+};
+
+V4Numbers flashNumbers()
+{
+    V4Numbers n{4096, 43, 64, 1024, 8, 256, 2048, {0, 0}};
+    for (int i = 2; i < 43; ++i)
+        n.ratios.push_back(i % 2 == 0 ? 4 : 128);
+    n.ratios.push_back(0);
+    return n;
+}
+
+V4Numbers proNumbers()
+{
+    V4Numbers n{7168, 61, 128, 1536, 16, 384, 3072, {128, 128}};
+    for (int i = 2; i < 61; ++i)
+        n.ratios.push_back(i % 2 == 0 ? 4 : 128);
+    n.ratios.push_back(0);
+    return n;
+}
+
+} // namespace
+
+class TestNextGen : public QObject
+{
+    Q_OBJECT
+
+private:
+    void deepseekV4(const synth::WrittenLayout &layout, const V4Numbers &n, double publishedTotal,
+                    double publishedActive, std::uint64_t publishedTensors)
+    {
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(layout, dir.path());
+        const CheckpointAnalysis &a = o.a;
+        if (publishedTensors) QCOMPARE(tensorCount(o.ckpt), publishedTensors);
+
+        // Every tensor has a role, the sum is the config's arithmetic, the MTP block is a layer after the others.
+        QVERIFY2(a.budget.otherTensors.empty(), firstUnassigned(a));
+        QCOMPARE(a.mainLayers, int(n.L));
+        QCOMPARE(a.layerCount, int(n.L) + 1);
+        QCOMPARE(a.budget.total, n.withoutMtp() + n.mtp());
+        QCOMPARE(category(a, Category::Mtp), n.mtp());
+        QCOMPARE(category(a, Category::RoutedExperts), n.routedMain());
+        QCOMPARE(*a.budget.activatedPerToken, n.active());
+        QCOMPARE(a.layers.back().routedExperts, int(n.E));
+        // The published sizes leave the MTP block out; the published active count leaves the input
+        // embedding out (this program counts it, as domain.md section 5 says GLM and DeepSeek-V3 publish it).
+        QCOMPARE(std::round(double(n.withoutMtp()) / 1e9 / publishedTotal * 10) / 10, 1.0);
+        QCOMPARE(std::round((double(n.active()) - double(V4Numbers::V * n.D)) / 1e9), publishedActive);
+        // tid2eid is neither parameters nor scales: three hash layers of [vocab, top-k].
+        QCOMPARE(a.budget.routerTables.tensors, std::uint64_t(3));
+        QCOMPARE(a.budget.routerTables.elements, 3 * V4Numbers::V * V4Numbers::K);
+        QVERIFY(formatOf(a, Category::RoutedExperts).starts_with("FP4 e2m1 g32"));
+        QVERIFY(formatOf(a, Category::Attention).find("FP8 e4m3 128x128 ue8m0") != std::string::npos);
+
+        // The schedule: compress_ratios per layer, hash routing on the first three, indexers on ratio 4 only.
+        QCOMPARE(a.scheduleSource, std::string("compress_ratios"));
+        QVERIFY(a.scheduleMismatches.empty());
+        QVERIFY(a.indexShare.mismatches.empty());
+        std::vector<int> ratio4;
+        for (std::uint64_t i = 0; i < n.L; ++i) {
+            const LayerInfo &l = a.layers[i];
+            QCOMPARE(l.compressRatio, std::int64_t(n.ratios[i]));
+            QCOMPARE(l.attention, std::string(n.ratios[i] == 0   ? "sliding_attention"
+                                              : n.ratios[i] == 4 ? "compressed_sparse_attention"
+                                                                 : "heavily_compressed_attention"));
+            QCOMPARE(l.hashRouted, i < 3);
+            QCOMPARE(l.indexer, n.ratios[i] == 4 ? IndexerRole::Full : IndexerRole::None);
+            if (n.ratios[i] == 4) ratio4.push_back(int(i));
+        }
+        QCOMPARE(a.indexShare.full, ratio4);
+
+        // Routing: sqrtsoftplus, the gate.bias is a correction bias, the hash layers are skipped with why.
+        QByteArray err;
+        const auto report = inspectJson(dir.path(), {QStringLiteral("--simulate"), QStringLiteral("--tokens"),
+                                                     QStringLiteral("256")}, &err);
+        QVERIFY2(report.is_object(), err.constData());
+        QCOMPARE(report["parameters"]["unassigned"]["tensors"].get<int>(), 0);
+        QCOMPARE(report["parameters"]["total_without_mtp"].get<std::uint64_t>(), n.withoutMtp());
+        QCOMPARE(report["biases"]["kind"].get<std::string>(), std::string("correction"));
+        QCOMPARE(report["biases"]["tensors"].get<std::uint64_t>(), n.L - 3 + 1);
+        QCOMPARE(report["routing"]["router"]["scoring"].get<std::string>(), std::string("sqrtsoftplus"));
+        QCOMPARE(report["routing"]["layers"].size(), std::size_t(n.L - 3 + 1));
+        QCOMPARE(report["routing"]["skipped"].size(), std::size_t(3));
+        for (const auto &s : report["routing"]["skipped"])
+            QVERIFY(s.get<std::string>().find("hash-routed") != std::string::npos);
+        QCOMPARE(report["layers"][0]["routing"].get<std::string>(), std::string("hash"));
+        QCOMPARE(report["layers"][3]["routing"].get<std::string>(), std::string("scores"));
+        QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+    }
+
+private slots:
+    void deepseekV4Flash()
+    {
+        // Published: 284 B total, 13 B active; the index lists 69,187 tensors.
+        deepseekV4(synth::deepseekV4Flash(), flashNumbers(), 284, 13, 69187);
+    }
+
+    void deepseekV4Pro()
+    {
+        // Published: 1.6 T total, 49 B active.
+        deepseekV4(synth::deepseekV4Pro(), proNumbers(), 1600, 49, 0);
+    }
+
+    void glm53Flash()
+    {
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(synth::glm53Flash(), dir.path());
+        const CheckpointAnalysis &a = o.a;
+        constexpr std::uint64_t H = 4096, V = 154880, P = 64 * 128, E = 288;
+        const std::uint64_t common = 2 * H + 2 * (24 * 4 * H + 24 + 3);
+        const std::uint64_t kda = 3 * P * H + 3 * P * 4 + 64 + P + 2 * 128 * H + 2 * P * 128 + 64 * H + 128 + H * P;
+        const std::uint64_t dsa = 1536 * H + 1536 + 64 * 256 * 1536 + 512 * H + 512 + 64 * 512 * 512 +
+                                  H * 64 * 256 + 4096 * 1536 + 128 * H + 2 * 128 + 32 * H + 128 * H + 4 * 128;
+        const std::uint64_t dense = 3 * 12288 * H, moe = E * H + E + 3 * 2048 * H + E * 3 * 2048 * H;
+        // enorm, hnorm, eh_proj [H, 2H], shared_head.norm, the two layer norms; DSA attention; MoE.
+        const std::uint64_t mtp = 2 * H + 2 * H * H + H + 2 * H + dsa + moe;
+        const std::uint64_t vision = 1024 * 3 * 2 * 14 * 14 + 1024 +
+                                     24 * (2 * 1024 + 3072 * 1024 + 3072 + 1024 * 1024 + 1024 + 2 * 64 +
+                                           2 * (4096 * 1024 + 4096) + 1024 * 4096 + 1024) +
+                                     1024 + 4096 * 1024 * 4 + 4096 + 4096 * 4096 + 2 * 4096 + 3 * 10240 * 4096;
+        const std::uint64_t total = 2 * V * H + H + 45 * common + 34 * kda + 11 * dsa + 3 * dense + 42 * moe + mtp + vision;
+        // The published BF16 checkpoint's headers hold 321,323,031,390 elements; FP8 stores the same
+        // parameters in 328,326,771,576 bytes.
+        QCOMPARE(total, std::uint64_t(321'323'031'390));
+        QCOMPARE(a.budget.total, total);
+        QCOMPARE(tensorBytes(o.ckpt), std::uint64_t(328'326'771'576));
+        QVERIFY2(a.budget.otherTensors.empty(), firstUnassigned(a));
+        QCOMPARE(category(a, Category::Encoders), vision);
+        QCOMPARE(a.budget.activeByCategory[static_cast<std::size_t>(Category::Encoders)], std::uint64_t(0));
+        QCOMPARE(category(a, Category::LinearAttention), 34 * kda);
+        QCOMPARE(category(a, Category::HyperConnections), 45 * 2 * (24 * 4 * H + 24 + 3));
+        QCOMPARE(category(a, Category::Mtp), mtp);
+        int linear = 0, sparse = 0;
+        std::vector<int> dsaLayers;
+        for (int i = 0; i < a.mainLayers; ++i) {
+            const auto &kind = a.layers[std::size_t(i)].attention;
+            linear += kind == "linear_attention";
+            if (kind == "deepseek_sparse_attention") {
+                ++sparse;
+                dsaLayers.push_back(i);
+            }
+        }
+        QCOMPARE(linear, 34);
+        QCOMPARE(sparse, 11);
+        QCOMPARE(a.indexShare.full, dsaLayers); // indexer_types says full on all 45
+        QVERIFY(a.indexShare.mismatches.empty());
+        QVERIFY(a.scheduleMismatches.empty());
+        QByteArray err;
+        const auto report = inspectJson(dir.path(), {QStringLiteral("--biases")}, &err);
+        QVERIFY2(report.is_object(), err.constData());
+        QCOMPARE(report["biases"]["tensors"].get<int>(), 43); // 42 MoE layers and the MTP block
+        QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+    }
+
+    void kimiLinear()
+    {
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(synth::kimiLinear48B(), dir.path());
+        const CheckpointAnalysis &a = o.a;
+        constexpr std::uint64_t H = 2304, V = 163840, P = 4096, E = 256, I = 1024;
+        const std::uint64_t kda = 3 * P * H + 3 * P * 4 + 32 + P + 2 * 128 * H + 2 * P * 128 + 32 * H + 128 + H * P;
+        const std::uint64_t mla = 32 * 192 * H + 576 * H + 512 + 32 * 256 * 512 + H * 32 * 128;
+        const std::uint64_t moe = E * H + E + (E + 1) * 3 * I * H;
+        const std::uint64_t total = 2 * V * H + H + 27 * 2 * H + 20 * kda + 7 * mla + 3 * 9216 * H + 26 * moe;
+        // Published: 20,493 tensors and 49,122,681,728 elements (98,245,528,576 bytes: A_log and dt_bias are F32).
+        QCOMPARE(total, std::uint64_t(49'122'681'728));
+        QCOMPARE(tensorCount(o.ckpt), std::uint64_t(20'493));
+        QCOMPARE(tensorBytes(o.ckpt), std::uint64_t(98'245'528'576));
+        QCOMPARE(a.budget.total, total);
+        QVERIFY2(a.budget.otherTensors.empty(), firstUnassigned(a));
+        QCOMPARE(category(a, Category::LinearAttention), 20 * kda);
+        // linear_attn_config counts from 1: the MLA layers are 4, 8, ..., 24, 27, i.e. 3, 7, ..., 23, 26.
+        QCOMPARE(a.scheduleSource, std::string("linear_attn_config"));
+        QVERIFY(a.scheduleMismatches.empty());
+        for (int i = 0; i < 27; ++i)
+            QCOMPARE(a.layers[std::size_t(i)].attention,
+                     std::string((i + 1) % 4 == 0 || i == 26 ? "full_attention" : "linear_attention"));
+
+        // A BF16-stored correction bias: rounding to BF16 cannot change a level, nor a routing.
+        QByteArray err;
+        const auto report = inspectJson(dir.path(), {QStringLiteral("--simulate"), QStringLiteral("--tokens"),
+                                                     QStringLiteral("512")}, &err);
+        QVERIFY2(report.is_object(), err.constData());
+        QCOMPARE(report["biases"]["kind"].get<std::string>(), std::string("correction"));
+        QCOMPARE(report["biases"]["tensors"].get<int>(), 26);
+        QCOMPARE(report["biases"]["summary"]["layers_losing_levels"].get<int>(), 0);
+        for (const auto &l : report["biases"]["layers"]) {
+            QCOMPARE(l["dtype"].get<std::string>(), std::string("BF16"));
+            QCOMPARE(l["fp32_distinct"].get<int>(), l["bf16_distinct"].get<int>());
+        }
+        QCOMPARE(report["routing"]["router"]["scoring"].get<std::string>(), std::string("sigmoid"));
+        QCOMPARE(report["routing"]["layers"].size(), std::size_t(26));
+        for (const auto &l : report["routing"]["layers"])
+            QCOMPARE(l["changed_set_fraction"]["bias_bf16"].get<double>(), 0.0);
+        QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNextGen)
+#include "tst_next_gen.moc"

@@ -55,8 +55,14 @@ bool parseSourceAndCacheOption(const std::string &a, const std::function<std::st
         const std::string v = value();
         auto preset = cachePresetFromName(v);
         if (!preset)
-            throw AtlasError(ErrorKind::Usage, "--cache-preset takes article, vllm, vllm-mtp or atom, not '" + v + "'");
+            throw AtlasError(ErrorKind::Usage,
+                             "--cache-preset takes article, vllm, vllm-mtp, atom or reference, not '" + v + "'");
         cache.preset = *preset;
+    } else if (a == "--state-dtype") {
+        const std::string v = value();
+        auto d = stateDtypeFromName(v);
+        if (!d) throw AtlasError(ErrorKind::Usage, "--state-dtype takes fp32 or bf16, not '" + v + "'");
+        cache.stateDtype = *d;
     } else if (a == "--index-entry-bytes") {
         cache.indexEntryBytes = static_cast<std::int64_t>(parseCount(a, value(), 1 << 20));
     } else {

@@ -31,7 +31,8 @@ const char *kUsage =
     "                            byte for byte, with their dtypes and BF16 level counts\n"
     "  --expect PATH=VALUE       fail with exit 5 unless the diff has VALUE at PATH (repeatable)\n"
     "  --ca-bundle FILE, --connections N, --timeout SECONDS, --no-cache   as for inspect\n"
-    "  --context N, --kv-dtype bf16|fp8|fp8_ds_mla, --cache-preset NAME, --index-entry-bytes N   as for inspect\n"
+    "  --context N, --kv-dtype bf16|fp8|fp8_ds_mla, --cache-preset NAME, --state-dtype fp32|bf16,\n"
+    "  --index-entry-bytes N     as for inspect\n"
     "\n"
     "exit codes: 0 ok, 2 usage, 3 source or network, 4 invalid checkpoint, 5 expectation failed,\n"
     "            130 interrupted (Ctrl-C)\n";

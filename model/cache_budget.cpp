@@ -1,5 +1,9 @@
 #include "cache_budget.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+
 namespace atlas {
 
 std::string_view kvDtypeName(KvDtype k)
@@ -26,13 +30,28 @@ std::string_view cachePresetName(CachePreset p)
         return "vllm-mtp";
     case CachePreset::Atom:
         return "atom";
+    case CachePreset::Reference:
+        return "reference";
     }
     return "";
 }
 
+std::string_view stateDtypeName(StateDtype s)
+{
+    return s == StateDtype::BF16 ? "bf16" : "fp32";
+}
+
+std::optional<StateDtype> stateDtypeFromName(std::string_view name)
+{
+    if (name == "fp32") return StateDtype::FP32;
+    if (name == "bf16") return StateDtype::BF16;
+    return std::nullopt;
+}
+
 std::optional<CachePreset> cachePresetFromName(std::string_view name)
 {
-    for (CachePreset p : {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom})
+    for (CachePreset p :
+         {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom, CachePreset::Reference})
         if (cachePresetName(p) == name) return p;
     return std::nullopt;
 }
@@ -50,6 +69,9 @@ std::string_view cachePresetDescription(CachePreset p)
     case CachePreset::Atom:
         return "ATOM: an index cache for every layer plus the draft (MTP) layer, 144 B, and the draft "
                "layer's latent";
+    case CachePreset::Reference:
+        return "DeepSeek's reference implementation: 132-byte index entries, no MTP layer; on DeepSeek-V4 its "
+               "BF16 rows (1,024 B a compressed or window row, 256 B an index row)";
     }
     return "";
 }
@@ -94,6 +116,20 @@ std::string_view attentionKindName(AttentionKind k)
         return "sliding";
     case AttentionKind::Linear:
         return "linear";
+    case AttentionKind::IndexKeys:
+        return "index_keys";
+    case AttentionKind::Kda:
+        return "kda";
+    case AttentionKind::GatedDeltaNet:
+        return "gated_deltanet";
+    case AttentionKind::Mamba2:
+        return "mamba2";
+    case AttentionKind::CompressedSparse:
+        return "compressed_sparse";
+    case AttentionKind::HeavilyCompressed:
+        return "heavily_compressed";
+    case AttentionKind::Window:
+        return "window";
     case AttentionKind::Full:
         break;
     }
@@ -110,11 +146,13 @@ namespace {
 
 unsigned __int128 exactBytesAt(const CacheBudget &c, std::uint64_t context)
 {
-    unsigned __int128 total = static_cast<unsigned __int128>(c.indexBytesPerToken) * context;
+    unsigned __int128 total = 0;
     for (const auto &g : c.attention) {
         const std::uint64_t tokens = g.window ? std::min(*g.window, context) : context;
-        total += static_cast<unsigned __int128>(g.bytesPerTokenPerLayer) *
-                 static_cast<std::uint64_t>(g.layers) * tokens;
+        const std::uint64_t rows = tokens / std::max<std::uint64_t>(g.compression, 1);
+        const auto layers = static_cast<std::uint64_t>(g.layers);
+        total += static_cast<unsigned __int128>(g.bytesPerTokenPerLayer) * layers * rows;
+        if (g.stateBytesPerLayer) total += static_cast<unsigned __int128>(*g.stateBytesPerLayer) * layers;
     }
     return total;
 }
@@ -130,8 +168,106 @@ std::uint64_t CacheBudget::bytesAt(std::uint64_t context) const
 
 namespace {
 
+std::uint64_t u(std::int64_t v)
+{
+    return static_cast<std::uint64_t>(v);
+}
+
+std::string digits(std::uint64_t v)
+{
+    std::string s = std::to_string(v);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+        s.insert(static_cast<std::size_t>(i), ",");
+    return s;
+}
+
+bool isRecurrent(std::string_view kind)
+{
+    return kind == "linear_attention" || kind == "mamba" || kind == "recurrent";
+}
+
+// The dtype the recurrent part of a state is kept in: what was asked, else what the config declares
+// (mamba_ssm_cache_dtype), else FP32 as vLLM keeps it.
+StateDtype stateDtypeFor(const ModelConfig &cfg, const CacheOptions &opt, bool mamba)
+{
+    if (opt.stateDtype) return *opt.stateDtype;
+    if (mamba && (cfg.mambaSsmCacheDtype == "bfloat16" || cfg.mambaSsmCacheDtype == "float16"))
+        return StateDtype::BF16;
+    return StateDtype::FP32;
+}
+
+std::uint64_t stateElementBytes(StateDtype d)
+{
+    return d == StateDtype::FP32 ? 4 : 2;
+}
+
+// Recurrent layers (KDA, Gated DeltaNet, Mamba-2): a fixed state per sequence, convolution windows in
+// BF16 and the recurrent state in the state dtype (domain.md section 13; vLLM's kda, gated_delta_net and
+// mamba_mixer2 state shapes).
+void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOptions &opt, CacheBudget &c)
+{
+    std::int64_t kda = 0, gdn = 0, mamba = 0, other = 0;
+    const bool kdaDims = cfg.kdaNumHeads && cfg.kdaHeadDim;
+    const bool gdnDims = cfg.linearNumValueHeads && cfg.linearKeyHeadDim && cfg.linearValueHeadDim;
+    const bool mambaDims = cfg.mambaNumHeads && cfg.mambaHeadDim && cfg.ssmStateSize;
+    for (int i = 0; i < a.mainLayers; ++i) {
+        const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
+        if (!isRecurrent(kind)) continue;
+        if (kind == "mamba")
+            (mambaDims ? mamba : other) += 1;
+        else if (kdaDims)
+            ++kda;
+        else if (gdnDims)
+            ++gdn;
+        else
+            ++other;
+    }
+    if (kda) {
+        const StateDtype sd = stateDtypeFor(cfg, opt, false);
+        const auto h = u(*cfg.kdaNumHeads), d = u(*cfg.kdaHeadDim), k = u(cfg.kdaConvKernel.value_or(4));
+        const std::uint64_t conv = 3 * h * d * (k - 1) * 2, rec = h * d * d * stateElementBytes(sd);
+        c.attention.push_back({AttentionKind::Kda, kda, 0, 1, std::nullopt, conv + rec, std::string(stateDtypeName(sd)),
+                               "q, k, v short convolutions " + digits(conv) + " B (BF16) + recurrent state " +
+                                   digits(rec) + " B"});
+    }
+    if (gdn) {
+        const StateDtype sd = stateDtypeFor(cfg, opt, false);
+        const auto vh = u(*cfg.linearNumValueHeads), kd = u(*cfg.linearKeyHeadDim), vd = u(*cfg.linearValueHeadDim);
+        const auto kh = u(cfg.linearNumKeyHeads.value_or(*cfg.linearNumValueHeads));
+        const auto k = u(cfg.linearConvKernelDim.value_or(4));
+        const std::uint64_t conv = (2 * kh * kd + vh * vd) * (k - 1) * 2, rec = vh * vd * kd * stateElementBytes(sd);
+        c.attention.push_back({AttentionKind::GatedDeltaNet, gdn, 0, 1, std::nullopt, conv + rec,
+                               std::string(stateDtypeName(sd)),
+                               "convolution " + digits(conv) + " B (BF16) + recurrent state " + digits(rec) + " B"});
+    }
+    if (mamba) {
+        const StateDtype sd = stateDtypeFor(cfg, opt, true);
+        const auto h = u(*cfg.mambaNumHeads), d = u(*cfg.mambaHeadDim), n = u(*cfg.ssmStateSize);
+        const auto g = u(cfg.mambaGroups.value_or(1)), k = u(cfg.mambaConvKernel.value_or(4));
+        const std::uint64_t conv = (h * d + 2 * g * n) * (k - 1) * 2, rec = h * d * n * stateElementBytes(sd);
+        c.attention.push_back({AttentionKind::Mamba2, mamba, 0, 1, std::nullopt, conv + rec,
+                               std::string(stateDtypeName(sd)),
+                               "convolution " + digits(conv) + " B (BF16) + SSM state " + digits(rec) + " B"});
+    }
+    if (other)
+        c.attention.push_back({AttentionKind::Linear, other, 0, 1, std::nullopt, std::nullopt, "",
+                               "a recurrent state whose size the config does not give"});
+}
+
+// Layers with softmax attention: the main layers that are neither recurrent nor without attention.
+std::int64_t attentionLayers(const ModelConfig &cfg, const CheckpointAnalysis &a)
+{
+    const bool typed = static_cast<int>(cfg.layerTypes.size()) == a.mainLayers;
+    std::int64_t n = 0;
+    for (int i = 0; i < a.mainLayers; ++i) {
+        const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
+        n += !isRecurrent(kind) && !(typed && kind == "none");
+    }
+    return n;
+}
+
 // GQA / MQA / MHA: K and V per layer, 2 x num_key_value_heads x head_dim elements per token, each
-// layer full, sliding (at most sliding_window tokens) or linear (a fixed state).
+// layer full or sliding (at most sliding_window tokens); recurrent layers apart.
 bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOptions &opt, CacheBudget &c)
 {
     std::int64_t width = 0;
@@ -152,18 +288,16 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
         return true;
     }
     c.kvWidth = width;
-    const std::uint64_t perLayer =
-        2 * static_cast<std::uint64_t>(width) * (opt.kvDtype == KvDtype::FP8 ? 1 : 2);
+    const std::uint64_t perLayer = 2 * u(width) * (opt.kvDtype == KvDtype::FP8 ? 1 : 2);
     const int L = a.mainLayers;
     const bool typed = static_cast<int>(cfg.layerTypes.size()) == L;
     const bool allSliding = cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && !typed;
-    std::int64_t full = 0, sliding = 0, linear = 0;
+    std::int64_t full = 0, sliding = 0;
     for (int i = 0; i < L; ++i) {
-        const std::string type = typed ? cfg.layerTypes[static_cast<std::size_t>(i)] : std::string();
-        if (type == "sliding_attention" || allSliding)
+        const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
+        if (isRecurrent(kind) || (typed && kind == "none")) continue;
+        if (kind == "sliding_attention" || allSliding)
             ++sliding;
-        else if (type.find("linear") != std::string::npos || type == "mamba" || type == "recurrent")
-            ++linear;
         else
             ++full;
     }
@@ -171,40 +305,117 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
         full += sliding;
         sliding = 0;
     }
-    if (full) c.attention.push_back({AttentionKind::Full, full, perLayer, std::nullopt, std::nullopt});
+    if (full) c.attention.push_back({AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V"});
     if (sliding)
-        c.attention.push_back(
-            {AttentionKind::Sliding, sliding, perLayer, static_cast<std::uint64_t>(*cfg.slidingWindow), std::nullopt});
-    if (linear) {
-        // Gated DeltaNet (Qwen3-Next): per sequence a recurrent state of value heads x key dim x value dim,
-        // and a convolution window of (kernel - 1) x (2 x key heads x key dim + value heads x value dim)
-        // (vLLM's gated_delta_net state shapes), in the model's BF16.
-        std::optional<std::uint64_t> state;
-        if (cfg.linearNumValueHeads && cfg.linearKeyHeadDim && cfg.linearValueHeadDim) {
-            const auto vh = static_cast<std::uint64_t>(*cfg.linearNumValueHeads);
-            const auto kd = static_cast<std::uint64_t>(*cfg.linearKeyHeadDim);
-            const auto vd = static_cast<std::uint64_t>(*cfg.linearValueHeadDim);
-            const auto kh = static_cast<std::uint64_t>(cfg.linearNumKeyHeads.value_or(*cfg.linearNumValueHeads));
-            const auto kernel = static_cast<std::uint64_t>(cfg.linearConvKernelDim.value_or(1));
-            // Within the config bounds (heads <= 2^16, dims <= 2^20, kernel <= 2^10) one layer's state
-            // fits 58 bits; the sum over layers is checked.
-            state = 2 * (vh * kd * vd + (kernel - 1) * (2 * kh * kd + vh * vd));
-            std::uint64_t all = 0;
-            if (!__builtin_mul_overflow(*state, static_cast<std::uint64_t>(linear), &all)) c.fixedStateBytes = all;
-        }
-        c.attention.push_back({AttentionKind::Linear, linear, 0, std::nullopt, state});
-    }
+        c.attention.push_back({AttentionKind::Sliding, sliding, perLayer, 1, u(*cfg.slidingWindow), std::nullopt, "",
+                               "K and V of the last " + digits(u(*cfg.slidingWindow)) + " tokens"});
+    recurrentGroups(cfg, a, opt, c);
     c.kvLayers = full + sliding;
     c.kvBytesPerLayer = static_cast<std::int64_t>(perLayer);
-    c.kvBytesPerToken = static_cast<std::uint64_t>(full + sliding) * perLayer;
+    c.kvBytesPerToken = u(full + sliding) * perLayer;
     c.available = true;
     return true;
+}
+
+// DeepSeek-V4 (domain.md section 13): every layer keeps a window of sliding_window uncompressed rows of
+// its one K=V head; ratio 4 adds a row per 4 tokens and an index row per 4 tokens, ratio 128 a row per
+// 128 tokens; compressors keep a state per sequence. Rows are BF16 in the reference implementation,
+// vLLM's FP8 layout otherwise (584-byte rows: 448 FP8 + 64 BF16 RoPE + 7 scales + 1 pad; 132-byte index rows).
+void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOptions &opt, CacheBudget &c)
+{
+    const auto hd = u(cfg.headDim.value_or(512)), rope = u(cfg.qkRopeHeadDim.value_or(64));
+    const auto id = u(cfg.indexHeadDim.value_or(128));
+    const auto window = u(cfg.slidingWindow.value_or(128));
+    const bool fp8 = opt.preset == CachePreset::Vllm || opt.preset == CachePreset::VllmMtp ||
+                     opt.kvDtype != KvDtype::BF16;
+    const std::uint64_t nope = hd > rope ? hd - rope : 0;
+    const std::uint64_t row = fp8 ? (nope + 2 * rope + (nope + 63) / 64 + 7) / 8 * 8 : 2 * hd;
+    const std::uint64_t indexRow = fp8 ? u(indexEntryBytesReference(static_cast<std::int64_t>(id))) : 2 * id;
+    const StateDtype sd = stateDtypeFor(cfg, opt, false);
+    const std::uint64_t sb = stateElementBytes(sd);
+    const bool withDraft = opt.preset == CachePreset::VllmMtp || opt.preset == CachePreset::Atom;
+    const std::size_t layers = static_cast<std::size_t>(a.mainLayers) +
+                               (withDraft ? static_cast<std::size_t>(a.layerCount - a.mainLayers) : 0);
+    std::map<std::uint64_t, std::int64_t> byRatio;
+    for (std::size_t i = 0; i < layers && i < cfg.compressRatios.size(); ++i)
+        ++byRatio[u(cfg.compressRatios[i])];
+    const std::uint64_t windowBytes = window * row;
+    c.layoutNote = fp8 ? "DeepSeek-V4 in vLLM's FP8 layout: " + digits(row) + "-byte rows (FP8 latent, BF16 RoPE, "
+                         "scales), " + digits(indexRow) + "-byte index rows"
+                       : "DeepSeek-V4 in the reference implementation's BF16: " + digits(row) + "-byte rows, " +
+                             digits(indexRow) + "-byte index rows";
+    const std::string rowWords = fp8 ? " (FP8 rows of " + digits(row) + " B)" : " (BF16 rows of " + digits(row) + " B)";
+    for (const auto &[ratio, n] : byRatio) {
+        AttentionLayers g;
+        g.layers = n;
+        g.window = std::nullopt; // the window rows are in the state; the compressed rows grow unbounded
+        g.stateDtype = std::string(stateDtypeName(sd));
+        if (ratio == 0) {
+            g.kind = AttentionKind::Window;
+            g.stateBytesPerLayer = windowBytes;
+            g.note = digits(window) + "-row window " + digits(windowBytes) + " B" + rowWords;
+        } else if (ratio == 4) {
+            // The compressor overlaps its windows (twice the width), and so does the indexer's.
+            const std::uint64_t comp = 2 * (2 * ratio) * (2 * hd) * sb, indexComp = 2 * (2 * ratio) * (2 * id) * sb;
+            g.kind = AttentionKind::CompressedSparse;
+            g.bytesPerTokenPerLayer = row + indexRow;
+            g.compression = ratio;
+            g.stateBytesPerLayer = windowBytes + comp + indexComp;
+            g.note = "a " + digits(row) + " B row and a " + digits(indexRow) + " B index row per " + digits(ratio) +
+                     " tokens; window " + digits(windowBytes) + " B + compressor states " + digits(comp) + " + " +
+                     digits(indexComp) + " B";
+            c.indexLayers += n;
+            c.indexEntryBytes = static_cast<std::int64_t>(indexRow);
+            c.indexHeadDim = static_cast<std::int64_t>(id);
+        } else {
+            const std::uint64_t comp = 2 * ratio * hd * sb;
+            g.kind = AttentionKind::HeavilyCompressed;
+            g.bytesPerTokenPerLayer = row;
+            g.compression = ratio;
+            g.stateBytesPerLayer = windowBytes + comp;
+            g.note = "a " + digits(row) + " B row per " + digits(ratio) + " tokens; window " + digits(windowBytes) +
+                     " B + compressor state " + digits(comp) + " B";
+        }
+        c.attention.push_back(std::move(g));
+    }
+    std::stable_sort(c.attention.begin(), c.attention.end(),
+                     [](const AttentionLayers &x, const AttentionLayers &y) { return x.kind < y.kind; });
+    c.kvLayers = static_cast<std::int64_t>(std::min(layers, cfg.compressRatios.size()));
+    c.kvBytesPerLayer = static_cast<std::int64_t>(row);
+    c.available = true;
 }
 
 // The totals at the chosen context, for every attention kind.
 void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
 {
-    c.bytesPerToken = c.kvBytesPerToken + c.indexBytesPerToken;
+    c.bytesPerTokenExact = 0;
+    bool anyState = false;
+    unsigned __int128 state = 0;
+    for (const auto &g : c.attention) {
+        c.bytesPerTokenExact += double(g.layers) * g.bytesPerToken();
+        if (g.stateBytesPerLayer) {
+            anyState = true;
+            state += static_cast<unsigned __int128>(*g.stateBytesPerLayer) * u(g.layers);
+        }
+    }
+    if (anyState && state <= static_cast<unsigned __int128>(UINT64_MAX))
+        c.fixedStateBytes = static_cast<std::uint64_t>(state);
+    c.stateDtype = opt.stateDtype.value_or(StateDtype::FP32);
+    for (const auto &g : c.attention)
+        if (g.stateDtype == "bf16") c.stateDtype = StateDtype::BF16;
+    // Whole bytes per token: exact when every compressed row divides (DeepSeek-V4 in BF16), else
+    // rounded up to the next byte (bytesPerTokenExact keeps the fraction).
+    bool integral = true;
+    unsigned __int128 sum = 0;
+    for (const auto &g : c.attention) {
+        const std::uint64_t per = std::max<std::uint64_t>(g.compression, 1);
+        integral = integral && g.bytesPerTokenPerLayer % per == 0;
+        sum += static_cast<unsigned __int128>(g.bytesPerTokenPerLayer / per) * u(g.layers);
+    }
+    if (integral && sum <= static_cast<unsigned __int128>(UINT64_MAX))
+        c.bytesPerToken = static_cast<std::uint64_t>(sum);
+    else
+        c.bytesPerToken = static_cast<std::uint64_t>(std::ceil(c.bytesPerTokenExact));
     c.indexTopk = cfg.indexTopk;
     c.contextTokens = opt.contextTokens ? *opt.contextTokens : defaultContextTokens(cfg);
     const unsigned __int128 total = exactBytesAt(c, c.contextTokens);
@@ -234,6 +445,12 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     CacheBudget c;
     c.kvDtype = opt.kvDtype;
     c.preset = opt.preset;
+    // DeepSeek-V4: compressed attention, its own accounting.
+    if (!cfg.compressRatios.empty() && static_cast<int>(cfg.compressRatios.size()) >= a.mainLayers) {
+        v4Budget(cfg, a, opt, c);
+        finish(c, cfg, opt);
+        return c;
+    }
     const auto kvLora = cfg.kvLoraRank ? cfg.kvLoraRank : a.diskKvLoraRank;
     const auto rope = cfg.qkRopeHeadDim ? cfg.qkRopeHeadDim : a.diskRopeDim;
     if (!kvLora || !rope) {
@@ -252,11 +469,14 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     // The MTP (draft) layers cache too when an engine runs speculative decoding with them.
     const std::int64_t mtpLayers = a.layerCount - a.mainLayers;
     const bool withDraft = opt.preset == CachePreset::VllmMtp || opt.preset == CachePreset::Atom;
-    c.kvLayers = a.mainLayers + (withDraft ? mtpLayers : 0);
+    // Hybrids (GLM-5.3-Flash, Kimi-Linear): only the attention layers keep a latent.
+    c.kvLayers = attentionLayers(cfg, a) + (withDraft ? mtpLayers : 0);
     c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
-    c.kvBytesPerToken = static_cast<std::uint64_t>(c.kvLayers * c.kvBytesPerLayer);
-    c.attention.push_back(
-        {AttentionKind::Mla, c.kvLayers, static_cast<std::uint64_t>(c.kvBytesPerLayer), std::nullopt, std::nullopt});
+    c.kvBytesPerToken = u(c.kvLayers * c.kvBytesPerLayer);
+    c.attention.push_back({AttentionKind::Mla, c.kvLayers, u(c.kvBytesPerLayer), 1, std::nullopt, std::nullopt, "",
+                           c.ropeDim > 0 ? digits(u(c.kvLoraRank)) + " latent + " + digits(u(c.ropeDim)) +
+                                               " shared RoPE key values"
+                                         : digits(u(c.kvLoraRank)) + " latent values, no RoPE key"});
 
     c.indexLayers = static_cast<std::int64_t>(a.indexShare.full.size());
     const bool indexed = c.indexLayers > 0;
@@ -264,7 +484,8 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     if (indexed && opt.preset == CachePreset::VllmMtp)
         for (int i = a.mainLayers; i < a.layerCount; ++i)
             c.indexLayers += a.layers[static_cast<std::size_t>(i)].indexerWeights;
-    const bool reference = opt.preset == CachePreset::Vllm || opt.preset == CachePreset::VllmMtp;
+    const bool reference =
+        opt.preset == CachePreset::Vllm || opt.preset == CachePreset::VllmMtp || opt.preset == CachePreset::Reference;
     const auto headDim = cfg.indexHeadDim ? cfg.indexHeadDim : a.diskIndexHeadDim;
     if (headDim) {
         c.indexHeadDim = *headDim;
@@ -280,9 +501,24 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
         return c;
     }
     if (c.indexLayers > 0 || a.indexShare.source != IndexShareSource::None) {
-        c.indexBytesPerToken = static_cast<std::uint64_t>(c.indexLayers * c.indexEntryBytes);
-        c.indexBytesPerTokenEveryLayer = static_cast<std::uint64_t>(a.mainLayers * c.indexEntryBytes);
+        // GLM-5.3-Flash pools its index keys: one entry per index_kpool tokens, and a tail of the last
+        // 2 x index_kpool keys in BF16 per sequence (SGLang dsa_indexer_kpool).
+        const std::uint64_t pool = u(cfg.indexKpool.value_or(1));
+        c.indexBytesPerToken = u(c.indexLayers * c.indexEntryBytes) / pool;
+        // Only a layer with softmax attention could own an indexer (not a recurrent one).
+        c.indexBytesPerTokenEveryLayer = u(attentionLayers(cfg, a) * c.indexEntryBytes) / pool;
+        if (c.indexLayers > 0) {
+            AttentionLayers g{AttentionKind::IndexKeys, c.indexLayers, u(c.indexEntryBytes), pool, std::nullopt,
+                              std::nullopt, "", digits(u(c.indexEntryBytes)) + " B per entry"};
+            if (pool > 1) {
+                g.stateBytesPerLayer = 2 * pool * u(c.indexHeadDim) * 2;
+                g.note += ", one entry per " + digits(pool) + " tokens; a tail of " + digits(2 * pool) +
+                          " BF16 keys per sequence";
+            }
+            c.attention.push_back(std::move(g));
+        }
     }
+    recurrentGroups(cfg, a, opt, c);
     finish(c, cfg, opt);
     return c;
 }

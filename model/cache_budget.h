@@ -20,32 +20,63 @@ std::optional<KvDtype> kvDtypeFromName(std::string_view name);
 // - Vllm: index keys (DeepseekV32IndexerCache: 128 FP8 + 4-byte scale = 132 B) on the layers that own
 //   an indexer; VllmMtp adds the MTP layer, its latent and its index keys, as speculative decoding does;
 // - Atom: an index cache for every layer plus the draft (MTP) layer, 144 B, and the draft layer's latent.
-enum class CachePreset { Article, Vllm, VllmMtp, Atom };
-std::string_view cachePresetName(CachePreset p); // "article", "vllm", "vllm-mtp", "atom"
+// - Reference: DeepSeek's reference implementation: 132-byte index entries, no MTP layer; on DeepSeek-V4,
+//   its BF16 rows (a 512-dim K=V row is 1,024 B, an index row 256 B).
+// On DeepSeek-V4, Vllm / VllmMtp are vLLM's FP8 layout (584-byte compressed rows, 132-byte index rows).
+enum class CachePreset { Article, Vllm, VllmMtp, Atom, Reference };
+std::string_view cachePresetName(CachePreset p); // "article", "vllm", "vllm-mtp", "atom", "reference"
 std::optional<CachePreset> cachePresetFromName(std::string_view name);
 std::string_view cachePresetDescription(CachePreset p);
+
+// The dtype of per-sequence states (recurrent states of KDA / Gated DeltaNet / Mamba-2, DeepSeek-V4's
+// compressor states): FP32 by default, as vLLM keeps them; BF16 halves them. Convolution windows stay BF16.
+enum class StateDtype { FP32, BF16 };
+std::string_view stateDtypeName(StateDtype s); // "fp32", "bf16"
+std::optional<StateDtype> stateDtypeFromName(std::string_view name);
 
 struct CacheOptions
 {
     KvDtype kvDtype = KvDtype::BF16;
+    // Unset: FP32, or what the config declares for Mamba-2 (mamba_ssm_cache_dtype).
+    std::optional<StateDtype> stateDtype;
     CachePreset preset = CachePreset::Article;
     std::optional<std::int64_t> indexEntryBytes; // default: the preset's (132 or 144)
     std::optional<std::uint64_t> contextTokens;  // default: defaultContextTokens()
 };
 
-// How a group of layers caches (domain.md section 7).
-enum class AttentionKind { Mla, Full, Sliding, Linear };
-std::string_view attentionKindName(AttentionKind k); // "mla", "full", "sliding", "linear"
+// How a group of layers caches (domain.md sections 7 and 13).
+enum class AttentionKind {
+    Mla,               // the latent (and the shared RoPE key when qk_rope_head_dim > 0)
+    Full,              // K and V of GQA / MQA / MHA
+    Sliding,           // the same, up to the window
+    IndexKeys,         // DSA index keys: one entry per token, or pooled per index_kpool tokens with a tail
+    Kda,               // Kimi Delta Attention: short convolutions + a recurrent state, per sequence
+    GatedDeltaNet,     // Qwen3-Next
+    Mamba2,            // Nemotron-H
+    Linear,            // a recurrent layer whose state the config does not size
+    CompressedSparse,  // DeepSeek-V4 ratio 4: window + compressed rows + an indexer
+    HeavilyCompressed, // DeepSeek-V4 ratio 128: window + compressed rows
+    Window,            // DeepSeek-V4 ratio 0: the window only
+};
+// "mla", "full", "sliding", "index_keys", "kda", "gated_deltanet", "mamba2", "linear",
+// "compressed_sparse", "heavily_compressed", "window"
+std::string_view attentionKindName(AttentionKind k);
 
 struct AttentionLayers
 {
     AttentionKind kind = AttentionKind::Full;
     std::int64_t layers = 0;
-    std::uint64_t bytesPerTokenPerLayer = 0; // 0 for linear layers: their state does not grow
-    std::optional<std::uint64_t> window;     // sliding layers hold at most this many tokens
-    // Linear layers: the fixed state per sequence and layer (recurrent state + convolution window, BF16),
-    // when config.json gives the linear_* heads and dims.
+    // Bytes per cached row and tokens per row: a layer holds floor(context / compression) rows (every
+    // token its own row when compression is 1). 0 for recurrent layers: their state does not grow.
+    std::uint64_t bytesPerTokenPerLayer = 0;
+    std::uint64_t compression = 1;
+    std::optional<std::uint64_t> window; // sliding layers hold at most this many tokens (per-token part)
+    // What the layer holds per sequence whatever the context (recurrent and convolution states, a
+    // compressor's state, DeepSeek-V4's window rows, a pooled index's tail), when known.
     std::optional<std::uint64_t> stateBytesPerLayer;
+    std::string stateDtype; // the dtype of the recurrent / compressor part of the state ("fp32", "bf16")
+    std::string note;       // what the figures are made of, in a phrase
+    double bytesPerToken() const { return double(bytesPerTokenPerLayer) / double(compression); }
 };
 
 // Per-token KV (MLA latent, or K and V of GQA / MQA / MHA) and index-key cache costs.
@@ -57,6 +88,7 @@ struct CacheBudget
     bool kvDtypeMisfit = false; // the KV dtype asked for does not apply to this attention (reason says why)
     KvDtype kvDtype = KvDtype::BF16;
     CachePreset preset = CachePreset::Article;
+    std::string layoutNote; // how the preset applies when the model is not MLA (DeepSeek-V4's rows)
     std::int64_t kvLoraRank = 0;
     std::int64_t ropeDim = 0;
     std::int64_t kvLayers = 0;
@@ -67,7 +99,8 @@ struct CacheBudget
     std::int64_t indexEntryBytesReference = 0; // DeepSeek reference / vLLM (unpadded)
     std::uint64_t kvBytesPerToken = 0;
     std::uint64_t indexBytesPerToken = 0;
-    std::uint64_t bytesPerToken = 0;
+    std::uint64_t bytesPerToken = 0;     // rounded up when compressed rows make it fractional
+    double bytesPerTokenExact = 0;       // every layer's bytes per token, compressed rows as fractions
     std::uint64_t indexBytesPerTokenEveryLayer = 0;
     std::uint64_t contextTokens = 0;
     std::uint64_t totalBytes = 0;
@@ -75,12 +108,13 @@ struct CacheBudget
     std::uint64_t sparseReadTokens = 0;     // min(index_topk, context): entries attention reads per query
     std::vector<AttentionLayers> attention; // the layers by attention kind (MLA, full, sliding, linear)
     std::int64_t kvWidth = 0;               // GQA: num_key_value_heads x head_dim
-    // What linear-attention layers hold per sequence whatever the context (not in totalBytes): the sum
-    // of their states, when known.
+    // What the layers hold per sequence whatever the context (in totalBytes): the sum of their states, when
+    // any layer has one.
     std::optional<std::uint64_t> fixedStateBytes;
+    StateDtype stateDtype = StateDtype::FP32;
     bool mla() const { return kvLoraRank > 0; }
-    // Bytes for one sequence at `context` tokens: every layer's bytes per token up to its window,
-    // plus the index keys.
+    // Bytes for one sequence at `context` tokens: every layer's rows (up to its window, one per
+    // `compression` tokens), the index keys, and the fixed state.
     std::uint64_t bytesAt(std::uint64_t context) const;
 };
 

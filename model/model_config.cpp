@@ -356,6 +356,15 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
             cfg.warnings.push_back("index_topk_pattern is not a string of up to " +
                                    std::to_string(kMaxConfigLayers) + " letters; ignored");
     }
+    readInt(doc, "index_kpool", cfg.indexKpool, cfg, {1, 1 << 16});
+    readInt(doc, "mamba_num_heads", cfg.mambaNumHeads, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "mamba_head_dim", cfg.mambaHeadDim, cfg, {1, kMaxConfigDim});
+    readInt(doc, "ssm_state_size", cfg.ssmStateSize, cfg, {1, kMaxConfigDim});
+    readInt(doc, "n_groups", cfg.mambaGroups, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "conv_kernel", cfg.mambaConvKernel, cfg, {1, 1024});
+    if (auto it = doc.find("mamba_ssm_cache_dtype"); it != doc.end() && it->is_string() &&
+                                                     it->get_ref<const std::string &>().size() <= 32)
+        cfg.mambaSsmCacheDtype = it->get<std::string>();
     scheduleFromFamilyKeys(doc, cfg);
     // DeepSeek-V4: the first num_hash_layers layers choose experts by token id (mlp_layer_types hash_moe).
     readInt(doc, "num_hash_layers", cfg.numHashLayers, cfg, {0, kMaxConfigLayers});

@@ -78,6 +78,12 @@ struct ModelConfig
     std::optional<std::int64_t> numHashLayers; // DeepSeek-V4: the first layers route by token id
     // Kimi-Linear KDA heads (linear_attn_config.num_heads / head_dim / short_conv_kernel_size).
     std::optional<std::int64_t> kdaNumHeads, kdaHeadDim, kdaConvKernel;
+    // Mamba-2 mixers (Nemotron-H): mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups, conv_kernel,
+    // and the dtype the engines keep the SSM state in when the config says (mamba_ssm_cache_dtype).
+    std::optional<std::int64_t> mambaNumHeads, mambaHeadDim, ssmStateSize, mambaGroups, mambaConvKernel;
+    std::string mambaSsmCacheDtype;
+    // DeepSeek-V4: one shared K=V head of head_dim; compressor and indexer widths.
+    std::optional<std::int64_t> indexKpool; // GLM-5.3-Flash: index keys pooled over this many tokens
     std::optional<std::int64_t> decoderSparseStep;
     std::vector<std::int64_t> mlpOnlyLayers;
     std::optional<std::int64_t> kvLoraRank;

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -48,6 +49,13 @@ nlohmann::ordered_json intList(const std::vector<int> &v)
     for (int x : v)
         a.push_back(x);
     return a;
+}
+
+// A byte count that may be fractional (compressed rows): an integer when it is one.
+nlohmann::ordered_json exactNumber(double exact, std::uint64_t whole)
+{
+    if (exact == static_cast<double>(whole)) return whole;
+    return exact;
 }
 
 nlohmann::ordered_json stringList(const std::vector<std::string> &v)
@@ -165,18 +173,32 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         cache["index_entry_bytes"] = c.indexEntryBytes;
         cache["kv_bytes_per_token"] = c.kvBytesPerToken;
         cache["index_bytes_per_token"] = c.indexBytesPerToken;
-        cache["bytes_per_token"] = c.bytesPerToken;
+        cache["bytes_per_token"] = exactNumber(c.bytesPerTokenExact, c.bytesPerToken);
+        cache["state_dtype"] = stateDtypeName(c.stateDtype);
+        if (!c.layoutNote.empty()) cache["layout"] = c.layoutNote;
         cache["index_bytes_per_token_every_layer"] = c.indexBytesPerTokenEveryLayer;
         cache["context_tokens"] = c.contextTokens;
         cache["total_bytes"] = c.totalBytes;
         cache["sparse_read_tokens"] = c.sparseReadTokens;
         J layers = J::array();
         for (const auto &g : c.attention)
-            layers.push_back({{"kind", attentionKindName(g.kind)},
-                              {"layers", g.layers},
-                              {"bytes_per_token", g.bytesPerTokenPerLayer},
-                              {"window", g.window ? J(*g.window) : J()},
-                              {"state_bytes_per_layer", g.stateBytesPerLayer ? J(*g.stateBytesPerLayer) : J()}});
+            layers.push_back(
+                {{"kind", attentionKindName(g.kind)},
+                 {"layers", g.layers},
+                 {"bytes_per_token",
+                  g.compression > 1 ? exactNumber(g.bytesPerToken(), g.bytesPerTokenPerLayer / g.compression)
+                                    : J(g.bytesPerTokenPerLayer)},
+                 {"row_bytes", g.bytesPerTokenPerLayer},
+                 {"compression", g.compression},
+                 {"window", g.window                                ? J(*g.window)
+                            : g.kind == AttentionKind::Window ||
+                                    g.kind == AttentionKind::CompressedSparse ||
+                                    g.kind == AttentionKind::HeavilyCompressed
+                                ? J(ckpt.config.slidingWindow.value_or(128))
+                                : J()},
+                 {"state_bytes_per_layer", g.stateBytesPerLayer ? J(*g.stateBytesPerLayer) : J()},
+                 {"state_dtype", g.stateDtype.empty() ? J() : J(g.stateDtype)},
+                 {"note", g.note}});
         cache["layers"] = layers;
         cache["fixed_state_bytes"] = c.fixedStateBytes ? J(*c.fixedStateBytes) : J();
         r["cache"] = cache;
@@ -278,28 +300,37 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     } else {
         o << "       " << kvDtypeName(c.kvDtype) << " KV";
         if (c.indexLayers > 0) o << ", " << c.indexEntryBytes << "-byte index entries";
-        o << "\n  preset      " << cachePresetName(c.preset) << ": " << cachePresetDescription(c.preset) << "\n";
+        o << "\n  preset      " << cachePresetName(c.preset) << ": "
+          << (c.layoutNote.empty() ? std::string(cachePresetDescription(c.preset)) : c.layoutNote) << "\n";
+        o << "  state       " << stateDtypeName(c.stateDtype)
+          << " recurrent and compressor states (convolution windows BF16)\n";
         for (const auto &g : c.attention) {
-            if (g.kind == AttentionKind::Mla)
-                o << "  MLA latent  " << g.layers << " layers x " << g.bytesPerTokenPerLayer
-                  << " B = " << groupDigits(static_cast<std::uint64_t>(g.layers) * g.bytesPerTokenPerLayer)
-                  << " B/token\n";
-            else if (g.kind == AttentionKind::Linear)
-                o << "  linear      " << g.layers << " layers: a fixed state per sequence, not per token"
-                  << (g.stateBytesPerLayer ? ", " + groupDigits(*g.stateBytesPerLayer) + " B each (BF16) = " +
-                                                 groupDigits(c.fixedStateBytes.value_or(0)) + " B"
-                                           : std::string(" (its size needs the linear_* keys of config.json)"))
-                  << "\n";
-            else
-                o << "  " << (g.kind == AttentionKind::Sliding ? "sliding " : "K+V     ") << "   " << g.layers
-                  << " layers x " << g.bytesPerTokenPerLayer << " B"
-                  << (g.window ? " up to " + groupDigits(*g.window) + " tokens" : std::string()) << "\n";
+            char kind[32];
+            std::snprintf(kind, sizeof kind, "  %-19s ", std::string(attentionKindName(g.kind)).c_str());
+            o << kind << g.layers << " layers";
+            if (g.bytesPerTokenPerLayer)
+                o << ", "
+                  << (g.bytesPerTokenPerLayer % g.compression == 0
+                          ? groupDigits(g.bytesPerTokenPerLayer / g.compression)
+                          : fixedPoint(g.bytesPerToken(), 4))
+                  << " B/token each"
+                  << (g.window ? " up to " + groupDigits(*g.window) + " tokens" : std::string());
+            if (g.stateBytesPerLayer) o << ", " << groupDigits(*g.stateBytesPerLayer) << " B per sequence each";
+            if (!g.bytesPerTokenPerLayer && !g.stateBytesPerLayer) o << ", state size unknown";
+            if (!g.note.empty()) o << "  (" << g.note << ")";
+            o << "\n";
         }
-        if (c.mla() || c.indexLayers > 0)
-            o << "  index keys  " << c.indexLayers << " layers x " << c.indexEntryBytes
-              << " B = " << groupDigits(c.indexBytesPerToken)
+        if (std::any_of(c.attention.begin(), c.attention.end(),
+                        [](const AttentionLayers &g) { return g.kind == AttentionKind::IndexKeys; }))
+            o << "  index keys  " << groupDigits(c.indexBytesPerToken)
               << " B/token (every layer indexed: " << groupDigits(c.indexBytesPerTokenEveryLayer) << ")\n";
-        o << "  total       " << groupDigits(c.bytesPerToken) << " B/token; at "
+        if (c.fixedStateBytes)
+            o << "  per sequence " << groupDigits(*c.fixedStateBytes) << " B (" << binaryBytes(*c.fixedStateBytes)
+              << ") whatever the context\n";
+        o << "  total       " << (c.bytesPerTokenExact == double(c.bytesPerToken)
+                                         ? groupDigits(c.bytesPerToken)
+                                         : fixedPoint(c.bytesPerTokenExact, 4))
+          << " B/token" << (c.fixedStateBytes ? " + the state per sequence" : "") << "; at "
           << groupDigits(c.contextTokens) << " tokens: " << groupDigits(c.totalBytes) << " B ("
           << binaryBytes(c.totalBytes) << ")\n";
         if (c.indexTopk)

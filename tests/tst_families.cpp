@@ -537,23 +537,67 @@ private slots:
         QVERIFY2(c.available, c.reason.c_str());
         // Per token: K and V of the 12 full layers only.
         QCOMPARE(c.bytesPerToken, 12 * 2 * kvHeads * headDim * 2);
-        QCOMPARE(c.totalBytes, c.bytesPerToken * 65536);
-        // Per sequence, whatever the context: 36 recurrent states (value heads x key dim x value dim) and
-        // convolution windows ((kernel - 1) x conv width), in BF16; reported apart from the total.
-        const std::uint64_t state = 2 * (vHeads * kDim * vDim + (kernel - 1) * (2 * kHeads * kDim + vHeads * vDim));
-        QCOMPARE(state, std::uint64_t(1097728));
+        // Per sequence, whatever the context: 36 recurrent states (value heads x key dim x value dim, FP32
+        // as vLLM keeps them) and convolution windows ((kernel - 1) x conv width, BF16).
+        const std::uint64_t conv = 2 * (kernel - 1) * (2 * kHeads * kDim + vHeads * vDim);
+        const std::uint64_t state = 4 * vHeads * kDim * vDim + conv;
+        QCOMPARE(state, std::uint64_t(2146304));
         QVERIFY(c.fixedStateBytes);
         QCOMPARE(*c.fixedStateBytes, 36 * state);
+        QCOMPARE(c.totalBytes, c.bytesPerToken * 65536 + 36 * state);
         bool listed = false;
         for (const auto &g : c.attention)
-            if (g.kind == AttentionKind::Linear) {
+            if (g.kind == AttentionKind::GatedDeltaNet) {
                 listed = true;
                 QCOMPARE(g.layers, std::int64_t(36));
                 QCOMPARE(*g.stateBytesPerLayer, state);
+                QCOMPARE(g.stateDtype, std::string("fp32"));
             }
         QVERIFY(listed);
+        // --state-dtype bf16 halves the recurrent part only.
+        opt.stateDtype = StateDtype::BF16;
+        const CacheBudget half = computeCacheBudget(ckpt, a, opt);
+        QCOMPARE(*half.fixedStateBytes, 36 * (2 * vHeads * kDim * vDim + conv));
         QByteArray err;
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+    }
+
+    void mamba2State()
+    {
+        // Nemotron-H-shaped: hybrid_override_pattern M-M*-E; Mamba-2 mixers sized by mamba_num_heads x
+        // mamba_head_dim (not expand), n_groups, ssm_state_size, conv_kernel; mamba_ssm_cache_dtype decides
+        // the SSM state's dtype unless --state-dtype does.
+        const std::uint64_t heads = 128, headDim = 64, groups = 8, n = 128, kernel = 4, kv = 8, hd = 128;
+        const nlohmann::json config = {{"model_type", "nemotron_h"},   {"num_hidden_layers", 6},
+                                       {"hidden_size", 4096},          {"num_attention_heads", 32},
+                                       {"num_key_value_heads", kv},    {"head_dim", hd},
+                                       {"hybrid_override_pattern", "M-M*-E"},
+                                       {"mamba_num_heads", heads},     {"mamba_head_dim", headDim},
+                                       {"n_groups", groups},           {"ssm_state_size", n},
+                                       {"conv_kernel", kernel},        {"expand", 2},
+                                       {"mamba_ssm_cache_dtype", "bfloat16"}};
+        std::vector<Tensor> t;
+        for (int l : {0, 2})
+            t.push_back({"backbone.layers." + std::to_string(l) + ".mixer.A_log", "F32", {heads}});
+        t.push_back({"backbone.layers.3.mixer.k_proj.weight", "BF16", {kv * hd, 4096}});
+        for (int l : {1, 4, 5})
+            t.push_back({"backbone.layers." + std::to_string(l) + ".mixer.up_proj.weight", "BF16", {16, 4096}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        Checkpoint ckpt;
+        const CheckpointAnalysis a = open(dir.path(), &ckpt);
+        QCOMPARE(a.scheduleSource, std::string("hybrid_override_pattern"));
+        CacheOptions opt;
+        opt.contextTokens = 1000;
+        CacheBudget c = computeCacheBudget(ckpt, a, opt);
+        QVERIFY2(c.available, c.reason.c_str());
+        QCOMPARE(c.bytesPerToken, 1 * 2 * kv * hd * 2); // the one attention layer
+        const std::uint64_t conv = (heads * headDim + 2 * groups * n) * (kernel - 1) * 2;
+        QCOMPARE(*c.fixedStateBytes, 2 * (conv + heads * headDim * n * 2)); // BF16, as the config says
+        opt.stateDtype = StateDtype::FP32;
+        c = computeCacheBudget(ckpt, a, opt);
+        QCOMPARE(*c.fixedStateBytes, 2 * (conv + heads * headDim * n * 4));
+        QCOMPARE(c.totalBytes, c.bytesPerToken * 1000 + *c.fixedStateBytes);
     }
 
     void glmRepacked_data()

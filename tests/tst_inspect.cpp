@@ -220,7 +220,7 @@ private slots:
                  std::string("vllm"));
         const Run bad = inspect({m_full.path(), QStringLiteral("--cache-preset"), QStringLiteral("sglang")});
         QCOMPARE(bad.exitCode, 2);
-        QVERIFY(bad.err.contains("article, vllm, vllm-mtp or atom"));
+        QVERIFY(bad.err.contains("article, vllm, vllm-mtp, atom or reference"));
         const Run noTensor =
             inspect({m_full.path(), QStringLiteral("--bias-tensor"), QStringLiteral("no.such")});
         QCOMPARE(noTensor.exitCode, 2);

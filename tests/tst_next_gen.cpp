@@ -3,6 +3,7 @@
 // program's output), then held against the published anchors.
 #include "analysis.h"
 #include "byte_source.h"
+#include "cache_budget.h"
 #include "checkpoint_reader.h"
 #include "cli_run.h"
 #include "synthetic_layout.h"
@@ -178,6 +179,29 @@ private:
         }
         QCOMPARE(a.indexShare.full, ratio4);
 
+        // The cache (domain.md section 13): the reference BF16 rows, then vLLM's FP8 layout.
+        std::uint64_t r4 = 0, r128 = 0, r0 = 0;
+        for (std::uint64_t i = 0; i < n.L; ++i)
+            (n.ratios[i] == 4 ? r4 : n.ratios[i] == 128 ? r128 : r0) += 1;
+        CacheOptions opt;
+        opt.contextTokens = 1 << 20;
+        CacheBudget c = computeCacheBudget(o.ckpt, a, opt);
+        QVERIFY2(c.available, c.reason.c_str());
+        const std::uint64_t window = 128 * 512 * 2; // 128 BF16 rows of the 512-dim K=V head
+        QCOMPARE(window, std::uint64_t(131072));
+        QCOMPARE(c.bytesPerToken, r4 * (512 * 2 + 128 * 2) / 4 + r128 * 512 * 2 / 128);
+        const std::uint64_t comp4 = 2 * 8 * 1024 * 4 + 2 * 8 * 256 * 4, comp128 = 2 * 128 * 512 * 4; // FP32
+        QCOMPARE(*c.fixedStateBytes, n.L * window + r4 * comp4 + r128 * comp128);
+        QCOMPARE(c.totalBytes, r4 * 1280 * (opt.contextTokens.value() / 4) +
+                                   r128 * 1024 * (opt.contextTokens.value() / 128) + *c.fixedStateBytes);
+        opt.preset = CachePreset::Vllm;
+        c = computeCacheBudget(o.ckpt, a, opt);
+        QCOMPARE(c.bytesPerTokenExact, double(r4) * (584 + 132) / 4 + double(r128) * 584 / 128);
+        opt.preset = CachePreset::Reference;
+        opt.stateDtype = StateDtype::BF16;
+        c = computeCacheBudget(o.ckpt, a, opt);
+        QCOMPARE(*c.fixedStateBytes, n.L * window + r4 * comp4 / 2 + r128 * comp128 / 2);
+
         // Routing: sqrtsoftplus, the gate.bias is a correction bias, the hash layers are skipped with why.
         QByteArray err;
         const auto report = inspectJson(dir.path(), {QStringLiteral("--simulate"), QStringLiteral("--tokens"),
@@ -206,8 +230,11 @@ private slots:
 
     void deepseekV4Pro()
     {
-        // Published: 1.6 T total, 49 B active.
-        deepseekV4(synth::deepseekV4Pro(), proNumbers(), 1600, 49, 0);
+        // Published: 1.6 T total, 49 B active. Its cache in BF16: 30 ratio-4 layers x 320 B and 31
+        // ratio-128 layers x 8 B per token; 61 windows of 131,072 B per sequence.
+        const V4Numbers n = proNumbers();
+        QCOMPARE(30 * 320 + 31 * 8, 9848);
+        deepseekV4(synth::deepseekV4Pro(), n, 1600, 49, 0);
     }
 
     void glm53Flash()
@@ -254,6 +281,19 @@ private slots:
         QCOMPARE(a.indexShare.full, dsaLayers); // indexer_types says full on all 45
         QVERIFY(a.indexShare.mismatches.empty());
         QVERIFY(a.scheduleMismatches.empty());
+        // The cache: 11 DSA layers of 512 latent values without RoPE (1,024 B in BF16); index keys pooled
+        // per 4 tokens (132 B entries in vLLM) with a tail of 8 BF16 keys; 34 KDA layers of
+        // 3 x 64 x 128 x 3 BF16 convolution values and a 64 x 128 x 128 FP32 recurrent state.
+        CacheOptions opt;
+        opt.preset = CachePreset::Vllm;
+        opt.contextTokens = 4096;
+        const CacheBudget c = computeCacheBudget(o.ckpt, a, opt);
+        QVERIFY2(c.available, c.reason.c_str());
+        const std::uint64_t kdaState = 3 * 64 * 128 * 3 * 2 + 64 * 128 * 128 * 4;
+        QCOMPARE(kdaState, std::uint64_t(147456 + 4194304));
+        QCOMPARE(c.bytesPerToken, 11 * 1024 + 11 * 132 / 4);
+        QCOMPARE(*c.fixedStateBytes, 34 * kdaState + 11 * (2 * 4 * 128 * 2));
+        QCOMPARE(c.totalBytes, 11 * 1024 * 4096 + 11 * 132 * (4096 / 4) + *c.fixedStateBytes);
         QByteArray err;
         const auto report = inspectJson(dir.path(), {QStringLiteral("--biases")}, &err);
         QVERIFY2(report.is_object(), err.constData());
@@ -281,6 +321,9 @@ private slots:
         // linear_attn_config counts from 1: the MLA layers are 4, 8, ..., 24, 27, i.e. 3, 7, ..., 23, 26.
         QCOMPARE(a.scheduleSource, std::string("linear_attn_config"));
         QVERIFY(a.scheduleMismatches.empty());
+        const CacheBudget c = computeCacheBudget(o.ckpt, a, CacheOptions{});
+        QCOMPARE(c.bytesPerToken, 7 * (512 + 64) * 2); // the 7 MLA layers keep latent and RoPE key
+        QCOMPARE(*c.fixedStateBytes, 20 * (3 * 32 * 128 * 3 * 2 + 32 * 128 * 128 * 4));
         for (int i = 0; i < 27; ++i)
             QCOMPARE(a.layers[std::size_t(i)].attention,
                      std::string((i + 1) % 4 == 0 || i == 26 ? "full_attention" : "linear_attention"));

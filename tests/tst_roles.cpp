@@ -1,6 +1,7 @@
 // The role table (model/roles.cpp) row by row: a tensor name of each family the row comes from, and
 // the role it must get; every row is the deciding row of at least one name, so no row is dead.
 #include "analysis.h"
+#include "bias_audit.h"
 #include "model_config.h"
 #include "roles.h"
 
@@ -91,6 +92,10 @@ private slots:
             {"model.layers.1.block_sparse_moe.shared_experts.gate_proj.weight", Category::SharedExperts},
             {"model.layers.1.block_sparse_moe.up_proj.weight", Category::DenseMlp},
             {"model.layers.2.self_attn.index_k_proj.weight", Category::Indexer},
+            // Kimi-K3's latent MoE: projections every token runs, around the routed experts.
+            {"language_model.model.layers.2.mlp.routed_expert_down_proj.weight", Category::DenseMlp},
+            {"language_model.model.layers.2.mlp.routed_expert_norm.weight", Category::DenseMlp},
+            {"language_model.model.layers.2.mlp.experts.5.down_proj.weight_packed", Category::RoutedExperts},
             {"language_model.model.layers.2.self_attention_res_proj.weight", Category::HyperConnections},
             {"language_model.model.layers.2.self_attention_res_norm.weight", Category::HyperConnections},
             {"language_model.model.layers.2.mlp_res_proj.weight", Category::HyperConnections},
@@ -246,6 +251,19 @@ private slots:
             "config.json", R"({"num_hidden_layers": 4, "n_routed_experts": 8, "num_hash_layers": 2})");
         QCOMPARE(cfg.mlpLayerTypes, (std::vector<std::string>{"hash_moe", "hash_moe", "moe", "moe"}));
         QCOMPARE(*cfg.numHashLayers, std::int64_t(2));
+    }
+
+    void correctionBiasesUnderEveryName()
+    {
+        // Read as correction biases (added for the choice only): under the router, directly on
+        // block_sparse_moe (MiniMax), and DeepSeek-V4's ffn.gate.bias. gpt-oss's router bias is a logit bias.
+        for (const char *n : {"model.layers.3.mlp.gate.e_score_correction_bias",
+                              "model.layers.1.block_sparse_moe.e_score_correction_bias",
+                              "model.layers.1.block_sparse_moe.gate.e_score_correction_bias", "layers.4.ffn.gate.bias",
+                              "mtp.0.ffn.gate.bias"})
+            QVERIFY2(isCorrectionBias(n), n);
+        QVERIFY(!isCorrectionBias("model.layers.0.mlp.router.bias"));
+        QVERIFY(isRouterLinearBias("model.layers.0.mlp.router.bias"));
     }
 
     void mtpBlocksNamedApart()

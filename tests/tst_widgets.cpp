@@ -439,6 +439,12 @@ private slots:
         QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")), QStringLiteral("92,880 B/token"));
         QVERIFY(overview->syntheticBannerShown());
+        // The card follows the Cache view's settings: vLLM's 132-byte entries give 78 x 1,152 + 21 x 132.
+        auto *cacheView = qobject_cast<CacheView *>(window.view(QStringLiteral("cache")));
+        cacheView->setPreset(CachePreset::Vllm);
+        QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")),
+                 groupDigitsQ(78 * 1152 + 21 * 132) + QStringLiteral(" B/token"));
+        cacheView->setPreset(CachePreset::Article);
         QCOMPARE(overview->quantTable()->rowCount(), 9);
 
         auto *budget = qobject_cast<BudgetView *>(window.view(QStringLiteral("budget")));

@@ -11,6 +11,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace atlas {
@@ -18,7 +19,7 @@ namespace atlas {
 CacheView::CacheView(QWidget *parent)
     : AtlasView(parent), m_context(new QSpinBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
       m_kv(new QComboBox(this)), m_preset(new QComboBox(this)), m_entry(new QComboBox(this)),
-      m_chart(new ChartWidget(this)),
+      m_state(new QComboBox(this)), m_chart(new ChartWidget(this)), m_parts(new ChartWidget(this)),
       m_breakdown(new QLabel(this))
 {
     m_context->setRange(1, 1 << 30);
@@ -30,17 +31,22 @@ CacheView::CacheView(QWidget *parent)
     m_kv->addItem(tr("FP8 latent"), int(KvDtype::FP8));
     m_kv->addItem(tr("FlashMLA fp8_ds_mla (FP8 + scales + BF16 rope)"), int(KvDtype::FP8_DS_MLA));
     m_entry->addItem(tr("as the preset allocates"), 0);
-    for (CachePreset p : {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom}) {
+    m_state->addItem(tr("FP32 recurrent and compressor states (as vLLM keeps them)"), int(StateDtype::FP32));
+    m_state->addItem(tr("BF16 states (half)"), int(StateDtype::BF16));
+    for (CachePreset p : {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom,
+                          CachePreset::Reference}) {
         const auto d = cachePresetDescription(p);
         m_preset->addItem(QString::fromUtf8(d.data(), qsizetype(d.size())), int(p));
     }
     m_breakdown->setWordWrap(true);
     m_breakdown->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_chart->setTitle(tr("Cache per sequence against context length"));
+    m_parts->setTitle(tr("Per layer kind: what grows with the context, and what each sequence holds anyway"));
+    m_parts->setMinimumHeight(170);
 
     auto *v = new QVBoxLayout(this);
     v->setContentsMargins(20, 16, 20, 16);
-    v->addWidget(makeHeading(tr("KV and index-key cache"), this));
+    v->addWidget(makeHeading(tr("Cache: per token and per sequence"), this));
     auto *form = new QFormLayout();
     auto *ctxRow = new QHBoxLayout();
     ctxRow->addWidget(m_slider, 1);
@@ -49,9 +55,13 @@ CacheView::CacheView(QWidget *parent)
     form->addRow(tr("Engine preset"), m_preset);
     form->addRow(tr("KV cache layout"), m_kv);
     form->addRow(tr("Index-key entry"), m_entry);
+    form->addRow(tr("Per-sequence state"), m_state);
     v->addLayout(form);
     v->addWidget(m_breakdown);
-    v->addWidget(m_chart, 1);
+    auto *charts = new QHBoxLayout();
+    charts->addWidget(m_chart, 3);
+    charts->addWidget(m_parts, 2);
+    v->addLayout(charts, 1);
 
     connect(m_context, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
         if (!m_data) return;
@@ -67,12 +77,19 @@ CacheView::CacheView(QWidget *parent)
     connect(m_kv, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
     connect(m_entry, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
     connect(m_preset, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+    connect(m_state, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+}
+
+void CacheView::setStateDtype(StateDtype dtype)
+{
+    m_state->setCurrentIndex(m_state->findData(int(dtype)));
 }
 
 void CacheView::clearAll()
 {
     m_data.reset();
     m_chart->clear();
+    m_parts->clear();
     m_breakdown->clear();
 }
 
@@ -86,6 +103,11 @@ void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             m_kv->setItemText(0, tr("BF16 K and V (%1 B/layer)").arg(2 * 2 * c.kvWidth));
             m_kv->setItemText(1, tr("FP8 K and V (%1 B/layer)").arg(2 * c.kvWidth));
             m_kv->setItemText(2, tr("FlashMLA fp8_ds_mla (MLA models only)"));
+        }
+        if (!c.layoutNote.empty()) { // DeepSeek-V4: rows of one shared K=V head, not an MLA latent
+            m_kv->setItemText(0, tr("BF16 rows (the reference implementation)"));
+            m_kv->setItemText(1, tr("FP8 rows (vLLM's layout: FP8 latent, BF16 RoPE, scales)"));
+            m_kv->setItemText(2, tr("FP8 rows (as fp8)"));
         }
         if (c.kvLoraRank > 0) {
             m_kv->setItemText(0, tr("BF16 latent (%1 B/layer at rank %2 + rope %3)")
@@ -167,15 +189,24 @@ void CacheView::recompute()
     opt.preset = static_cast<CachePreset>(m_preset->currentData().toInt());
     if (const int e = m_entry->currentData().toInt()) opt.indexEntryBytes = e;
     opt.contextTokens = std::uint64_t(m_context->value());
+    opt.stateDtype = static_cast<StateDtype>(m_state->currentData().toInt());
     m_budget = computeCacheBudget(m_data->checkpoint, m_data->analysis, opt);
     const CacheBudget &c = m_budget;
+    emit budgetChanged(c);
     if (!c.available) {
         m_breakdown->setText(qs(c.reason));
         m_chart->clear();
+        m_parts->clear();
         return;
     }
     QString text;
-    if (!c.mla()) {
+    const bool kinds = std::any_of(c.attention.begin(), c.attention.end(), [](const AttentionLayers &g) {
+        return g.kind != AttentionKind::Mla && g.kind != AttentionKind::Full && g.kind != AttentionKind::Sliding &&
+               g.kind != AttentionKind::IndexKeys;
+    });
+    if (kinds) {
+        text = kindsBreakdown(c);
+    } else if (!c.mla()) {
         QStringList parts;
         for (const auto &g : c.attention) {
             if (g.kind == AttentionKind::Linear)
@@ -211,6 +242,84 @@ void CacheView::recompute()
     }
     m_breakdown->setText(text);
     drawCurves(c);
+    drawParts(c);
+}
+
+// Hybrid and compressed attention: one line per layer kind, per token and per sequence apart.
+QString CacheView::kindsBreakdown(const CacheBudget &c) const
+{
+    QString text;
+    if (!c.layoutNote.empty()) text += tr("<b>Layout:</b> %1.<br>").arg(qs(c.layoutNote).toHtmlEscaped());
+    QStringList rows;
+    for (const auto &g : c.attention) {
+        QString row = tr("<b>%1</b> × %2 layers").arg(kindLabel(g.kind)).arg(g.layers);
+        if (g.bytesPerTokenPerLayer)
+            row += tr(": %1 B per token each").arg(g.bytesPerTokenPerLayer % g.compression == 0
+                                                       ? groupDigitsQ(g.bytesPerTokenPerLayer / g.compression)
+                                                       : QString::number(g.bytesPerToken(), 'f', 4));
+        if (g.stateBytesPerLayer)
+            row += (g.bytesPerTokenPerLayer ? tr(", ") : tr(": ")) +
+                   tr("%1 B per sequence each").arg(groupDigitsQ(*g.stateBytesPerLayer));
+        if (!g.bytesPerTokenPerLayer && !g.stateBytesPerLayer) row += tr(": state size not given by the config");
+        if (!g.note.empty()) row += QStringLiteral(" <span style='color:gray'>(") + qs(g.note).toHtmlEscaped() +
+                                    QStringLiteral(")</span>");
+        rows << row;
+    }
+    text += rows.join(QStringLiteral("<br>")) + QStringLiteral("<br>");
+    text += tr("<b>Per token:</b> %1 B. <b>Per sequence, whatever the context:</b> %2 (%3 states). ")
+                .arg(c.bytesPerTokenExact == double(c.bytesPerToken) ? groupDigitsQ(c.bytesPerToken)
+                                                                    : QString::number(c.bytesPerTokenExact, 'f', 4),
+                     binaryBytesQ(c.fixedStateBytes.value_or(0)), qs(std::string(stateDtypeName(c.stateDtype))).toUpper());
+    text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
+                .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
+    return text;
+}
+
+QString CacheView::kindLabel(AttentionKind k)
+{
+    switch (k) {
+    case AttentionKind::Mla:
+        return tr("MLA latent");
+    case AttentionKind::Full:
+        return tr("K and V");
+    case AttentionKind::Sliding:
+        return tr("K and V, sliding window");
+    case AttentionKind::IndexKeys:
+        return tr("index keys");
+    case AttentionKind::Kda:
+        return tr("KDA (linear)");
+    case AttentionKind::GatedDeltaNet:
+        return tr("Gated DeltaNet (linear)");
+    case AttentionKind::Mamba2:
+        return tr("Mamba-2");
+    case AttentionKind::Linear:
+        return tr("linear attention");
+    case AttentionKind::CompressedSparse:
+        return tr("compressed ÷4 + indexer");
+    case AttentionKind::HeavilyCompressed:
+        return tr("compressed ÷128");
+    case AttentionKind::Window:
+        return tr("window only");
+    }
+    return {};
+}
+
+// A stacked bar per layer kind: its rows at the chosen context over its fixed state per sequence.
+void CacheView::drawParts(const CacheBudget &c)
+{
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    QStringList labels;
+    BarSeries grows{tr("grows with the context (at %1 tokens)").arg(groupDigitsQ(c.contextTokens)), {},
+                    ChartWidget::seriesColor(0)};
+    BarSeries fixed{tr("fixed per sequence"), {}, ChartWidget::seriesColor(1)};
+    for (const auto &g : c.attention) {
+        labels << tr("%1 (%2)").arg(kindLabel(g.kind)).arg(g.layers);
+        const std::uint64_t tokens = g.window ? std::min(*g.window, c.contextTokens) : c.contextTokens;
+        grows.values << double(g.bytesPerTokenPerLayer) * double(tokens / std::max<std::uint64_t>(g.compression, 1)) *
+                            double(g.layers) / gib;
+        fixed.values << double(g.stateBytesPerLayer.value_or(0)) * double(g.layers) / gib;
+    }
+    m_parts->showBars(labels, {grows, fixed}, tr("GiB per sequence"), false, true);
 }
 
 QString CacheView::mlaBreakdown(const CacheBudget &c) const
@@ -249,11 +358,16 @@ void CacheView::drawCurves(const CacheBudget &c)
     const double gib = 1024.0 * 1024.0 * 1024.0;
     // The curves over the whole context range, on log axes.
     QList<LineSeries> series;
-    LineSeries total{c.mla() ? tr("KV + index (this map)") : tr("K and V, all layers"),
+    const bool state = c.fixedStateBytes.has_value();
+    LineSeries total{state       ? tr("all layers, per-sequence state included")
+                     : c.mla() ? tr("KV + index (this map)")
+                               : tr("K and V, all layers"),
                      {},
                      {},
                      ChartWidget::seriesColor(0)};
-    LineSeries kv{c.mla() ? tr("MLA latent only") : tr("K and V if no layer slid"),
+    LineSeries kv{state       ? tr("the per-token part only")
+                  : c.mla() ? tr("MLA latent only")
+                            : tr("K and V if no layer slid"),
                   {},
                   {},
                   ChartWidget::seriesColor(2),
@@ -264,12 +378,15 @@ void CacheView::drawCurves(const CacheBudget &c)
         total.x << x;
         total.y << double(c.bytesAt(std::uint64_t(x))) / gib; // sliding layers plateau at their window
         kv.x << x;
-        kv.y << (c.mla() ? double(c.kvBytesPerToken) * x : double(c.bytesPerToken) * x) / gib;
+        kv.y << (state     ? c.bytesPerTokenExact * x
+                 : c.mla() ? double(c.kvBytesPerToken) * x
+                           : double(c.bytesPerToken) * x) /
+                    gib;
         every.x << x;
         every.y << double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * x / gib;
     }
     series << total;
-    if (c.mla() || c.bytesAt(std::uint64_t(maxCtx)) != std::uint64_t(double(c.bytesPerToken) * maxCtx))
+    if (state || c.mla() || c.bytesAt(std::uint64_t(maxCtx)) != std::uint64_t(double(c.bytesPerToken) * maxCtx))
         series << kv;
     if (c.indexBytesPerTokenEveryLayer > 0) series << every;
     m_chart->showLines(series, tr("context (tokens, log scale)"), tr("GiB per sequence"), true, false);

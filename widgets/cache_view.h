@@ -11,7 +11,8 @@ namespace atlas {
 
 class ChartWidget;
 
-// MLA latent and index-key cache against context length, for any KV dtype and index entry size.
+// The cache of every attention kind against context length: per token (MLA latent, index keys, K and V,
+// compressed rows) and per sequence (recurrent states, windows, compressor states), for any engine preset.
 class CacheView final : public AtlasView
 {
     Q_OBJECT
@@ -31,10 +32,19 @@ public:
     QString breakdownText() const;
     QStringList layoutChoices() const; // the KV cache layout picker's labels
     QStringList entryChoices() const;  // the index-key entry picker's labels
+    void setStateDtype(StateDtype dtype);
+    ChartWidget *partsChart() const { return m_parts; }
+
+signals:
+    // After every recomputation: what the view shows now (the Overview card follows it).
+    void budgetChanged(const atlas::CacheBudget &budget);
 
 private:
     void recompute();
     QString mlaBreakdown(const CacheBudget &c) const;
+    QString kindsBreakdown(const CacheBudget &c) const;
+    static QString kindLabel(AttentionKind k);
+    void drawParts(const CacheBudget &c);
     void drawCurves(const CacheBudget &c);
     std::shared_ptr<const LoadedCheckpoint> m_data;
     CacheBudget m_budget;
@@ -43,7 +53,9 @@ private:
     QComboBox *m_kv;
     QComboBox *m_preset;
     QComboBox *m_entry;
+    QComboBox *m_state;
     ChartWidget *m_chart;
+    ChartWidget *m_parts; // per kind: what grows with the context (at the chosen one) and what is fixed
     QLabel *m_breakdown;
 };
 

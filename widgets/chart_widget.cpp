@@ -108,8 +108,9 @@ void ChartWidget::clear()
 }
 
 void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &series,
-                           const QString &valueLabel, bool logValues)
+                           const QString &valueLabel, bool logValues, bool stacked)
 {
+    stacked = stacked && !logValues; // a stack on a log axis would misstate every part above the first
     m_plot->clearPlottables();
     m_plot->clearItems();
     m_markers.clear();
@@ -134,9 +135,9 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
         m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
         m_plot->yAxis->setNumberPrecision(6);
     }
-    auto *group = new QCPBarsGroup(m_plot);
-    group->setSpacing(2);
-    const double width = 0.8 / std::max<qsizetype>(1, series.size());
+    QCPBarsGroup *group = stacked ? nullptr : new QCPBarsGroup(m_plot);
+    if (group) group->setSpacing(2);
+    const double width = stacked ? 0.6 : 0.8 / std::max<qsizetype>(1, series.size());
     double lo = INFINITY, hi = 0;
     for (const auto &s : series)
         for (double v : s.values)
@@ -144,16 +145,26 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                 lo = std::min(lo, v);
                 hi = std::max(hi, v);
             }
+    if (stacked)
+        for (int i = 0; i < labels.size(); ++i) {
+            double sum = 0;
+            for (const auto &s : series)
+                sum += i < s.values.size() ? s.values[i] : 0.0;
+            hi = std::max(hi, sum);
+        }
+    QCPBars *below = nullptr;
     for (const auto &s : series) {
         auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
         bars->setName(s.name);
         bars->setWidth(width);
-        bars->setBarsGroup(group);
+        if (group) bars->setBarsGroup(group);
+        if (stacked && below) bars->moveAbove(below);
+        below = bars;
         bars->setPen(Qt::NoPen);
         bars->setBrush(s.color);
         QVector<double> keys, values;
         for (int i = 0; i < s.values.size(); ++i) {
-            if (logValues && s.values[i] <= 0) continue;
+            if ((logValues || stacked) && s.values[i] <= 0) continue; // nothing to draw, not even a hairline
             keys << i;
             values << s.values[i];
         }

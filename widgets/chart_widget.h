@@ -41,9 +41,9 @@ public:
 
     void setTitle(const QString &title);
     QString title() const { return m_title; }
-    // Grouped bars, one group per label.
+    // Grouped bars, one group per label; stacked: one bar per label, the series on top of each other.
     void showBars(const QStringList &labels, const QList<BarSeries> &series, const QString &valueLabel,
-                  bool logValues);
+                  bool logValues, bool stacked = false);
     // Lines (or histogram bars) over a numeric x axis.
     void showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel, bool logX,
                    bool logY);

@@ -91,6 +91,35 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->addStretch(1);
 }
 
+void OverviewView::setCacheBudget(const CacheBudget &cache)
+{
+    if (m_cardValues.size() < 8) return;
+    QLabel *label = m_cardValues[7].second;
+    if (!cache.available) {
+        label->setProperty("headline", QVariant());
+        label->setText(tr("n/a"));
+        label->setToolTip(qs(cache.reason));
+        return;
+    }
+    // The settings the figure assumes, named on the card itself (exported figures have no tooltips).
+    const QString layout = cache.layoutNote.empty() ? qs(std::string(kvDtypeName(cache.kvDtype))).toUpper()
+                                                    : qs(cache.layoutNote);
+    QString small = tr("preset %1 · %2").arg(qs(std::string(cachePresetName(cache.preset))), layout);
+    if (cache.fixedStateBytes)
+        small = tr("+ %1 per sequence (%2 state) · ")
+                    .arg(binaryBytesQ(*cache.fixedStateBytes), qs(std::string(stateDtypeName(cache.stateDtype))).toUpper()) +
+                small;
+    label->setTextFormat(Qt::RichText);
+    label->setWordWrap(true);
+    label->setProperty("headline", QString(groupDigitsQ(cache.bytesPerToken) + tr(" B/token")));
+    label->setProperty("settings", small);
+    label->setText(groupDigitsQ(cache.bytesPerToken) + tr(" B/token") +
+                   QStringLiteral("<div style='font-size:9pt; font-weight:normal'>") + small.toHtmlEscaped() +
+                   QStringLiteral("</div>"));
+    label->setToolTip(tr("%1 at %2 tokens (per sequence, state included)")
+                          .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens)));
+}
+
 QLabel *OverviewView::addCard(const QString &name, int row, int column)
 {
     QLabel *value = nullptr;
@@ -102,7 +131,7 @@ QLabel *OverviewView::addCard(const QString &name, int row, int column)
 QString OverviewView::cardValue(const QString &name) const
 {
     for (const auto &[n, label] : m_cardValues)
-        if (n == name) return label->text();
+        if (n == name) return label->property("headline").isValid() ? label->property("headline").toString() : label->text();
     return {};
 }
 
@@ -186,18 +215,7 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             ? tr("none")
             : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
         tr("map from %1").arg(qs(std::string(indexShareSourceName(m.source)))));
-    const CacheBudget &cache = m_data->cache;
-    QString cacheNote;
-    if (cache.available)
-        cacheNote =
-            (cache.indexLayers > 0
-                 ? tr("%1 KV, %2-byte index entries; %3 at %4 tokens")
-                       .arg(qs(std::string(kvDtypeName(cache.kvDtype))).toUpper())
-                       .arg(cache.indexEntryBytes)
-                 : tr("%1 KV; %3 at %4 tokens").arg(qs(std::string(kvDtypeName(cache.kvDtype))).toUpper()))
-                .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens));
-    set(7, cache.available ? groupDigitsQ(cache.bytesPerToken) + tr(" B/token") : tr("n/a"),
-        cache.available ? cacheNote : qs(cache.reason));
+    setCacheBudget(m_data->cache);
 
     m_quant->setRowCount(0);
     for (const auto &q : a.quantLayout) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "atlas_view.h"
+#include "cache_budget.h"
 
 class QGridLayout;
 class QLabel;
@@ -19,6 +20,8 @@ public:
     void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
     void clearAll() override;
 
+    // The cache card follows the Cache view's settings (preset, KV layout, state dtype, context).
+    void setCacheBudget(const CacheBudget &budget);
     // For tests: the value shown on a headline card ("Parameters", "Active per token", ...).
     QString cardValue(const QString &name) const;
     QTableWidget *quantTable() const { return m_quant; }

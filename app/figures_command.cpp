@@ -1,5 +1,7 @@
 #include "figures_command.h"
 
+#include "anatomy_view.h"
+
 #include "atlas_application.h"
 #include "atlas_view.h"
 #include "checkpoint_loader.h"
@@ -28,6 +30,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     bool dark = false;
     int width = 1440, height = 900;
     std::string compareSource; // B for the Compare view
+    int layer = -1;            // the layer the Anatomy view draws (default: its own pick)
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
         auto value = [&]() -> std::string {
@@ -53,6 +56,15 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
             tokens = static_cast<int>(n);
         } else if (a == "--compare") {
             compareSource = value();
+        } else if (a == "--layer") {
+            const std::string v = value();
+            char *end = nullptr;
+            const long n = std::strtol(v.c_str(), &end, 10);
+            if (!end || *end || n < 0 || n > 1000000) {
+                std::cerr << "ckpt-atlas: --layer takes a layer number, not '" << v << "'\n";
+                return 2;
+            }
+            layer = static_cast<int>(n);
         } else if (a == "--dark") {
             dark = true;
         } else if (a == "--size") {
@@ -71,7 +83,8 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         }
         else if (a == "-h" || a == "--help") {
             std::cout
-                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--size WxH] [--compare B] [--revision REV]\n"
+                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--size WxH] [--compare B] [--layer N]\n"
+                   "       [--revision REV]\n"
                    "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n";
             return 0;
         } else if (a.starts_with("--")) {
@@ -123,6 +136,14 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
             << "ckpt-atlas: "
             << QString(window.errorText()).remove(QRegularExpression(QStringLiteral("<[^>]*>"))).toStdString()
             << "\n";
+    if (layer >= 0) {
+        auto *anatomy = qobject_cast<AnatomyView *>(window.view(QStringLiteral("anatomy")));
+        if (!anatomy || layer >= anatomy->layerCount()) {
+            std::cerr << "ckpt-atlas: --layer " << layer << ": the checkpoint has no such layer\n";
+            return 2;
+        }
+        anatomy->selectLayer(layer);
+    }
     auto *routing = qobject_cast<RoutingView *>(window.view(QStringLiteral("routing")));
     if (routing && routing->result() == nullptr && routing->canSimulate()) {
         routing->setTokens(tokens);

@@ -1,5 +1,8 @@
 #include "anatomy.h"
 
+#include "c_locale.h"
+#include "roles.h"
+
 #include "report.h"
 
 #include <algorithm>
@@ -24,6 +27,13 @@ struct Module
     std::vector<const TensorInfo *> tensors;
 };
 
+// The name inside its layer; an MTP block named apart (mtp.0.attn.wkv) as well as layers.N.
+std::string_view layerRest(std::string_view name)
+{
+    if (const auto block = mtpBlockPlace(name)) return block->rest;
+    return placeOf(name).rest;
+}
+
 class LayerTensors
 {
 public:
@@ -42,11 +52,12 @@ public:
 
     void add(const TensorInfo &t)
     {
-        const std::string_view rest = placeOf(t.name).rest;
+        const std::string_view rest = layerRest(t.name);
         if (m_prefix.empty()) m_prefix = t.name.substr(0, t.name.size() - rest.size());
         auto dot = rest.rfind('.');
         // Parameters that are modules of their own: attention sinks, Mamba's A_log / D / dt_bias.
-        for (std::string_view own : {".sinks", ".A_log", ".D", ".dt_bias"})
+        for (std::string_view own :
+             {".sinks", ".A_log", ".D", ".dt_bias", ".attn_sink", ".index_kpool_compress_gate", ".index_kpool_compress_ape"})
             if (rest.ends_with(own)) dot = std::string_view::npos;
         std::string module(dot == std::string_view::npos ? rest : rest.substr(0, dot));
         if (module.ends_with(".experts") && dot != std::string_view::npos) {
@@ -78,6 +89,12 @@ public:
                 return &m;
         }
         return nullptr;
+    }
+    // The module of exactly this name ("attn.wkv", not "attn.compressor.wkv").
+    const Module *exact(const std::string &name) const
+    {
+        auto it = m_modules.find(name);
+        return it == m_modules.end() ? nullptr : &it->second;
     }
     // Every module whose name starts with `prefix`.
     std::vector<const Module *> under(std::string_view prefix) const
@@ -226,6 +243,7 @@ LayerAttention attentionOf(const LoadedCheckpoint &data, const LayerTensors &lt,
                                  ? cfg.layerTypes[static_cast<std::size_t>(layer)]
                                  : std::string();
     if (attn(lt, "kv_a_proj_with_mqa")) return LayerAttention::Mla;
+    if (attn(lt, "wkv") && attn(lt, "wq_a")) return LayerAttention::Compressed; // DeepSeek-V4
     if (lt.anyUnder("linear_attn") || lt.anyUnder("mamba") || type.find("linear") != std::string::npos)
         return LayerAttention::Linear;
     const bool hasAttention = attn(lt, "k_proj") || attn(lt, "q_proj") || attn(lt, "qkv_proj");
@@ -264,13 +282,14 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     } else if (qDirect) {
         q.boxes.push_back(linearBox(lt, qDirect, "q_proj"));
     }
-    if (qbIo && heads && rope && qbIo->second % heads == 0) {
+    if (qbIo && heads && qbIo->second % heads == 0) {
         AnatomyBox h;
         h.kind = BoxKind::Heads;
         h.title = "query heads";
         const std::uint64_t per = qbIo->second / heads;
-        h.detail = groupDigits(heads) + " heads × (" + groupDigits(per - rope) + " nope + " + groupDigits(rope) +
-                   " rope)";
+        h.detail = rope ? groupDigits(heads) + " heads × (" + groupDigits(per - rope) + " nope + " + groupDigits(rope) +
+                              " rope)"
+                        : groupDigits(heads) + " heads × " + groupDigits(per) + " (no rope)";
         h.fromConfig = headsFromConfig;
         q.boxes.push_back(h);
     }
@@ -284,6 +303,8 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     if (kvLora && rope) {
         latent.detail = groupDigits(*kvLora) + " latent + " + groupDigits(rope) + " rope = " +
                         groupDigits(*kvLora + rope) + " per token";
+    } else if (kvLora && kvaIo && kvaIo->second == *kvLora) {
+        latent.detail = groupDigits(*kvLora) + " latent per token, no RoPE key (qk_rope_head_dim 0)";
     }
     latent.cached = true;
     if (cache.available && cache.mla())
@@ -292,7 +313,7 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     kv.boxes.push_back(latent);
     kv.boxes.push_back(normBox(lt, attn(lt, "kv_a_layernorm"), "kv_a_layernorm"));
     kv.boxes.push_back(linearBox(lt, kvb, "kv_b_proj"));
-    if (kvbIo && heads && rope && qbIo && kvbIo->second % heads == 0 && qbIo->second % heads == 0) {
+    if (kvbIo && heads && qbIo && kvbIo->second % heads == 0 && qbIo->second % heads == 0) {
         const std::uint64_t nope = qbIo->second / heads - rope;
         const std::uint64_t v = kvbIo->second / heads - nope;
         AnatomyBox h;
@@ -329,13 +350,27 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                 sel.fromConfig = true;
             }
             ix.boxes.push_back(sel);
+            // GLM-5.3-Flash pools the keys: a gate and position terms fold index_kpool tokens into one.
+            const Module *gatePool = indexerPart(lt, "index_kpool_compress_gate");
+            const std::uint64_t pool = static_cast<std::uint64_t>(cfg.indexKpool.value_or(1));
+            if (gatePool) {
+                AnatomyBox pb = box(BoxKind::Indexer, "key pooling",
+                                    "index_kpool_compress_gate / _ape: " + groupDigits(pool) + " tokens → one key");
+                lt.fill(pb, {gatePool, indexerPart(lt, "index_kpool_compress_ape")});
+                ix.boxes.push_back(pb);
+            }
             AnatomyBox keys;
             keys.kind = BoxKind::Latent;
             keys.title = "index keys (cached)";
             keys.cached = true;
-            if (wkIo) keys.detail = groupDigits(wkIo->second) + " FP8 values + scale per token";
+            if (wkIo)
+                keys.detail = groupDigits(wkIo->second) + " FP8 values + scale per " +
+                              (pool > 1 ? groupDigits(pool) + " tokens, and a tail of " + groupDigits(2 * pool) +
+                                              " BF16 keys per sequence"
+                                        : std::string("token"));
             if (cache.available && cache.indexEntryBytes > 0)
-                keys.cacheNote = groupDigits(static_cast<std::uint64_t>(cache.indexEntryBytes)) + " B/token";
+                keys.cacheNote = groupDigits(static_cast<std::uint64_t>(cache.indexEntryBytes)) +
+                                 (pool > 1 ? " B per " + groupDigits(pool) + " tokens" : std::string(" B/token"));
             ix.boxes.push_back(keys);
         } else {
             AnatomyBox reuse;
@@ -358,8 +393,10 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     stage.join.push_back(core);
     stage.join.push_back(linearBox(lt, o, "o_proj"));
     out.stages.push_back(std::move(stage));
-    out.notes.push_back("At decode, kv_b_proj is absorbed into the query and o_proj, so only the latent + rope "
-                        "part is cached; K and V per head are never stored.");
+    out.notes.push_back(rope ? "At decode, kv_b_proj is absorbed into the query and o_proj, so only the latent + rope "
+                               "part is cached; K and V per head are never stored."
+                             : "At decode, kv_b_proj is absorbed into the query and o_proj, so only the latent is "
+                               "cached (this model has no RoPE key); K and V per head are never stored.");
 }
 
 void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kind, LayerAnatomy &out)
@@ -425,8 +462,187 @@ void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kin
     out.stages.push_back(std::move(stage));
 }
 
+// Multi-stream residuals (mHC: DeepSeek-V4, GLM-5.3-Flash): n copies of the hidden state, mixed before
+// and after each block by maps the hc_* tensors give.
+void hyperConnectionStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
+{
+    std::vector<const Module *> mods;
+    for (const char *n : {"hc_attn_fn", "hc_attn_base", "hc_attn_scale", "hc_ffn_fn", "hc_ffn_base", "hc_ffn_scale"})
+        if (const Module *m = lt.find(n, {})) mods.push_back(m);
+    if (mods.empty()) return;
+    AnatomyStage stage;
+    stage.title = "Hyper-connections (mHC)";
+    AnatomyBox b = box(BoxKind::Note, "residual streams", "");
+    const auto hidden = static_cast<std::uint64_t>(data.checkpoint.config.hiddenSize.value_or(0));
+    const Module *fn = lt.find("hc_attn_fn", {});
+    std::uint64_t streams = 0;
+    if (fn && !fn->tensors.empty() && fn->tensors.front()->shape.size() == 2 && hidden)
+        streams = fn->tensors.front()->shape[1] / hidden;
+    b.detail = (streams ? groupDigits(streams) + " streams of the hidden state" : std::string("several streams")) +
+               ": hc_attn_* mixes them into the attention's input and back, hc_ffn_* around the MLP";
+    lt.fill(b, mods);
+    stage.join.push_back(b);
+    out.stages.push_back(std::move(stage));
+}
+
+// DeepSeek-V4: one shared K=V head, a window of uncompressed rows, a compressor (ratio 4 or 128) and, on
+// ratio-4 layers, an indexer choosing among the compressed rows; a grouped output projection.
+void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out)
+{
+    const ModelConfig &cfg = data.checkpoint.config;
+    const CacheBudget &cache = data.cache;
+    const std::int64_t ratio = info.compressRatio >= 0 ? info.compressRatio
+                               : static_cast<std::size_t>(info.index) < cfg.compressRatios.size()
+                                   ? cfg.compressRatios[static_cast<std::size_t>(info.index)]
+                                   : 0;
+    const std::uint64_t window = static_cast<std::uint64_t>(cfg.slidingWindow.value_or(128));
+    AnatomyStage stage;
+    stage.title = ratio == 0   ? "Sliding-window attention (one shared K=V head)"
+                  : ratio == 4 ? "Compressed sparse attention (ratio 4, with an indexer)"
+                               : "Heavily compressed attention (ratio " + std::to_string(ratio) + ")";
+    const AttentionLayers *group = nullptr;
+    for (const auto &g : cache.attention)
+        if ((ratio == 0 && g.kind == AttentionKind::Window) || (ratio == 4 && g.kind == AttentionKind::CompressedSparse) ||
+            (ratio > 4 && g.kind == AttentionKind::HeavilyCompressed))
+            group = &g;
+
+    AnatomyColumn q;
+    q.title = "query";
+    q.boxes.push_back(linearBox(lt, lt.exact("attn.wq_a"), "wq_a"));
+    q.boxes.back().detail += " (query latent)";
+    q.boxes.push_back(normBox(lt, lt.exact("attn.q_norm"), "q_norm"));
+    q.boxes.push_back(linearBox(lt, lt.exact("attn.wq_b"), "wq_b"));
+    if (cfg.numAttentionHeads && cfg.headDim) {
+        AnatomyBox h = box(BoxKind::Heads, "query heads",
+                           groupDigits(static_cast<std::uint64_t>(*cfg.numAttentionHeads)) + " × " +
+                               groupDigits(static_cast<std::uint64_t>(*cfg.headDim)));
+        h.fromConfig = true;
+        q.boxes.push_back(h);
+    }
+    stage.columns.push_back(std::move(q));
+
+    AnatomyColumn kv;
+    kv.title = "key = value";
+    kv.boxes.push_back(linearBox(lt, lt.exact("attn.wkv"), "wkv"));
+    kv.boxes.back().detail += " (one head, K = V)";
+    kv.boxes.push_back(normBox(lt, lt.exact("attn.kv_norm"), "kv_norm"));
+    AnatomyBox win = box(BoxKind::Latent, "window (cached per sequence)",
+                         "the last " + groupDigits(window) + " rows, uncompressed");
+    win.cached = true;
+    if (cache.available && cache.kvBytesPerLayer > 0)
+        win.cacheNote = groupDigits(window * static_cast<std::uint64_t>(cache.kvBytesPerLayer)) + " B per sequence";
+    kv.boxes.push_back(win);
+    stage.columns.push_back(std::move(kv));
+
+    if (ratio > 0) {
+        AnatomyColumn comp;
+        comp.title = "compressor";
+        AnatomyBox c = box(BoxKind::Linear, "wkv / wgate / ape / norm",
+                           "pools every " + std::to_string(ratio) + " tokens into one row" +
+                               (ratio == 4 ? " (overlapping windows: twice the width)" : ""));
+        lt.fill(c, lt.under("attn.compressor")); // its ape is a leaf of the module itself
+        comp.boxes.push_back(c);
+        AnatomyBox rows = box(BoxKind::Latent, "compressed rows (cached)", "one per " + std::to_string(ratio) + " tokens");
+        rows.cached = true;
+        if (group && group->compression > 0)
+            rows.cacheNote = (group->bytesPerTokenPerLayer % group->compression == 0
+                                  ? groupDigits(group->bytesPerTokenPerLayer / group->compression)
+                                  : fixedPoint(group->bytesPerToken(), 4)) +
+                             " B/token" + (ratio == 4 ? " with the index rows" : "");
+        comp.boxes.push_back(rows);
+        stage.columns.push_back(std::move(comp));
+    }
+    if (ratio == 4 || info.indexerWeights) {
+        AnatomyColumn ix;
+        ix.title = "indexer";
+        ix.boxes.push_back(linearBox(lt, indexerPart(lt, "wq_b"), "wq_b", BoxKind::Indexer));
+        ix.boxes.back().detail += " (from the query latent)";
+        ix.boxes.push_back(linearBox(lt, indexerPart(lt, "weights_proj"), "weights_proj", BoxKind::Indexer));
+        AnatomyBox ic = box(BoxKind::Indexer, "index compressor", "its own rows, one per " + std::to_string(ratio) + " tokens");
+        lt.fill(ic, lt.under("attn.indexer.compressor"));
+        ix.boxes.push_back(ic);
+        AnatomyBox sel = box(BoxKind::Indexer, "top-k selection", "");
+        if (cfg.indexTopk) {
+            sel.detail = "keeps " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " compressed rows";
+            sel.fromConfig = true;
+        }
+        ix.boxes.push_back(sel);
+        stage.columns.push_back(std::move(ix));
+    }
+    AnatomyBox core = box(BoxKind::Attention, "attention",
+                          ratio == 0   ? "over the window"
+                          : ratio == 4 ? "over the window and the selected compressed rows"
+                                       : "over the window and every compressed row");
+    if (const Module *sink = lt.exact("attn.attn_sink")) {
+        core.detail += ", with learned sinks";
+        lt.fill(core, {sink});
+    }
+    stage.join.push_back(core);
+    AnatomyBox o = box(BoxKind::Linear, "wo_a → wo_b", "");
+    if (cfg.numAttentionHeads) o.detail = "grouped output projection";
+    if (const auto g = data.checkpoint.config.raw.find("o_groups");
+        g != data.checkpoint.config.raw.end() && g->is_number_integer())
+        o.detail = std::to_string(g->get<std::int64_t>()) + " head groups, each projected down, then joined";
+    lt.fill(o, {lt.exact("attn.wo_a"), lt.exact("attn.wo_b")});
+    stage.join.push_back(o);
+    out.stages.push_back(std::move(stage));
+    if (group && group->stateBytesPerLayer)
+        out.notes.push_back("Per sequence this layer holds " + groupDigits(*group->stateBytesPerLayer) + " B (" +
+                            group->note + ").");
+}
+
+// Kimi Delta Attention (Kimi-Linear, GLM-5.3-Flash): short convolutions on q, k, v; per-channel decay
+// (f_a → f_b), an output gate (g_a → g_b), beta (b_proj); a recurrent state per sequence instead of a cache.
+void kdaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
+{
+    AnatomyStage stage;
+    stage.title = "Kimi Delta Attention (linear, recurrent state)";
+    for (const char *x : {"q", "k", "v"}) {
+        AnatomyColumn c;
+        c.title = std::string(x);
+        c.boxes.push_back(linearBox(lt, attn(lt, std::string(x) + "_proj"), std::string(x) + "_proj"));
+        AnatomyBox conv = box(BoxKind::Linear, std::string(x) + "_conv1d", "short convolution");
+        if (const Module *m = attn(lt, std::string(x) + "_conv1d")) {
+            lt.fill(conv, {m});
+            if (!m->tensors.empty() && m->tensors.front()->shape.size() == 3)
+                conv.detail = "short convolution, kernel " + groupDigits(m->tensors.front()->shape[2]);
+        }
+        c.boxes.push_back(conv);
+        stage.columns.push_back(std::move(c));
+    }
+    AnatomyColumn gates;
+    gates.title = "gates";
+    AnatomyBox decay = box(BoxKind::Linear, "f_a → f_b, A_log, dt_bias", "per-channel decay of the state");
+    std::vector<const Module *> dm;
+    for (const char *n : {"f_a_proj", "f_b_proj", "A_log", "dt_bias"})
+        if (const Module *m = attn(lt, n)) dm.push_back(m);
+    lt.fill(decay, dm);
+    gates.boxes.push_back(decay);
+    AnatomyBox beta = box(BoxKind::Linear, "b_proj", "write strength (beta) per head");
+    lt.fill(beta, {attn(lt, "b_proj")});
+    gates.boxes.push_back(beta);
+    AnatomyBox og = box(BoxKind::Linear, "g_a → g_b", "output gate");
+    lt.fill(og, {attn(lt, "g_a_proj"), attn(lt, "g_b_proj")});
+    gates.boxes.push_back(og);
+    stage.columns.push_back(std::move(gates));
+
+    AnatomyBox state = box(BoxKind::Latent, "recurrent state (kept per sequence)", "heads × head dim × head dim, updated every token");
+    state.cached = true;
+    for (const auto &g : data.cache.attention)
+        if (g.kind == AttentionKind::Kda && g.stateBytesPerLayer)
+            state.cacheNote = groupDigits(*g.stateBytesPerLayer) + " B per sequence (" + g.note + ")";
+    stage.join.push_back(state);
+    stage.join.push_back(normBox(lt, attn(lt, "o_norm"), "o_norm"));
+    stage.join.push_back(linearBox(lt, attn(lt, "o_proj"), "o_proj"));
+    out.stages.push_back(std::move(stage));
+}
+
 void linearStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
 {
+    if (attn(lt, "f_a_proj") && attn(lt, "q_conv1d")) {
+        kdaStage(data, lt, out);
+        return;
+    }
     AnatomyStage stage;
     stage.title = "Linear attention (recurrent state)";
     AnatomyBox b = box(BoxKind::Attention, "linear attention", "a fixed state per sequence, not per token");
@@ -434,7 +650,9 @@ void linearStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &o
     for (const Module *m : lt.under("mamba")) mods.push_back(m);
     lt.fill(b, mods);
     for (const auto &g : data.cache.attention)
-        if (g.kind == AttentionKind::Linear && g.stateBytesPerLayer) {
+        if ((g.kind == AttentionKind::Linear || g.kind == AttentionKind::GatedDeltaNet ||
+             g.kind == AttentionKind::Mamba2) &&
+            g.stateBytesPerLayer) {
             b.cached = true;
             b.cacheNote = groupDigits(*g.stateBytesPerLayer) + " B per sequence";
         }
@@ -446,7 +664,7 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
 {
     const ModelConfig &cfg = data.checkpoint.config;
     const CheckpointAnalysis &a = data.analysis;
-    const char *const parents[] = {"mlp", "block_sparse_moe", "feed_forward", "moe", "mixer"};
+    const char *const parents[] = {"mlp", "block_sparse_moe", "feed_forward", "moe", "mixer", "ffn"};
     std::string parent;
     for (const char *p : parents)
         if (lt.anyUnder(p)) parent = p;
@@ -493,6 +711,7 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                                               [](const std::string &n) { return n.ends_with("e_score_correction_bias"); })
                               ? ", correction bias " : ", bias ") +
                          biasDtype;
+    if (info.hashRouted) router.detail += ", hash-routed: experts by token id (tid2eid), no scores";
     routed.boxes.push_back(router);
 
     AnatomyBox ex = box(BoxKind::Experts, "routed experts", "");
@@ -553,6 +772,8 @@ std::string_view layerAttentionName(LayerAttention a)
         return "linear";
     case LayerAttention::None:
         return "none";
+    case LayerAttention::Compressed:
+        return "compressed";
     }
     return "";
 }
@@ -562,13 +783,15 @@ std::vector<StackRun> layerStack(const LoadedCheckpoint &data)
     const CheckpointAnalysis &a = data.analysis;
     const ModelConfig &cfg = data.checkpoint.config;
     // Which layers hold which attention tensors: one pass over the names.
-    std::vector<char> mla(static_cast<std::size_t>(a.layerCount)), linear(mla.size()), attention(mla.size());
+    std::vector<char> mla(static_cast<std::size_t>(a.layerCount)), linear(mla.size()), attention(mla.size()),
+        compressed(mla.size());
     for (const auto &shard : data.checkpoint.shards)
         for (const auto &t : shard.tensors) {
             const int l = a.layerOf(t.name);
             if (l < 0) continue;
-            const std::string_view rest = placeOf(t.name).rest;
+            const std::string_view rest = layerRest(t.name);
             if (rest.find("kv_a_proj_with_mqa") != std::string_view::npos) mla[static_cast<std::size_t>(l)] = 1;
+            if (rest == "attn.wkv.weight") compressed[static_cast<std::size_t>(l)] = 1;
             if (rest.starts_with("linear_attn.") || rest.starts_with("mamba.")) linear[static_cast<std::size_t>(l)] = 1;
             const Category role = layerRole(rest).category;
             if (role == Category::Attention || role == Category::LinearAttention)
@@ -582,6 +805,8 @@ std::vector<StackRun> layerStack(const LoadedCheckpoint &data)
         LayerAttention att = LayerAttention::None;
         if (mla[i])
             att = LayerAttention::Mla;
+        else if (compressed[i])
+            att = LayerAttention::Compressed;
         else if (linear[i] || type.find("linear") != std::string::npos)
             att = LayerAttention::Linear;
         else if (type == "sliding_attention" ||
@@ -590,8 +815,10 @@ std::vector<StackRun> layerStack(const LoadedCheckpoint &data)
         else if (attention[i])
             att = LayerAttention::Gqa;
         if (runs.empty() || runs.back().kind != info.kind || runs.back().last + 1 != info.index)
-            runs.push_back({info.index, info.index, info.kind, {}, {}, {}});
+            runs.push_back({info.index, info.index, info.kind, {}, {}, {}, {}});
         runs.back().last = info.index;
+        runs.back().compression.push_back(
+            i < cfg.compressRatios.size() && (info.index < a.mainLayers || compressed[i]) ? cfg.compressRatios[i] : -1);
         runs.back().attention.push_back(att);
         runs.back().indexer.push_back(info.indexer);
         runs.back().reuses.push_back(info.reusesLayer);
@@ -638,9 +865,13 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
             out.stages.push_back(std::move(s));
         }
     }
+    hyperConnectionStage(data, lt, out);
     switch (att) {
     case LayerAttention::Mla:
         mlaStage(data, lt, info, out);
+        break;
+    case LayerAttention::Compressed:
+        compressedStage(data, lt, info, out);
         break;
     case LayerAttention::Gqa:
     case LayerAttention::Sliding:

@@ -51,8 +51,9 @@ struct LayerAnatomy
 };
 
 // How a layer's tokens attend.
-enum class LayerAttention { Mla, Gqa, Sliding, Linear, None };
-std::string_view layerAttentionName(LayerAttention a); // "MLA", "GQA", "sliding", "linear", "none"
+// Compressed: DeepSeek-V4's window + compressed rows (the ratio per layer in StackRun::compression).
+enum class LayerAttention { Mla, Gqa, Sliding, Linear, None, Compressed };
+std::string_view layerAttentionName(LayerAttention a); // "MLA", "GQA", "sliding", "linear", "none", "compressed"
 
 // A run of consecutive layers of one kind (dense, MoE, MTP); attention and indexer roles per layer,
 // so that alternating patterns (sliding / full, full / shared indexers) stay inside one run.
@@ -63,6 +64,7 @@ struct StackRun
     std::vector<LayerAttention> attention; // per layer of the run
     std::vector<IndexerRole> indexer;      // per layer of the run
     std::vector<int> reuses;          // per layer: the full layer a shared one borrows from, or -1
+    std::vector<std::int64_t> compression; // per layer: DeepSeek-V4's tokens per compressed row (0: window only; -1: n/a)
     int count() const { return last - first + 1; }
 };
 

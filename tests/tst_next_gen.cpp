@@ -2,6 +2,7 @@
 // read back. Every expected figure is worked out here from the config's numbers (never from the
 // program's output), then held against the published anchors.
 #include "analysis.h"
+#include "anatomy.h"
 #include "byte_source.h"
 #include "cache_budget.h"
 #include "checkpoint_reader.h"
@@ -219,6 +220,26 @@ private:
         QCOMPARE(report["layers"][0]["routing"].get<std::string>(), std::string("hash"));
         QCOMPARE(report["layers"][3]["routing"].get<std::string>(), std::string("scores"));
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+
+        // Anatomy: a ratio-4 layer draws window, compressor and indexer; a ratio-128 layer no indexer;
+        // every tensor of the layer has its block.
+        LoadedCheckpoint data{o.ckpt, a, computeCacheBudget(o.ckpt, a, CacheOptions{})};
+        const auto r4Layer = std::find(n.ratios.begin(), n.ratios.end(), 4) - n.ratios.begin();
+        const auto r128Layer = std::find(n.ratios.begin(), n.ratios.end(), 128) - n.ratios.begin();
+        for (const auto layer : {r4Layer, r128Layer}) {
+            const LayerAnatomy la = layerAnatomy(data, int(layer));
+            QVERIFY2(la.unplaced.empty(), la.unplaced.empty() ? "" : la.unplaced.front().c_str());
+            QCOMPARE(la.stages.front().title, std::string("Hyper-connections (mHC)"));
+            std::vector<std::string> columns;
+            for (const auto &c : la.stages[1].columns)
+                columns.push_back(c.title);
+            std::vector<std::string> want{"query", "key = value", "compressor"};
+            if (layer == r4Layer) want.push_back("indexer");
+            QCOMPARE(columns, want);
+        }
+        const auto runs = layerStack(data);
+        QCOMPARE(runs.front().attention.front(), LayerAttention::Compressed);
+        QCOMPARE(runs.front().compression[std::size_t(r4Layer)], std::int64_t(4));
     }
 
 private slots:
@@ -299,6 +320,25 @@ private slots:
         QVERIFY2(report.is_object(), err.constData());
         QCOMPARE(report["biases"]["tensors"].get<int>(), 43); // 42 MoE layers and the MTP block
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+
+        // Anatomy: a KDA layer (convolutions, gates, a state per sequence), a DSA layer without RoPE whose
+        // index keys are pooled.
+        LoadedCheckpoint data{o.ckpt, a, c};
+        const LayerAnatomy kdaLayer = layerAnatomy(data, 4);
+        QVERIFY(kdaLayer.unplaced.empty());
+        QCOMPARE(kdaLayer.stages[1].title, std::string("Kimi Delta Attention (linear, recurrent state)"));
+        QVERIFY(kdaLayer.stages[1].join.front().cached);
+        QVERIFY(kdaLayer.stages[1].join.front().cacheNote.starts_with("4,341,760 B per sequence"));
+        const LayerAnatomy dsaLayer = layerAnatomy(data, 3);
+        QVERIFY(dsaLayer.unplaced.empty());
+        bool pooled = false, noRope = false;
+        for (const auto &col : dsaLayer.stages[1].columns)
+            for (const auto &b : col.boxes) {
+                pooled = pooled || b.title == "key pooling";
+                noRope = noRope || (b.cached && b.detail.find("no RoPE key") != std::string::npos);
+            }
+        QVERIFY(pooled);
+        QVERIFY(noRope);
     }
 
     void kimiLinear()

@@ -68,6 +68,8 @@ QColor attentionColor(LayerAttention a)
         return QColor(0x8E, 0x5C, 0xC2);
     case LayerAttention::None:
         return QColor(0xB8, 0xBC, 0xC4);
+    case LayerAttention::Compressed:
+        return QColor(0x2E, 0x9E, 0x8F);
     }
     return Qt::gray;
 }
@@ -194,7 +196,15 @@ void LayerStackWidget::paintEvent(QPaintEvent *)
             const auto &[layer, rect] = m_cells[cell];
             const IndexerRole role = r.indexer[static_cast<std::size_t>(k)];
             p.setPen(Qt::NoPen);
-            p.setBrush(m_indexed ? roleColor(role) : attentionColor(r.attention[static_cast<std::size_t>(k)]));
+            QColor fill = m_indexed ? roleColor(role) : attentionColor(r.attention[static_cast<std::size_t>(k)]);
+            // DeepSeek-V4: the compression shades the cell (ratio 4 deep, 128 light, window only lighter).
+            if (r.attention[static_cast<std::size_t>(k)] == LayerAttention::Compressed &&
+                static_cast<std::size_t>(k) < r.compression.size()) {
+                const std::int64_t ratio = r.compression[static_cast<std::size_t>(k)];
+                if (!m_indexed || role == IndexerRole::None)
+                    fill = ratio == 4 ? QColor(0x1F, 0x6F, 0x64) : ratio == 0 ? QColor(0xA9, 0xD8, 0xD0) : QColor(0x4F, 0xB3, 0xA5);
+            }
+            p.setBrush(fill);
             p.drawRoundedRect(rect, 2, 2);
             if (layer == m_selected) {
                 p.setBrush(Qt::NoBrush);
@@ -575,9 +585,13 @@ void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
     m_stack->setRuns(runs);
     m_summary->setText(
         (m_stack->showsIndexerRoles() ? tr("%1 layers in %2 run(s). A cell per layer: dark green owns a DSA indexer, light green reuses "
-                      "one (IndexShare), grey has none. Click a layer.")
+                      "one (IndexShare), grey has none%3. Click a layer.")
+                                            .arg(QStringLiteral("%1"), QStringLiteral("%2"),
+                                                 m_data->checkpoint.config.compressRatios.empty()
+                                                     ? QString()
+                                                     : tr("; teal: compressed attention, ratio 128 mid, window only light"))
                  : tr("%1 layers in %2 run(s). A cell per layer: orange MLA, blue full attention, light blue "
-                      "sliding window, purple linear attention. Click a layer."))
+                      "sliding window, purple linear attention, teal compressed (darker: more compressed rows). Click a layer."))
             .arg(m_data->analysis.layerCount)
             .arg(runs.size()));
     selectLayer(pick);

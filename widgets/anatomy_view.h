@@ -77,6 +77,7 @@ public:
                        std::shared_ptr<const PreparedView> prepared) override;
     void clearAll() override;
     void selectLayer(int layer);
+    int layerCount() const { return m_data ? m_data->analysis.layerCount : 0; }
     LayerDiagramWidget *diagram() const { return m_diagram; }
 
 signals:

@@ -72,7 +72,7 @@ void IndexStrip::paintEvent(QPaintEvent *)
         const double x = kLeft + i * step;
         const QRectF r(x, top, cell, h);
         p.setPen(Qt::NoPen);
-        p.setBrush(roleColor(l.indexer, l.kind == LayerKind::Mtp));
+        p.setBrush(roleColor(l.indexer, l.kind == LayerKind::Mtp && l.indexer != IndexerRole::None));
         p.drawRoundedRect(r, 2, 2);
         if (l.indexerWeights != (l.indexer == IndexerRole::Full) && l.kind != LayerKind::Mtp) {
             p.setPen(QPen(QColor(0xC9, 0x4B, 0x4B), 2));
@@ -163,6 +163,9 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         source = m_offsetGiven
                      ? tr("the formula from <i>index_topk_freq</i> / <i>index_skip_topk_offset</i>")
                      : tr("the formula from <i>index_topk_freq</i>, with the engines' default offset 2");
+    else if (m.source == IndexShareSource::EveryLayer && m.full.size() < std::size_t(a.mainLayers))
+        source = tr("no IndexShare keys: every sparse-attention layer the schedule names owns its indexer "
+                    "(the other kinds have none)");
     else if (m.source == IndexShareSource::EveryLayer)
         source = tr("no IndexShare keys: every layer owns its indexer, as in DeepSeek-V3.2");
     else
@@ -203,7 +206,9 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         auto *role = new QTableWidgetItem(qs(std::string(indexerRoleName(l.indexer))));
         role->setForeground(l.indexer == IndexerRole::Shared
                                 ? QColor(0x4A, 0x7D, 0xAE)
-                                : IndexStrip::roleColor(l.indexer, l.kind == LayerKind::Mtp).darker(115));
+                                : IndexStrip::roleColor(l.indexer, l.kind == LayerKind::Mtp &&
+                                                                          l.indexer != IndexerRole::None)
+                                      .darker(115));
         m_table->setItem(r, 2, role);
         m_table->setItem(r, 3,
                          new QTableWidgetItem(l.indexer == IndexerRole::Shared && l.reusesLayer >= 0

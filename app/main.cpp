@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include "plan_command.h"
 #include "synthetic_layout.h"
 
 #include <iostream>
@@ -25,6 +26,7 @@ const char *kUsage =
     "usage: ckpt-atlas [SOURCE]                 open the desktop app (the demo without SOURCE)\n"
     "       ckpt-atlas inspect [SOURCE] [...]   print the report (ckpt-atlas inspect --help)\n"
     "       ckpt-atlas diff A B [...]           compare two checkpoints (ckpt-atlas diff --help)\n"
+    "       ckpt-atlas plan [SOURCE] --gpus N --gpu H200 [...]   GPUs, parallelism and cache room to serve it\n"
     "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n"
     "       ckpt-atlas write-layout NAME DIR   write a synthetic, header-faithful checkpoint (sparse files)\n"
     "       ckpt-atlas --version | --help\n"
@@ -145,10 +147,11 @@ int main(int argc, char **argv)
 {
     atlas::keepLoadBuffersOnTheHeap();
     std::vector<std::string> args(argv + 1, argv + argc);
-    const bool load = !args.empty() && (args.front() == "inspect" || args.front() == "diff");
+    const bool load = !args.empty() && (args.front() == "inspect" || args.front() == "diff" || args.front() == "plan");
     if (load) preferHugePages(argv);
     if (!args.empty() && args.front() == "inspect") return atlas::runInspect({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "diff") return atlas::runDiff({args.begin() + 1, args.end()});
+    if (!args.empty() && args.front() == "plan") return atlas::runPlan({args.begin() + 1, args.end()});
     if (!args.empty() && (args.front() == "-h" || args.front() == "--help")) {
         std::cout << kUsage;
         return 0;

@@ -11,6 +11,7 @@
 #include "layers_view.h"
 #include "open_dialog.h"
 #include "overview_view.h"
+#include "plan_view.h"
 #include "preferences_dialog.h"
 #include "report.h"
 #include "routing_runner.h"
@@ -64,7 +65,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
 
     m_views = {new OverviewView(this), new AnatomyView(this), new LayersView(this), new BudgetView(this),
                new IndexShareView(this), new CacheView(this),  new BiasView(this),   new RoutingView(this),
-               new CompareView(this)};
+               new CompareView(this), new PlanView(this)};
     // The Overview's cache card follows the Cache view's settings.
     auto *overview = static_cast<OverviewView *>(m_views[0]);
     connect(static_cast<CacheView *>(m_views[5]), &CacheView::budgetChanged, overview,

@@ -133,7 +133,8 @@ void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
 {
     const std::int64_t L = cfg.numHiddenLayers.value_or(0);
     // DeepSeek-V4: compress_ratios, one per layer and then the MTP block (0 window, 4 CSA, 128 HCA).
-    if (auto ratios = readIntList(doc, "compress_ratios", cfg, {0, kMaxConfigPositions})) {
+    // A ratio beyond 2^20 tokens per row is no model's; the bound keeps the state arithmetic in 64 bits.
+    if (auto ratios = readIntList(doc, "compress_ratios", cfg, {0, 1 << 20})) {
         cfg.compressRatios = *ratios;
         if (cfg.layerTypes.empty() && L > 0 && static_cast<std::int64_t>(ratios->size()) >= L) {
             for (std::int64_t i = 0; i < L; ++i) {

@@ -56,14 +56,19 @@ private slots:
         const Run help = run({QStringLiteral("--help")});
         QCOMPARE(help.exitCode, 0);
         QVERIFY(help.out.contains("ckpt-atlas inspect"));
-        // A command this program does not have is a usage error, never a window on a source named "plan".
+        // A command this program does not have is a usage error, never a window on a source named "serve".
+        const Run serve = run({QStringLiteral("serve"), QStringLiteral("some-dir"), QStringLiteral("--gpus"),
+                               QStringLiteral("8")});
+        QCOMPARE(serve.exitCode, 2);
+        QVERIFY2(serve.err.contains("usage:"), serve.err.constData());
+        const Run word = run({QStringLiteral("serve")});
+        QCOMPARE(word.exitCode, 2);
+        QVERIFY2(word.err.contains("unknown command 'serve'"), word.err.constData());
+        // plan without its GPU is a usage error that says what is missing.
         const Run plan = run({QStringLiteral("plan"), QStringLiteral("some-dir"), QStringLiteral("--gpus"),
                               QStringLiteral("8")});
         QCOMPARE(plan.exitCode, 2);
-        QVERIFY2(plan.err.contains("usage:"), plan.err.constData());
-        const Run word = run({QStringLiteral("plan")});
-        QCOMPARE(word.exitCode, 2);
-        QVERIFY2(word.err.contains("unknown command 'plan'"), word.err.constData());
+        QVERIFY2(plan.err.contains("--gpu NAME or --gpu-memory BYTES"), plan.err.constData());
         const Run option = run({QStringLiteral("--gpus")});
         QCOMPARE(option.exitCode, 2);
         QVERIFY2(option.err.contains("unknown option --gpus"), option.err.constData());

@@ -8,6 +8,7 @@
 #include "report.h"
 #include "budget_view.h"
 #include "cache_view.h"
+#include "plan_view.h"
 #include "chart_widget.h"
 #include "checkpoint_loader.h"
 #include "checkpoint_reader.h"
@@ -445,6 +446,23 @@ private slots:
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")),
                  groupDigitsQ(78 * 1152 + 21 * 132) + QStringLiteral(" B/token"));
         cacheView->setPreset(CachePreset::Article);
+
+        // The Plan view re-plans as the user types: 8 H200 hold it, 4 do not, 3 cannot split 64 heads.
+        auto *planView = qobject_cast<PlanView *>(window.view(QStringLiteral("plan")));
+        planView->setGpu(QStringLiteral("H200"));
+        planView->setGpus(8);
+        QVERIFY2(planView->plan() && planView->plan()->fits, qPrintable(planView->verdict()));
+        QCOMPARE(planView->plan()->perGpu.weightBytes, std::uint64_t(94'683'065'664));
+        QCOMPARE(planView->chart()->seriesNames(),
+                 (QStringList{QStringLiteral("replicated"), QStringLiteral("split by TP"), QStringLiteral("routed experts"),
+                              QStringLiteral("reserve"), QStringLiteral("cache room")}));
+        planView->setGpus(4);
+        QVERIFY(planView->plan() && !planView->plan()->fits);
+        QVERIFY2(planView->verdict().contains(QStringLiteral("Does not fit")), qPrintable(planView->verdict()));
+        planView->setGpus(3);
+        QVERIFY(!planView->plan());
+        QVERIFY2(planView->verdict().contains(QStringLiteral("attention heads")), qPrintable(planView->verdict()));
+        planView->setGpus(8);
         QCOMPARE(overview->quantTable()->rowCount(), 9);
 
         auto *budget = qobject_cast<BudgetView *>(window.view(QStringLiteral("budget")));
@@ -666,7 +684,7 @@ private slots:
         QVERIFY(p.waitForFinished(300000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);
-        QCOMPARE(files.size(), 19); // the window, then nine views as PNG and SVG
+        QCOMPARE(files.size(), 21); // the window, then ten views as PNG and SVG
         QCOMPARE(files.front(), QStringLiteral("00-window.png"));
         QCOMPARE(files[1], QStringLiteral("01-overview.png"));
         QCOMPARE(files[3], QStringLiteral("02-anatomy.png"));

@@ -111,6 +111,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                            const QString &valueLabel, bool logValues, bool stacked)
 {
     stacked = stacked && !logValues; // a stack on a log axis would misstate every part above the first
+    m_plot->xAxis->grid()->setZeroLinePen(Qt::NoPen); // category 0 is not a zero worth a solid line
     m_plot->clearPlottables();
     m_plot->clearItems();
     m_markers.clear();

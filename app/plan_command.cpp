@@ -1,0 +1,233 @@
+#include "plan_command.h"
+
+#include "capacity_plan.h"
+#include "c_locale.h"
+#include "command_support.h"
+#include "errors.h"
+#include "load_pipeline.h"
+#include "report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+
+namespace atlas {
+
+namespace {
+
+const char *kUsage =
+    "usage: ckpt-atlas plan [SOURCE] --gpus N (--gpu H100|H200|B200|MI300X | --gpu-memory BYTES) [options]\n"
+    "\n"
+    "How the checkpoint's weights and cache sit on N GPUs by the engine's placement rules (domain.md\n"
+    "section 14), what cache room is left, and how many sequences of --context tokens it holds.\n"
+    "\n"
+    "  --tp N                    tensor parallelism (default: the number of GPUs)\n"
+    "  --ep N                    expert parallelism: whole experts, (experts + redundant) / N per GPU\n"
+    "  --redundant-experts R     extra expert copies with --ep\n"
+    "  --dp-attention N          data-parallel attention groups inside TP (each holds its own sequences)\n"
+    "  --pp N                    pipeline stages (only 1 is planned for now)\n"
+    "  --mtp                     load the MTP layers too (speculative decoding)\n"
+    "  --mem-fraction F          the share of GPU memory the engine takes (default 0.9)\n"
+    "  --reserve BYTES           set aside for activations, CUDA graphs and buffers (default 0)\n"
+    "  --engine vllm|sglang      whose rules (default vllm)\n"
+    "  --json                    print the ckpt-atlas.plan/1 JSON\n"
+    "  --context N, --kv-dtype ..., --cache-preset ..., --state-dtype ..., --index-entry-bytes N,\n"
+    "  --revision REV, --ca-bundle FILE, --connections N, --timeout SECONDS, --no-cache   as for inspect\n"
+    "\n"
+    "exit codes: 0 fits, 1 does not fit, 2 usage (or an impossible combination), 3 source or network,\n"
+    "            4 invalid checkpoint, 130 interrupted (Ctrl-C)\n";
+
+struct PlanArgs
+{
+    bool help = false, json = false;
+    std::string source, revision;
+    NetworkOptions network;
+    CacheOptions cache;
+    PlanOptions plan;
+    bool gpusGiven = false;
+};
+
+int intOption(const std::string &option, const std::string &v, int max)
+{
+    return static_cast<int>(parseCount(option, v, static_cast<std::uint64_t>(max)));
+}
+
+PlanArgs parsePlanArgs(const std::vector<std::string> &args)
+{
+    PlanArgs o;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        const std::function<std::string()> value = [&]() -> std::string {
+            if (i + 1 >= args.size()) throw AtlasError(ErrorKind::Usage, a + " needs a value");
+            return args[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            o.help = true;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (parseSourceAndCacheOption(a, value, o.network, o.cache)) {
+        } else if (a == "--revision") {
+            o.revision = value();
+        } else if (a == "--gpus") {
+            o.plan.gpus = intOption(a, value(), 1 << 20);
+            o.gpusGiven = true;
+        } else if (a == "--gpu") {
+            const std::string v = value();
+            const auto bytes = gpuMemoryFromName(v);
+            if (!bytes) {
+                std::string names;
+                for (const auto &p : gpuPresets())
+                    names += (names.empty() ? "" : ", ") + std::string(p.name);
+                throw AtlasError(ErrorKind::Usage, "--gpu takes " + names + " (or use --gpu-memory BYTES), not '" + v + "'");
+            }
+            o.plan.gpuName = v;
+            o.plan.gpuMemory = *bytes;
+        } else if (a == "--gpu-memory") {
+            o.plan.gpuMemory = parseCount(a, value(), std::uint64_t(1) << 50);
+            o.plan.gpuName.clear();
+        } else if (a == "--tp") {
+            o.plan.tp = intOption(a, value(), 1 << 20);
+        } else if (a == "--ep") {
+            o.plan.ep = intOption(a, value(), 1 << 20);
+        } else if (a == "--dp-attention") {
+            o.plan.dpAttention = intOption(a, value(), 1 << 20);
+        } else if (a == "--pp") {
+            o.plan.pp = intOption(a, value(), 1 << 20);
+        } else if (a == "--redundant-experts") {
+            o.plan.redundantExperts = static_cast<int>(parseCount(a, value(), 1 << 20));
+        } else if (a == "--mtp") {
+            o.plan.mtp = true;
+        } else if (a == "--mem-fraction") {
+            const std::string v = value();
+            char *end = nullptr;
+            const double f = std::strtod(v.c_str(), &end);
+            if (!end || *end || !(f > 0 && f <= 1))
+                throw AtlasError(ErrorKind::Usage, "--mem-fraction takes a number in (0, 1], not '" + v + "'");
+            o.plan.memFraction = f;
+        } else if (a == "--reserve") {
+            o.plan.reserve = parseCount(a, value(), std::uint64_t(1) << 50);
+        } else if (a == "--engine") {
+            const std::string v = value();
+            if (v == "vllm")
+                o.plan.engine = PlanEngine::Vllm;
+            else if (v == "sglang")
+                o.plan.engine = PlanEngine::Sglang;
+            else
+                throw AtlasError(ErrorKind::Usage, "--engine takes vllm or sglang, not '" + v + "'");
+        } else if (a.starts_with("--")) {
+            throw AtlasError(ErrorKind::Usage, "unknown option " + a);
+        } else if (o.source.empty()) {
+            o.source = a;
+        } else {
+            throw AtlasError(ErrorKind::Usage, "more than one SOURCE ('" + o.source + "', '" + a + "')");
+        }
+    }
+    if (!o.help && !o.gpusGiven) throw AtlasError(ErrorKind::Usage, "plan needs --gpus N");
+    if (!o.help && o.plan.gpuMemory == 0)
+        throw AtlasError(ErrorKind::Usage, "plan needs the GPU: --gpu NAME or --gpu-memory BYTES");
+    return o;
+}
+
+nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &data)
+{
+    using J = nlohmann::ordered_json;
+    const PlanOptions &o = p.options;
+    const PlanPerGpu &g = p.perGpu;
+    J out;
+    out["schema"] = "ckpt-atlas.plan/1";
+    out["model"] = {{"type", data.checkpoint.config.modelType}, {"source", data.checkpoint.source.location}};
+    out["engine"] = planEngineName(o.engine);
+    out["gpus"] = o.gpus;
+    out["gpu"] = o.gpuName.empty() ? J() : J(o.gpuName);
+    out["gpu_memory_bytes"] = o.gpuMemory;
+    out["parallelism"] = {{"tp", *o.tp}, {"ep", o.ep}, {"dp_attention", o.dpAttention}, {"pp", o.pp},
+                          {"redundant_experts", o.redundantExperts}};
+    out["mtp"] = o.mtp;
+    out["mem_fraction"] = o.memFraction;
+    out["reserve_bytes"] = o.reserve;
+    out["context_tokens"] = o.context;
+    out["cache"] = {{"preset", cachePresetName(data.cache.preset)},
+                    {"kv_dtype", kvDtypeName(data.cache.kvDtype)},
+                    {"state_dtype", stateDtypeName(data.cache.stateDtype)}};
+    const double perToken = g.cacheBytesPerToken;
+    out["per_gpu"] = {{"weight_bytes", g.weightBytes},
+                      {"replicated_bytes", g.replicatedBytes},
+                      {"split_bytes", g.splitBytes},
+                      {"expert_bytes", g.expertBytes},
+                      {"experts", g.experts},
+                      {"cache_bytes_per_token", perToken == std::floor(perToken) ? J(std::uint64_t(perToken)) : J(perToken)},
+                      {"state_bytes_per_sequence", g.stateBytesPerSequence},
+                      {"usable_bytes", g.usableBytes},
+                      {"cache_room_bytes", g.cacheRoomBytes},
+                      {"max_cached_tokens", g.maxCachedTokens}};
+    out["sequences_at_context"] = p.sequencesAtContext;
+    out["fits"] = p.fits;
+    out["reason"] = p.reason;
+    out["notes"] = p.notes;
+    return out;
+}
+
+std::string planText(const CapacityPlan &p)
+{
+    const CLocaleScope cLocale;
+    const PlanPerGpu &g = p.perGpu;
+    const PlanOptions &o = p.options;
+    std::string s;
+    s += p.reason + ".\n\n";
+    s += "GPUs        " + std::to_string(o.gpus) + " × " + (o.gpuName.empty() ? groupDigits(o.gpuMemory) + " B" : o.gpuName) +
+         ", TP " + std::to_string(*o.tp) + (o.ep ? ", EP " + std::to_string(o.ep) : std::string()) +
+         (o.dpAttention > 1 ? ", DP attention " + std::to_string(o.dpAttention) : std::string()) + ", " +
+         std::string(planEngineName(o.engine)) + "\n";
+    s += "Per GPU     weights " + groupDigits(g.weightBytes) + " B (" + binaryBytes(g.weightBytes) + "): replicated " +
+         groupDigits(g.replicatedBytes) + ", split " + groupDigits(g.splitBytes) + ", experts " +
+         groupDigits(g.expertBytes) + (g.experts ? " (" + std::to_string(g.experts) + " whole experts)" : std::string()) +
+         "\n";
+    s += "            usable " + groupDigits(g.usableBytes) + " B (" + binaryBytes(g.usableBytes) + "), cache room " +
+         (g.cacheRoomBytes > 0 ? groupDigits(static_cast<std::uint64_t>(g.cacheRoomBytes)) + " B"
+                               : "none (" + groupDigits(static_cast<std::uint64_t>(-g.cacheRoomBytes)) + " B short)") +
+         "\n";
+    s += "Cache       " + (g.cacheBytesPerToken == std::floor(g.cacheBytesPerToken)
+                                 ? groupDigits(static_cast<std::uint64_t>(g.cacheBytesPerToken))
+                                 : fixedPoint(g.cacheBytesPerToken, 4)) +
+         " B per token on each GPU" +
+         (g.stateBytesPerSequence ? ", " + groupDigits(g.stateBytesPerSequence) + " B per sequence" : std::string()) +
+         "; " + groupDigits(g.maxCachedTokens) + " tokens fit\n";
+    s += "Sequences   " + groupDigits(p.sequencesAtContext) + " of " + groupDigits(o.context) + " tokens\n";
+    for (const auto &n : p.notes)
+        s += "Note        " + n + "\n";
+    return s;
+}
+
+} // namespace
+
+int runPlan(const std::vector<std::string> &args)
+{
+    return runCommand("plan", [&](const std::atomic<bool> *interrupted) {
+        const PlanArgs o = parsePlanArgs(args);
+        if (o.help) {
+            std::cout << kUsage;
+            return 0;
+        }
+        LoadRequest request;
+        if (!o.source.empty()) request.spec = parseSourceSpec(o.source, o.revision);
+        request.network = o.network;
+        request.cache = o.cache;
+        request.biases = false;
+        const LoadResult result = LoadPipeline(std::move(request)).run(interrupted);
+        if (result.layout->cache.kvDtypeMisfit)
+            throw AtlasError(ErrorKind::Usage, "--kv-dtype: " + result.layout->cache.reason);
+        PlanOptions options = o.plan;
+        options.context = o.cache.contextTokens.value_or(0);
+        const CapacityPlan plan = planCapacity(*result.layout, options);
+        if (o.json)
+            std::cout << planJson(plan, *result.layout).dump(2) << "\n";
+        else
+            std::cout << planText(plan);
+        return plan.fits ? 0 : 1;
+    });
+}
+
+} // namespace atlas

@@ -1,0 +1,218 @@
+#include "plan_view.h"
+
+#include "chart_widget.h"
+#include "errors.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QLabel>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace atlas {
+
+namespace {
+
+QSpinBox *spin(int lo, int hi, int value, QWidget *parent, const QString &special = {})
+{
+    auto *s = new QSpinBox(parent);
+    s->setRange(lo, hi);
+    s->setValue(value);
+    if (!special.isEmpty()) s->setSpecialValueText(special);
+    return s;
+}
+
+} // namespace
+
+PlanView::PlanView(QWidget *parent)
+    : AtlasView(parent), m_gpu(new QComboBox(this)), m_gpus(spin(1, 4096, 8, this)),
+      m_tp(spin(0, 4096, 0, this, tr("= GPUs"))), m_ep(spin(0, 4096, 0, this, tr("off"))),
+      m_dp(spin(1, 4096, 1, this)), m_redundant(spin(0, 4096, 0, this)),
+      m_context(spin(1, 1 << 30, 131072, this)), m_fraction(new QDoubleSpinBox(this)),
+      m_reserve(new QDoubleSpinBox(this)), m_mtp(new QCheckBox(tr("load the MTP layers (speculative decoding)"), this)),
+      m_verdict(new QLabel(this)), m_details(new QLabel(this)), m_chart(new ChartWidget(this))
+{
+    for (const auto &p : gpuPresets())
+        m_gpu->addItem(tr("%1 (%2 GiB as the runtime sees it)")
+                           .arg(QString::fromUtf8(p.name.data(), qsizetype(p.name.size())))
+                           .arg(double(p.bytes) / double(1ull << 30), 0, 'f', 1),
+                       QVariant::fromValue<qulonglong>(p.bytes));
+    m_gpu->setCurrentIndex(1); // H200
+    m_context->setGroupSeparatorShown(true);
+    m_context->setSuffix(tr(" tokens"));
+    m_fraction->setRange(0.05, 1.0);
+    m_fraction->setSingleStep(0.01);
+    m_fraction->setValue(0.9);
+    m_reserve->setRange(0, 1024);
+    m_reserve->setDecimals(1);
+    m_reserve->setSuffix(tr(" GiB"));
+    m_verdict->setWordWrap(true);
+    m_verdict->setTextFormat(Qt::RichText);
+    m_verdict->setStyleSheet(QStringLiteral("QLabel { font-size: 13pt; padding: 6px 0; }"));
+    m_details->setWordWrap(true);
+    m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_chart->setTitle(tr("Memory of each GPU"));
+
+    auto *v = new QVBoxLayout(this);
+    v->setContentsMargins(20, 16, 20, 16);
+    v->addWidget(makeHeading(tr("Capacity plan: GPUs, parallelism and cache room"), this));
+    v->addWidget(m_verdict);
+    auto *grid = new QGridLayout();
+    auto add = [&](int row, int col, const QString &label, QWidget *w) {
+        grid->addWidget(new QLabel(label, this), row, col * 2);
+        grid->addWidget(w, row, col * 2 + 1);
+    };
+    add(0, 0, tr("GPU"), m_gpu);
+    add(0, 1, tr("GPUs"), m_gpus);
+    add(0, 2, tr("Tensor parallel"), m_tp);
+    add(1, 0, tr("Memory fraction"), m_fraction);
+    add(1, 1, tr("Expert parallel"), m_ep);
+    add(1, 2, tr("Redundant experts"), m_redundant);
+    add(2, 0, tr("Context"), m_context);
+    add(2, 1, tr("DP attention"), m_dp);
+    add(2, 2, tr("Reserve"), m_reserve);
+    grid->addWidget(m_mtp, 3, 0, 1, 6);
+    grid->setColumnStretch(1, 2);
+    v->addLayout(grid);
+    v->addWidget(m_details);
+    v->addWidget(m_chart, 1);
+
+    for (QSpinBox *s : {m_gpus, m_tp, m_ep, m_dp, m_redundant, m_context})
+        connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &PlanView::replan);
+    for (QDoubleSpinBox *s : {m_fraction, m_reserve})
+        connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PlanView::replan);
+    connect(m_gpu, qOverload<int>(&QComboBox::currentIndexChanged), this, &PlanView::replan);
+    connect(m_mtp, &QCheckBox::toggled, this, &PlanView::replan);
+}
+
+std::shared_ptr<const PreparedView> PlanView::prepare(const LoadedCheckpoint &data) const
+{
+    auto p = std::make_shared<PreparedPlan>();
+    p->withoutMtp = placementTotals(data, false);
+    p->withMtp = placementTotals(data, true);
+    return p;
+}
+
+void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
+{
+    setCheckpoint(data, prepare(*data));
+}
+
+void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::shared_ptr<const PreparedView> prepared)
+{
+    m_data = std::move(data);
+    m_prepared = std::dynamic_pointer_cast<const PreparedPlan>(prepared);
+    if (!m_prepared) m_prepared = std::static_pointer_cast<const PreparedPlan>(prepare(*m_data));
+    {
+        QSignalBlocker block(m_context);
+        m_context->setMaximum(int(std::min<std::uint64_t>(defaultContextTokens(m_data->checkpoint.config), 1 << 30)));
+        m_context->setValue(std::min(131072, m_context->maximum()));
+    }
+    replan();
+}
+
+void PlanView::clearAll()
+{
+    m_data.reset();
+    m_prepared.reset();
+    m_plan.reset();
+    m_verdict->clear();
+    m_details->clear();
+    m_chart->clear();
+}
+
+void PlanView::setGpus(int gpus)
+{
+    m_gpus->setValue(gpus);
+}
+
+void PlanView::setGpu(const QString &name)
+{
+    for (int i = 0; i < m_gpu->count(); ++i)
+        if (m_gpu->itemText(i).startsWith(name + QLatin1Char(' '))) m_gpu->setCurrentIndex(i);
+}
+
+QString PlanView::verdict() const
+{
+    return m_verdict->text();
+}
+
+void PlanView::replan()
+{
+    if (!m_data || !m_prepared) return;
+    PlanOptions o;
+    o.gpus = m_gpus->value();
+    if (m_tp->value() > 0) o.tp = m_tp->value();
+    o.ep = m_ep->value();
+    o.dpAttention = m_dp->value();
+    o.redundantExperts = m_redundant->value();
+    o.mtp = m_mtp->isChecked();
+    o.gpuName = m_gpu->currentText().section(QLatin1Char(' '), 0, 0).toStdString();
+    o.gpuMemory = m_gpu->currentData().toULongLong();
+    o.memFraction = m_fraction->value();
+    o.reserve = static_cast<std::uint64_t>(std::llround(m_reserve->value() * double(1ull << 30)));
+    o.context = std::uint64_t(m_context->value());
+    try {
+        m_plan = planCapacity(*m_data, o, o.mtp ? &m_prepared->withMtp : &m_prepared->withoutMtp);
+    } catch (const AtlasError &e) {
+        m_plan.reset();
+        m_verdict->setText(QStringLiteral("<span style='color:#B03030'>%1</span>").arg(qs(e.what()).toHtmlEscaped()));
+        m_details->setText(tr("This combination cannot run; change the GPU count or the parallelism."));
+        m_chart->clear();
+        return;
+    }
+    const CapacityPlan &p = *m_plan;
+    const PlanPerGpu &g = p.perGpu;
+    m_verdict->setText(QStringLiteral("<span style='color:%1'><b>%2</b></span>")
+                           .arg(p.fits ? QStringLiteral("#1F7A3A") : QStringLiteral("#B03030"),
+                                qs(p.reason).toHtmlEscaped() + QLatin1Char('.')));
+    QString details =
+        tr("<b>Per GPU:</b> weights %1 (replicated %2, split %3, experts %4%5); usable %6 of %7; cache %8 B per "
+           "token%9 (preset %10). <b>%11 tokens</b> fit per GPU; <b>%12 sequences</b> of %13 tokens in the "
+           "deployment.")
+            .arg(binaryBytesQ(g.weightBytes), binaryBytesQ(g.replicatedBytes), binaryBytesQ(g.splitBytes),
+                 binaryBytesQ(g.expertBytes),
+                 g.experts ? tr(", %1 whole experts").arg(g.experts) : QString(), binaryBytesQ(g.usableBytes),
+                 binaryBytesQ(p.options.gpuMemory),
+                 g.cacheBytesPerToken == std::floor(g.cacheBytesPerToken)
+                     ? groupDigitsQ(std::uint64_t(g.cacheBytesPerToken))
+                     : QString::number(g.cacheBytesPerToken, 'f', 4),
+                 g.stateBytesPerSequence ? tr(" + %1 per sequence").arg(binaryBytesQ(g.stateBytesPerSequence))
+                                         : QString())
+            .arg(qs(std::string(cachePresetName(m_data->cache.preset))), groupDigitsQ(g.maxCachedTokens),
+                 groupDigitsQ(p.sequencesAtContext), groupDigitsQ(p.options.context));
+    for (const auto &n : p.notes)
+        details += QStringLiteral("<br><span style='color:gray'>") + qs(n).toHtmlEscaped() + QStringLiteral("</span>");
+    m_details->setText(details);
+
+    // A stacked bar per GPU (every GPU holds the same without pipeline stages): what fills it.
+    const double gib = double(1ull << 30);
+    const int bars = std::min(p.options.gpus, 64);
+    QStringList labels;
+    BarSeries rep{tr("replicated"), {}, ChartWidget::seriesColor(0)};
+    BarSeries split{tr("split by TP"), {}, ChartWidget::seriesColor(2)};
+    BarSeries ex{tr("routed experts"), {}, ChartWidget::seriesColor(3)};
+    BarSeries reserve{tr("reserve"), {}, QColor(0x99, 0x99, 0x99)};
+    BarSeries room{tr("cache room"), {}, ChartWidget::seriesColor(1)};
+    for (int i = 0; i < bars; ++i) {
+        labels << tr("GPU %1").arg(i);
+        rep.values << double(g.replicatedBytes) / gib;
+        split.values << double(g.splitBytes) / gib;
+        ex.values << double(g.expertBytes) / gib;
+        reserve.values << double(p.options.reserve) / gib;
+        room.values << std::max(0.0, double(g.cacheRoomBytes) / gib);
+    }
+    m_chart->setTitle(g.cacheRoomBytes > 0
+                          ? tr("Memory of each GPU (usable: %1)").arg(binaryBytesQ(g.usableBytes))
+                          : tr("Memory each GPU would need: %1 more than its usable %2")
+                                .arg(binaryBytesQ(std::uint64_t(-g.cacheRoomBytes)), binaryBytesQ(g.usableBytes)));
+    m_chart->showBars(labels, {rep, split, ex, reserve, room}, tr("GiB"), false, true);
+}
+
+} // namespace atlas

@@ -1,0 +1,55 @@
+#pragma once
+
+#include "atlas_view.h"
+#include "capacity_plan.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QSpinBox;
+
+namespace atlas {
+
+class ChartWidget;
+
+// What it takes to serve the checkpoint: pick the GPU, how many and the parallelism; a stacked bar per
+// GPU (replicated, split, experts, reserve, cache room), the tokens and sequences that fit, and the
+// verdict on top, re-planned as the user types (the placement sums are found once, off the GUI thread).
+class PlanView final : public AtlasView
+{
+    Q_OBJECT
+public:
+    explicit PlanView(QWidget *parent = nullptr);
+    QString title() const override { return tr("Plan"); }
+    QString fileStem() const override { return QStringLiteral("plan"); }
+    std::shared_ptr<const PreparedView> prepare(const LoadedCheckpoint &data) const override;
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
+    void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
+                       std::shared_ptr<const PreparedView> prepared) override;
+    void clearAll() override;
+
+    void setGpus(int gpus);
+    void setGpu(const QString &name);
+    QString verdict() const;
+    const CapacityPlan *plan() const { return m_plan ? &*m_plan : nullptr; }
+    ChartWidget *chart() const { return m_chart; }
+
+private:
+    struct PreparedPlan final : PreparedView
+    {
+        PlacementTotals withoutMtp, withMtp;
+    };
+    void replan();
+    std::shared_ptr<const LoadedCheckpoint> m_data;
+    std::shared_ptr<const PreparedPlan> m_prepared;
+    std::optional<CapacityPlan> m_plan;
+    QComboBox *m_gpu;
+    QSpinBox *m_gpus, *m_tp, *m_ep, *m_dp, *m_redundant, *m_context;
+    QDoubleSpinBox *m_fraction, *m_reserve;
+    QCheckBox *m_mtp;
+    QLabel *m_verdict;
+    QLabel *m_details;
+    ChartWidget *m_chart;
+};
+
+} // namespace atlas

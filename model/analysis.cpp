@@ -668,7 +668,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             const std::optional<Category> outside = outsideLayersRole(t.name);
             TensorPlace place = outside ? TensorPlace{-1, t.name} : placeOf(t.name);
             if (outside == Category::Mtp)
-                if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
+                if (const auto block = mtpBlockPlace(t.name);
+                    block && block->layer < kMaxConfigMtpLayers && a.mainLayers + block->layer < layerCount)
                     place = {a.mainLayers + block->layer, block->rest};
             if (place.layer >= layerCount) {
                 // A layer number the model does not have is never an index: the tensor stays visible

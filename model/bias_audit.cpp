@@ -61,7 +61,8 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
                                      std::to_string(limit) + "); it was not read");
             BiasFetchPlan::Item item;
             item.layer = placeOf(t.name).layer;
-            if (const auto block = mtpBlockPlace(t.name); block && item.layer < 0)
+            // An MTP block named apart (mtp.layers.0.*) follows the decoder layers, whatever ".layers.0." says.
+            if (const auto block = outsideLayersRole(t.name) == Category::Mtp ? mtpBlockPlace(t.name) : std::nullopt)
                 item.layer = static_cast<int>(ckpt.config.numHiddenLayers.value_or(0)) + block->layer;
             item.tensor = t.name;
             item.shard = s;

@@ -336,16 +336,22 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
     const bool withDraft = opt.preset == CachePreset::VllmMtp || opt.preset == CachePreset::Atom;
     const std::size_t layers = static_cast<std::size_t>(a.mainLayers) +
                                (withDraft ? static_cast<std::size_t>(a.layerCount - a.mainLayers) : 0);
-    std::map<std::uint64_t, std::int64_t> byRatio;
-    for (std::size_t i = 0; i < layers && i < cfg.compressRatios.size(); ++i)
-        ++byRatio[u(cfg.compressRatios[i])];
+    // By ratio and whether the layer is the sparse kind (its own indexer): layer_types says, else ratio 4.
+    std::map<std::pair<std::uint64_t, bool>, std::int64_t> byRatio;
+    for (std::size_t i = 0; i < layers && i < cfg.compressRatios.size(); ++i) {
+        const bool sparse = i < cfg.layerTypes.size() && static_cast<int>(i) < a.mainLayers
+                                ? cfg.layerTypes[i] == "compressed_sparse_attention"
+                                : cfg.compressRatios[i] == 4;
+        ++byRatio[{u(cfg.compressRatios[i]), sparse && cfg.compressRatios[i] > 0}];
+    }
     const std::uint64_t windowBytes = window * row;
     c.layoutNote = fp8 ? "DeepSeek-V4 in vLLM's FP8 layout: " + digits(row) + "-byte rows (FP8 latent, BF16 RoPE, "
                          "scales), " + digits(indexRow) + "-byte index rows"
                        : "DeepSeek-V4 in the reference implementation's BF16: " + digits(row) + "-byte rows, " +
                              digits(indexRow) + "-byte index rows";
     const std::string rowWords = fp8 ? " (FP8 rows of " + digits(row) + " B)" : " (BF16 rows of " + digits(row) + " B)";
-    for (const auto &[ratio, n] : byRatio) {
+    for (const auto &[key, n] : byRatio) {
+        const auto [ratio, sparse] = key;
         AttentionLayers g;
         g.layers = n;
         g.window = std::nullopt; // the window rows are in the state; the compressed rows grow unbounded
@@ -354,7 +360,7 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
             g.kind = AttentionKind::Window;
             g.stateBytesPerLayer = windowBytes;
             g.note = digits(window) + "-row window " + digits(windowBytes) + " B" + rowWords;
-        } else if (ratio == 4) {
+        } else if (sparse) {
             // The compressor overlaps its windows (twice the width), and so does the indexer's.
             const std::uint64_t comp = 2 * (2 * ratio) * (2 * hd) * sb, indexComp = 2 * (2 * ratio) * (2 * id) * sb;
             g.kind = AttentionKind::CompressedSparse;
@@ -480,7 +486,8 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
 
     c.indexLayers = static_cast<std::int64_t>(a.indexShare.full.size());
     const bool indexed = c.indexLayers > 0;
-    if (indexed && opt.preset == CachePreset::Atom) c.indexLayers = a.mainLayers + mtpLayers; // every layer
+    if (indexed && opt.preset == CachePreset::Atom) // every attention layer (not a recurrent one) and the draft
+        c.indexLayers = attentionLayers(cfg, a) + mtpLayers;
     if (indexed && opt.preset == CachePreset::VllmMtp)
         for (int i = a.mainLayers; i < a.layerCount; ++i)
             c.indexLayers += a.layers[static_cast<std::size_t>(i)].indexerWeights;

@@ -221,16 +221,23 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
     // The cache on each GPU: an MLA latent, index keys and DeepSeek-V4's rows are one head, kept whole on
     // every TP rank; K and V split by KV heads (at least one per GPU); recurrent states by heads.
     const CacheBudget &c = data.cache;
+    const std::uint64_t context = o.context ? o.context : c.contextTokens;
+    plan.options.context = context;
     unsigned __int128 state = 0;
+    long double perSequence = 0; // rows at the context (windows respected) and the state, per GPU
     bool replicatedCache = false;
     for (const auto &grp : c.attention) {
         double perToken = double(grp.layers) * grp.bytesPerToken();
+        const std::uint64_t tokens = grp.window ? std::min(*grp.window, context) : context;
+        long double rows = (long double)(tokens / std::max<std::uint64_t>(grp.compression, 1)) *
+                           grp.bytesPerTokenPerLayer * static_cast<std::uint64_t>(grp.layers);
         unsigned __int128 st = static_cast<unsigned __int128>(grp.stateBytesPerLayer.value_or(0)) *
                                static_cast<std::uint64_t>(grp.layers);
         switch (grp.kind) {
         case AttentionKind::Full:
         case AttentionKind::Sliding:
             perToken /= double(kvDivisor);
+            rows /= kvDivisor;
             break;
         case AttentionKind::Kda:
         case AttentionKind::GatedDeltaNet:
@@ -244,21 +251,20 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         }
         g.cacheBytesPerToken += perToken;
         state += st;
+        perSequence += rows + (long double)st;
     }
-    g.stateBytesPerSequence = static_cast<std::uint64_t>(state);
+    g.stateBytesPerSequence =
+        state > static_cast<unsigned __int128>(UINT64_MAX) ? UINT64_MAX : static_cast<std::uint64_t>(state);
     g.usableBytes = static_cast<std::uint64_t>(std::floor(static_cast<long double>(o.gpuMemory) * o.memFraction));
     g.cacheRoomBytes = static_cast<std::int64_t>(g.usableBytes) - static_cast<std::int64_t>(g.weightBytes) -
                        static_cast<std::int64_t>(o.reserve);
     if (g.cacheRoomBytes > 0 && g.cacheBytesPerToken > 0)
         g.maxCachedTokens = static_cast<std::uint64_t>(std::floor(double(g.cacheRoomBytes) / g.cacheBytesPerToken));
-    const std::uint64_t context = o.context ? o.context : c.contextTokens;
-    plan.options.context = context;
-    const long double perSequence = (long double)g.cacheBytesPerToken * context + g.stateBytesPerSequence;
-    if (g.cacheRoomBytes > 0 && perSequence > 0)
+    if (c.available && g.cacheRoomBytes > 0 && perSequence > 0)
         plan.sequencesAtContext =
             static_cast<std::uint64_t>(std::floor((long double)g.cacheRoomBytes / perSequence)) *
             static_cast<std::uint64_t>(o.dpAttention);
-    plan.fits = g.cacheRoomBytes > 0 && plan.sequencesAtContext >= 1;
+    plan.fits = c.available && g.cacheRoomBytes > 0 && plan.sequencesAtContext >= 1;
 
     const std::string gpu = o.gpuName.empty() ? digits(o.gpuMemory) + " B GPU" : o.gpuName;
     if (g.cacheRoomBytes <= 0) {
@@ -269,6 +275,9 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
                       bytesText(need - g.usableBytes) + " (" + digits(need - g.usableBytes) + " B) short" +
                       (o.ep == 0 && experts > 0 ? "; more GPUs or expert parallelism (--ep) spread the experts"
                                                 : "; more GPUs spread the weights");
+    } else if (!c.available) {
+        plan.reason = "The weights fit (" + bytesText(g.weightBytes) + " per GPU), but the cache cannot be sized: " +
+                      c.reason;
     } else if (!plan.fits) {
         plan.reason = "The weights fit (" + bytesText(g.weightBytes) + " per GPU), but the " +
                       bytesText(static_cast<std::uint64_t>(g.cacheRoomBytes)) + " left hold " +
@@ -289,6 +298,14 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         plan.notes.push_back("vLLM dequantises the FP8 indexer wk to BF16 at load: " +
                              digits(indexerWkBf16 - indexerFp8Wk) +
                              " B more per GPU than the checkpoint stores (weight_bytes counts it as stored)");
+    const bool draftCache = c.preset == CachePreset::VllmMtp || c.preset == CachePreset::Atom;
+    if (o.mtp != draftCache && a.layerCount > a.mainLayers)
+        plan.notes.push_back(o.mtp ? "--mtp loads the MTP weights but the cache preset (" +
+                                         std::string(cachePresetName(c.preset)) +
+                                         ") keeps no draft layer; --cache-preset vllm-mtp counts its cache"
+                                   : "the cache preset " + std::string(cachePresetName(c.preset)) +
+                                         " keeps the draft layer's cache but --mtp is not set: its weights are "
+                                         "not counted");
     if (!o.mtp && a.layerCount > a.mainLayers)
         plan.notes.push_back("MTP layers excluded (--mtp includes them, as speculative decoding loads them)");
     plan.notes.push_back("Activations, CUDA graphs and communication buffers come out of the cache room; "

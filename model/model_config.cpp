@@ -155,7 +155,7 @@ void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
         if (auto it = doc.find("compress_rates"); it != doc.end() && it->is_object()) {
             auto rate = [&](const char *k, std::int64_t &out) {
                 if (auto r = it->find(k); r != it->end() && r->is_number_integer() && r->get<std::int64_t>() > 0 &&
-                                          r->get<std::int64_t>() <= kMaxConfigPositions)
+                                          r->get<std::int64_t>() <= (1 << 20))
                     out = r->get<std::int64_t>();
             };
             rate("compressed_sparse_attention", csa);
@@ -190,9 +190,23 @@ void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
         const auto kda = readIntList(*it, "kda_layers", cfg, {0, kMaxConfigLayers});
         const auto full = readIntList(*it, "full_attn_layers", cfg, {0, kMaxConfigLayers});
         if (kda || full) {
+            // A list naming layer 0 counts from 0, one naming layer L from 1; with neither, the family
+            // decides (GLM counts from 0, Kimi from 1) and a warning says it was a guess.
             std::int64_t base = 1;
+            bool zero = false, last = false;
             for (const auto *list : {&kda, &full})
-                if (*list && std::find((*list)->begin(), (*list)->end(), 0) != (*list)->end()) base = 0;
+                if (*list) {
+                    zero = zero || std::find((*list)->begin(), (*list)->end(), 0) != (*list)->end();
+                    last = last || std::find((*list)->begin(), (*list)->end(), L) != (*list)->end();
+                }
+            if (zero && !last)
+                base = 0;
+            else if (!zero && !last) {
+                base = cfg.modelType.starts_with("glm") ? 0 : 1;
+                cfg.warnings.push_back("linear_attn_config names neither layer 0 nor layer " + std::to_string(L) +
+                                       ": its lists are read from " + std::to_string(base) + " as " +
+                                       (base ? "Kimi" : "GLM") + " writes them");
+            }
             std::vector<std::string> types(static_cast<std::size_t>(L), kda ? "full_attention" : "linear_attention");
             bool ok = true;
             for (const auto *list : {&kda, &full}) {

@@ -171,8 +171,9 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         cache["preset"] = cachePresetName(c.preset);
         cache["kv_dtype"] = kvDtypeName(c.kvDtype);
         cache["index_entry_bytes"] = c.indexEntryBytes;
-        cache["kv_bytes_per_token"] = c.kvBytesPerToken;
-        cache["index_bytes_per_token"] = c.indexBytesPerToken;
+        // DeepSeek-V4's rows hold both (cache.layers[] has them per kind): no split to give.
+        cache["kv_bytes_per_token"] = c.layoutNote.empty() ? J(c.kvBytesPerToken) : J();
+        cache["index_bytes_per_token"] = c.layoutNote.empty() ? J(c.indexBytesPerToken) : J();
         cache["bytes_per_token"] = exactNumber(c.bytesPerTokenExact, c.bytesPerToken);
         cache["state_dtype"] = stateDtypeName(c.stateDtype);
         if (!c.layoutNote.empty()) cache["layout"] = c.layoutNote;

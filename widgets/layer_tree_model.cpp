@@ -1,5 +1,7 @@
 #include "layer_tree_model.h"
 
+#include "roles.h"
+
 #include "atlas_view.h"
 #include "checkpoint_index.h"
 
@@ -66,7 +68,10 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
             // Layer numbers the model does not have stay with the tensors outside layers.
             const int layer = a.layerOf(tensor.name);
             byLayer[layer].push_back(
-                {layer < 0 ? std::string_view(tensor.name) : placeOf(tensor.name).rest, &tensor});
+                {layer < 0                             ? std::string_view(tensor.name)
+                 : mtpBlockPlace(tensor.name) ? mtpBlockPlace(tensor.name)->rest
+                                              : placeOf(tensor.name).rest,
+                 &tensor});
         }
 
     auto moduleOf = [](std::string_view rest) {

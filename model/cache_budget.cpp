@@ -1,5 +1,7 @@
 #include "cache_budget.h"
 
+#include "report.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -173,14 +175,6 @@ std::uint64_t u(std::int64_t v)
     return static_cast<std::uint64_t>(v);
 }
 
-std::string digits(std::uint64_t v)
-{
-    std::string s = std::to_string(v);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-        s.insert(static_cast<std::size_t>(i), ",");
-    return s;
-}
-
 bool isRecurrent(std::string_view kind)
 {
     return kind == "linear_attention" || kind == "mamba" || kind == "recurrent";
@@ -227,8 +221,8 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
         const auto h = u(*cfg.kdaNumHeads), d = u(*cfg.kdaHeadDim), k = u(cfg.kdaConvKernel.value_or(4));
         const std::uint64_t conv = 3 * h * d * (k - 1) * 2, rec = h * d * d * stateElementBytes(sd);
         c.attention.push_back({AttentionKind::Kda, kda, 0, 1, std::nullopt, conv + rec, std::string(stateDtypeName(sd)),
-                               "q, k, v short convolutions " + digits(conv) + " B (BF16) + recurrent state " +
-                                   digits(rec) + " B"});
+                               "q, k, v short convolutions " + groupDigits(conv) + " B (BF16) + recurrent state " +
+                                   groupDigits(rec) + " B"});
     }
     if (gdn) {
         const StateDtype sd = stateDtypeFor(cfg, opt, false);
@@ -238,7 +232,7 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
         const std::uint64_t conv = (2 * kh * kd + vh * vd) * (k - 1) * 2, rec = vh * vd * kd * stateElementBytes(sd);
         c.attention.push_back({AttentionKind::GatedDeltaNet, gdn, 0, 1, std::nullopt, conv + rec,
                                std::string(stateDtypeName(sd)),
-                               "convolution " + digits(conv) + " B (BF16) + recurrent state " + digits(rec) + " B"});
+                               "convolution " + groupDigits(conv) + " B (BF16) + recurrent state " + groupDigits(rec) + " B"});
     }
     if (mamba) {
         const StateDtype sd = stateDtypeFor(cfg, opt, true);
@@ -247,7 +241,7 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
         const std::uint64_t conv = (h * d + 2 * g * n) * (k - 1) * 2, rec = h * d * n * stateElementBytes(sd);
         c.attention.push_back({AttentionKind::Mamba2, mamba, 0, 1, std::nullopt, conv + rec,
                                std::string(stateDtypeName(sd)),
-                               "convolution " + digits(conv) + " B (BF16) + SSM state " + digits(rec) + " B"});
+                               "convolution " + groupDigits(conv) + " B (BF16) + SSM state " + groupDigits(rec) + " B"});
     }
     if (other)
         c.attention.push_back({AttentionKind::Linear, other, 0, 1, std::nullopt, std::nullopt, "",
@@ -308,7 +302,7 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
     if (full) c.attention.push_back({AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V"});
     if (sliding)
         c.attention.push_back({AttentionKind::Sliding, sliding, perLayer, 1, u(*cfg.slidingWindow), std::nullopt, "",
-                               "K and V of the last " + digits(u(*cfg.slidingWindow)) + " tokens"});
+                               "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens"});
     recurrentGroups(cfg, a, opt, c);
     c.kvLayers = full + sliding;
     c.kvBytesPerLayer = static_cast<std::int64_t>(perLayer);
@@ -345,11 +339,11 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
         ++byRatio[{u(cfg.compressRatios[i]), sparse && cfg.compressRatios[i] > 0}];
     }
     const std::uint64_t windowBytes = window * row;
-    c.layoutNote = fp8 ? "DeepSeek-V4 in vLLM's FP8 layout: " + digits(row) + "-byte rows (FP8 latent, BF16 RoPE, "
-                         "scales), " + digits(indexRow) + "-byte index rows"
-                       : "DeepSeek-V4 in the reference implementation's BF16: " + digits(row) + "-byte rows, " +
-                             digits(indexRow) + "-byte index rows";
-    const std::string rowWords = fp8 ? " (FP8 rows of " + digits(row) + " B)" : " (BF16 rows of " + digits(row) + " B)";
+    c.layoutNote = fp8 ? "DeepSeek-V4 in vLLM's FP8 layout: " + groupDigits(row) + "-byte rows (FP8 latent, BF16 RoPE, "
+                         "scales), " + groupDigits(indexRow) + "-byte index rows"
+                       : "DeepSeek-V4 in the reference implementation's BF16: " + groupDigits(row) + "-byte rows, " +
+                             groupDigits(indexRow) + "-byte index rows";
+    const std::string rowWords = fp8 ? " (FP8 rows of " + groupDigits(row) + " B)" : " (BF16 rows of " + groupDigits(row) + " B)";
     for (const auto &[key, n] : byRatio) {
         const auto [ratio, sparse] = key;
         AttentionLayers g;
@@ -359,7 +353,7 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
         if (ratio == 0) {
             g.kind = AttentionKind::Window;
             g.stateBytesPerLayer = windowBytes;
-            g.note = digits(window) + "-row window " + digits(windowBytes) + " B" + rowWords;
+            g.note = groupDigits(window) + "-row window " + groupDigits(windowBytes) + " B" + rowWords;
         } else if (sparse) {
             // The compressor overlaps its windows (twice the width), and so does the indexer's.
             const std::uint64_t comp = 2 * (2 * ratio) * (2 * hd) * sb, indexComp = 2 * (2 * ratio) * (2 * id) * sb;
@@ -367,9 +361,9 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
             g.bytesPerTokenPerLayer = row + indexRow;
             g.compression = ratio;
             g.stateBytesPerLayer = windowBytes + comp + indexComp;
-            g.note = "a " + digits(row) + " B row and a " + digits(indexRow) + " B index row per " + digits(ratio) +
-                     " tokens; window " + digits(windowBytes) + " B + compressor states " + digits(comp) + " + " +
-                     digits(indexComp) + " B";
+            g.note = "a " + groupDigits(row) + " B row and a " + groupDigits(indexRow) + " B index row per " + groupDigits(ratio) +
+                     " tokens; window " + groupDigits(windowBytes) + " B + compressor states " + groupDigits(comp) + " + " +
+                     groupDigits(indexComp) + " B";
             c.indexLayers += n;
             c.indexEntryBytes = static_cast<std::int64_t>(indexRow);
             c.indexHeadDim = static_cast<std::int64_t>(id);
@@ -379,8 +373,8 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
             g.bytesPerTokenPerLayer = row;
             g.compression = ratio;
             g.stateBytesPerLayer = windowBytes + comp;
-            g.note = "a " + digits(row) + " B row per " + digits(ratio) + " tokens; window " + digits(windowBytes) +
-                     " B + compressor state " + digits(comp) + " B";
+            g.note = "a " + groupDigits(row) + " B row per " + groupDigits(ratio) + " tokens; window " + groupDigits(windowBytes) +
+                     " B + compressor state " + groupDigits(comp) + " B";
         }
         c.attention.push_back(std::move(g));
     }
@@ -480,9 +474,9 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
     c.kvBytesPerToken = u(c.kvLayers * c.kvBytesPerLayer);
     c.attention.push_back({AttentionKind::Mla, c.kvLayers, u(c.kvBytesPerLayer), 1, std::nullopt, std::nullopt, "",
-                           c.ropeDim > 0 ? digits(u(c.kvLoraRank)) + " latent + " + digits(u(c.ropeDim)) +
+                           c.ropeDim > 0 ? groupDigits(u(c.kvLoraRank)) + " latent + " + groupDigits(u(c.ropeDim)) +
                                                " shared RoPE key values"
-                                         : digits(u(c.kvLoraRank)) + " latent values, no RoPE key"});
+                                         : groupDigits(u(c.kvLoraRank)) + " latent values, no RoPE key"});
 
     c.indexLayers = static_cast<std::int64_t>(a.indexShare.full.size());
     const bool indexed = c.indexLayers > 0;
@@ -516,10 +510,10 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
         c.indexBytesPerTokenEveryLayer = u(attentionLayers(cfg, a) * c.indexEntryBytes) / pool;
         if (c.indexLayers > 0) {
             AttentionLayers g{AttentionKind::IndexKeys, c.indexLayers, u(c.indexEntryBytes), pool, std::nullopt,
-                              std::nullopt, "", digits(u(c.indexEntryBytes)) + " B per entry"};
+                              std::nullopt, "", groupDigits(u(c.indexEntryBytes)) + " B per entry"};
             if (pool > 1) {
                 g.stateBytesPerLayer = 2 * pool * u(c.indexHeadDim) * 2;
-                g.note += ", one entry per " + digits(pool) + " tokens; a tail of " + digits(2 * pool) +
+                g.note += ", one entry per " + groupDigits(pool) + " tokens; a tail of " + groupDigits(2 * pool) +
                           " BF16 keys per sequence";
             }
             c.attention.push_back(std::move(g));

@@ -1,6 +1,8 @@
 #include "capacity_plan.h"
 
+#include "c_locale.h"
 #include "errors.h"
+#include "report.h"
 #include "roles.h"
 
 #include <algorithm>
@@ -42,21 +44,6 @@ std::optional<std::uint64_t> gpuMemoryFromName(std::string_view name)
 }
 
 namespace {
-
-std::string bytesText(std::uint64_t b)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1ull << 30));
-    return buf;
-}
-
-std::string digits(std::uint64_t v)
-{
-    std::string s = std::to_string(v);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-        s.insert(static_cast<std::size_t>(i), ",");
-    return s;
-}
 
 // The module a tensor belongs to, its last part: "self_attn.q_a_proj.weight_scale_inv" -> "q_a_proj".
 std::string_view leafModule(std::string_view rest)
@@ -266,37 +253,37 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
             static_cast<std::uint64_t>(o.dpAttention);
     plan.fits = c.available && g.cacheRoomBytes > 0 && plan.sequencesAtContext >= 1;
 
-    const std::string gpu = o.gpuName.empty() ? digits(o.gpuMemory) + " B GPU" : o.gpuName;
+    const std::string gpu = o.gpuName.empty() ? groupDigits(o.gpuMemory) + " B GPU" : o.gpuName;
     if (g.cacheRoomBytes <= 0) {
         const std::uint64_t need = g.weightBytes + o.reserve;
-        plan.reason = "Does not fit: each of the " + std::to_string(o.gpus) + " GPUs needs " + bytesText(need) +
-                      " for weights" + (o.reserve ? " and reserve" : "") + " but has " + bytesText(g.usableBytes) +
-                      " usable (" + gpu + " × " + std::to_string(o.memFraction).substr(0, 4) + "): " +
-                      bytesText(need - g.usableBytes) + " (" + digits(need - g.usableBytes) + " B) short" +
+        plan.reason = "Does not fit: each of the " + std::to_string(o.gpus) + " GPUs needs " + binaryBytes(need) +
+                      " for weights" + (o.reserve ? " and reserve" : "") + " but has " + binaryBytes(g.usableBytes) +
+                      " usable (" + gpu + " × " + fixedPoint(o.memFraction, 2) + "): " +
+                      binaryBytes(need - g.usableBytes) + " (" + groupDigits(need - g.usableBytes) + " B) short" +
                       (o.ep == 0 && experts > 0 ? "; more GPUs or expert parallelism (--ep) spread the experts"
                                                 : "; more GPUs spread the weights");
     } else if (!c.available) {
-        plan.reason = "The weights fit (" + bytesText(g.weightBytes) + " per GPU), but the cache cannot be sized: " +
+        plan.reason = "The weights fit (" + binaryBytes(g.weightBytes) + " per GPU), but the cache cannot be sized: " +
                       c.reason;
     } else if (!plan.fits) {
-        plan.reason = "The weights fit (" + bytesText(g.weightBytes) + " per GPU), but the " +
-                      bytesText(static_cast<std::uint64_t>(g.cacheRoomBytes)) + " left hold " +
-                      digits(g.maxCachedTokens) + " tokens, less than one sequence of " + digits(context) +
+        plan.reason = "The weights fit (" + binaryBytes(g.weightBytes) + " per GPU), but the " +
+                      binaryBytes(static_cast<std::uint64_t>(g.cacheRoomBytes)) + " left hold " +
+                      groupDigits(g.maxCachedTokens) + " tokens, less than one sequence of " + groupDigits(context) +
                       " tokens";
     } else {
-        plan.reason = "Fits: " + bytesText(g.weightBytes) + " of weights per GPU leave " +
-                      bytesText(static_cast<std::uint64_t>(g.cacheRoomBytes)) + " for the cache: " +
-                      digits(g.maxCachedTokens) + " tokens per GPU, " + digits(plan.sequencesAtContext) +
-                      " sequence" + (plan.sequencesAtContext == 1 ? "" : "s") + " of " + digits(context) +
+        plan.reason = "Fits: " + binaryBytes(g.weightBytes) + " of weights per GPU leave " +
+                      binaryBytes(static_cast<std::uint64_t>(g.cacheRoomBytes)) + " for the cache: " +
+                      groupDigits(g.maxCachedTokens) + " tokens per GPU, " + groupDigits(plan.sequencesAtContext) +
+                      " sequence" + (plan.sequencesAtContext == 1 ? "" : "s") + " of " + groupDigits(context) +
                       " tokens in the deployment";
     }
     if (replicatedCache && attnTp > 1)
         plan.notes.push_back("The MLA latent and the index keys are one head: every one of the " + std::to_string(attnTp) +
-                             " TP ranks keeps all of them (" + digits(static_cast<std::uint64_t>(g.cacheBytesPerToken)) +
+                             " TP ranks keeps all of them (" + groupDigits(static_cast<std::uint64_t>(g.cacheBytesPerToken)) +
                              " B per token); only data-parallel attention (--dp-attention) multiplies the sequences");
     if (o.engine == PlanEngine::Vllm && indexerFp8Wk)
         plan.notes.push_back("vLLM dequantises the FP8 indexer wk to BF16 at load: " +
-                             digits(indexerWkBf16 - indexerFp8Wk) +
+                             groupDigits(indexerWkBf16 - indexerFp8Wk) +
                              " B more per GPU than the checkpoint stores (weight_bytes counts it as stored)");
     const bool draftCache = c.preset == CachePreset::VllmMtp || c.preset == CachePreset::Atom;
     if (o.mtp != draftCache && a.layerCount > a.mainLayers)

@@ -66,10 +66,12 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     m_views = {new OverviewView(this), new AnatomyView(this), new LayersView(this), new BudgetView(this),
                new IndexShareView(this), new CacheView(this),  new BiasView(this),   new RoutingView(this),
                new CompareView(this), new PlanView(this)};
-    // The Overview's cache card follows the Cache view's settings.
+    // The Overview's cache card and the Plan follow the Cache view's settings.
     auto *overview = static_cast<OverviewView *>(m_views[0]);
     connect(static_cast<CacheView *>(m_views[5]), &CacheView::budgetChanged, overview,
             &OverviewView::setCacheBudget);
+    connect(static_cast<CacheView *>(m_views[5]), &CacheView::budgetChanged, static_cast<PlanView *>(m_views[9]),
+            &PlanView::setCacheBudget);
     for (AtlasView *v : m_views) {
         m_stack->addWidget(v);
         m_sidebar->addItem(v->title());

@@ -28,11 +28,11 @@ const char *kUsage =
     "  --ep N                    expert parallelism: whole experts, (experts + redundant) / N per GPU\n"
     "  --redundant-experts R     extra expert copies with --ep\n"
     "  --dp-attention N          data-parallel attention groups inside TP (each holds its own sequences)\n"
-    "  --pp N                    pipeline stages (only 1 is planned for now)\n"
+    "  --pp N                    pipeline stages (layers split as vLLM does; TP x PP = GPUs)\n"
     "  --mtp                     load the MTP layers too (speculative decoding)\n"
-    "  --mem-fraction F          the share of GPU memory the engine takes (default 0.9)\n"
+    "  --mem-fraction F          the share of GPU memory the engine takes (default: vLLM 0.9, SGLang's heuristic)\n"
     "  --reserve BYTES           set aside for activations, CUDA graphs and buffers (default 0)\n"
-    "  --engine vllm|sglang      whose rules (default vllm)\n"
+    "  --engine vllm|sglang      whose placement, pipeline split and memory fraction (default vllm)\n"
     "  --json                    print the ckpt-atlas.plan/1 JSON\n"
     "  --context N, --kv-dtype ..., --cache-preset ..., --state-dtype ..., --index-entry-bytes N,\n"
     "  --revision REV, --ca-bundle FILE, --connections N, --timeout SECONDS, --no-cache   as for inspect\n"
@@ -146,7 +146,7 @@ nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &d
     out["parallelism"] = {{"tp", *o.tp}, {"ep", o.ep}, {"dp_attention", o.dpAttention}, {"pp", o.pp},
                           {"redundant_experts", o.redundantExperts}};
     out["mtp"] = o.mtp;
-    out["mem_fraction"] = o.memFraction;
+    out["mem_fraction"] = o.memFraction.value_or(0.9);
     out["reserve_bytes"] = o.reserve;
     out["context_tokens"] = o.context;
     out["cache"] = {{"preset", cachePresetName(data.cache.preset)},
@@ -164,6 +164,24 @@ nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &d
                       {"cache_room_bytes", g.cacheRoomBytes},
                       {"max_cached_tokens", g.maxCachedTokens}};
     out["sequences_at_context"] = p.sequencesAtContext;
+    // Pipeline stages: what one GPU of each stage holds; per_gpu is the binding stage's.
+    J stages = J::array();
+    for (const PlanStage &s : p.stages) {
+        const double stageToken = s.perGpu.cacheBytesPerToken;
+        stages.push_back({{"first_layer", s.firstLayer},
+                          {"end_layer", s.endLayer},
+                          {"embedding", s.embedding},
+                          {"head", s.head},
+                          {"weight_bytes", s.perGpu.weightBytes},
+                          {"cache_bytes_per_token",
+                           stageToken == std::floor(stageToken) ? J(std::uint64_t(stageToken)) : J(stageToken)},
+                          {"state_bytes_per_sequence", s.perGpu.stateBytesPerSequence},
+                          {"cache_room_bytes", s.perGpu.cacheRoomBytes},
+                          {"max_cached_tokens", s.perGpu.maxCachedTokens},
+                          {"sequences_at_context", s.sequencesAtContext == UINT64_MAX ? J() : J(s.sequencesAtContext)}});
+    }
+    out["stages"] = std::move(stages);
+    out["binding_stage"] = p.bindingStage;
     out["fits"] = p.fits;
     out["reason"] = p.reason;
     out["notes"] = p.notes;
@@ -179,9 +197,21 @@ std::string planText(const CapacityPlan &p)
     s += p.reason + ".\n\n";
     s += "GPUs        " + std::to_string(o.gpus) + " × " + (o.gpuName.empty() ? groupDigits(o.gpuMemory) + " B" : o.gpuName) +
          ", TP " + std::to_string(*o.tp) + (o.ep ? ", EP " + std::to_string(o.ep) : std::string()) +
-         (o.dpAttention > 1 ? ", DP attention " + std::to_string(o.dpAttention) : std::string()) + ", " +
-         std::string(planEngineName(o.engine)) + "\n";
-    s += "Per GPU     weights " + groupDigits(g.weightBytes) + " B (" + binaryBytes(g.weightBytes) + "): replicated " +
+         (o.dpAttention > 1 ? ", DP attention " + std::to_string(o.dpAttention) : std::string()) +
+         (o.pp > 1 ? ", PP " + std::to_string(o.pp) : std::string()) + ", " + std::string(planEngineName(o.engine)) + "\n";
+    if (p.stages.size() > 1)
+        for (std::size_t i = 0; i < p.stages.size(); ++i) {
+            const PlanStage &st = p.stages[i];
+            s += (i == 0 ? "Stages      " : "            ") + std::to_string(i + 1) + ": layers " +
+                 std::to_string(st.firstLayer) + "–" + std::to_string(st.endLayer - 1) +
+                 (st.embedding ? " + embedding" : "") + (st.head ? " + head" : "") + ", weights " +
+                 binaryBytes(st.perGpu.weightBytes) + ", room " +
+                 (st.perGpu.cacheRoomBytes > 0 ? binaryBytes(static_cast<std::uint64_t>(st.perGpu.cacheRoomBytes))
+                                               : std::string("none")) +
+                 ", " + groupDigits(st.perGpu.maxCachedTokens) + " tokens" +
+                 (static_cast<int>(i) == p.bindingStage ? "  ← binding" : "") + "\n";
+        }
+    s += std::string(p.stages.size() > 1 ? "Stage GPU   " : "Per GPU     ") + "weights " + groupDigits(g.weightBytes) + " B (" + binaryBytes(g.weightBytes) + "): replicated " +
          groupDigits(g.replicatedBytes) + ", split " + groupDigits(g.splitBytes) + ", experts " +
          groupDigits(g.expertBytes) + (g.experts ? " (" + std::to_string(g.experts) + " whole experts)" : std::string()) +
          "\n";

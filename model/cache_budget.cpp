@@ -201,20 +201,26 @@ std::uint64_t stateElementBytes(StateDtype d)
 void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOptions &opt, CacheBudget &c)
 {
     std::int64_t kda = 0, gdn = 0, mamba = 0, other = 0;
+    std::vector<int> kdaAt, gdnAt, mambaAt, otherAt;
     const bool kdaDims = cfg.kdaNumHeads && cfg.kdaHeadDim;
     const bool gdnDims = cfg.linearNumValueHeads && cfg.linearKeyHeadDim && cfg.linearValueHeadDim;
     const bool mambaDims = cfg.mambaNumHeads && cfg.mambaHeadDim && cfg.ssmStateSize;
     for (int i = 0; i < a.mainLayers; ++i) {
         const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
         if (!isRecurrent(kind)) continue;
-        if (kind == "mamba")
+        if (kind == "mamba") {
             (mambaDims ? mamba : other) += 1;
-        else if (kdaDims)
+            (mambaDims ? mambaAt : otherAt).push_back(i);
+        } else if (kdaDims) {
             ++kda;
-        else if (gdnDims)
+            kdaAt.push_back(i);
+        } else if (gdnDims) {
             ++gdn;
-        else
+            gdnAt.push_back(i);
+        } else {
             ++other;
+            otherAt.push_back(i);
+        }
     }
     if (kda) {
         const StateDtype sd = stateDtypeFor(cfg, opt, false);
@@ -222,7 +228,7 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
         const std::uint64_t conv = 3 * h * d * (k - 1) * 2, rec = h * d * d * stateElementBytes(sd);
         c.attention.push_back({AttentionKind::Kda, kda, 0, 1, std::nullopt, conv + rec, std::string(stateDtypeName(sd)),
                                "q, k, v short convolutions " + groupDigits(conv) + " B (BF16) + recurrent state " +
-                                   groupDigits(rec) + " B"});
+                                   groupDigits(rec) + " B", std::move(kdaAt)});
     }
     if (gdn) {
         const StateDtype sd = stateDtypeFor(cfg, opt, false);
@@ -232,7 +238,7 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
         const std::uint64_t conv = (2 * kh * kd + vh * vd) * (k - 1) * 2, rec = vh * vd * kd * stateElementBytes(sd);
         c.attention.push_back({AttentionKind::GatedDeltaNet, gdn, 0, 1, std::nullopt, conv + rec,
                                std::string(stateDtypeName(sd)),
-                               "convolution " + groupDigits(conv) + " B (BF16) + recurrent state " + groupDigits(rec) + " B"});
+                               "convolution " + groupDigits(conv) + " B (BF16) + recurrent state " + groupDigits(rec) + " B", std::move(gdnAt)});
     }
     if (mamba) {
         const StateDtype sd = stateDtypeFor(cfg, opt, true);
@@ -241,23 +247,29 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
         const std::uint64_t conv = (h * d + 2 * g * n) * (k - 1) * 2, rec = h * d * n * stateElementBytes(sd);
         c.attention.push_back({AttentionKind::Mamba2, mamba, 0, 1, std::nullopt, conv + rec,
                                std::string(stateDtypeName(sd)),
-                               "convolution " + groupDigits(conv) + " B (BF16) + SSM state " + groupDigits(rec) + " B"});
+                               "convolution " + groupDigits(conv) + " B (BF16) + SSM state " + groupDigits(rec) + " B", std::move(mambaAt)});
     }
-    if (other)
+    if (other) {
         c.attention.push_back({AttentionKind::Linear, other, 0, 1, std::nullopt, std::nullopt, "",
-                               "a recurrent state whose size the config does not give"});
+                               "a recurrent state whose size the config does not give", std::move(otherAt)});
+    }
 }
 
 // Layers with softmax attention: the main layers that are neither recurrent nor without attention.
-std::int64_t attentionLayers(const ModelConfig &cfg, const CheckpointAnalysis &a)
+std::vector<int> attentionLayerList(const ModelConfig &cfg, const CheckpointAnalysis &a)
 {
     const bool typed = static_cast<int>(cfg.layerTypes.size()) == a.mainLayers;
-    std::int64_t n = 0;
+    std::vector<int> out;
     for (int i = 0; i < a.mainLayers; ++i) {
         const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
-        n += !isRecurrent(kind) && !(typed && kind == "none");
+        if (!isRecurrent(kind) && !(typed && kind == "none")) out.push_back(i);
     }
-    return n;
+    return out;
+}
+
+std::int64_t attentionLayers(const ModelConfig &cfg, const CheckpointAnalysis &a)
+{
+    return static_cast<std::int64_t>(attentionLayerList(cfg, a).size());
 }
 
 // GQA / MQA / MHA: K and V per layer, 2 x num_key_value_heads x head_dim elements per token, each
@@ -287,22 +299,31 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
     const bool typed = static_cast<int>(cfg.layerTypes.size()) == L;
     const bool allSliding = cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && !typed;
     std::int64_t full = 0, sliding = 0;
+    std::vector<int> fullAt, slidingAt;
     for (int i = 0; i < L; ++i) {
         const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
         if (isRecurrent(kind) || (typed && kind == "none")) continue;
-        if (kind == "sliding_attention" || allSliding)
+        if (kind == "sliding_attention" || allSliding) {
             ++sliding;
-        else
+            slidingAt.push_back(i);
+        } else {
             ++full;
+            fullAt.push_back(i);
+        }
     }
     if (sliding && !cfg.slidingWindow) { // layer_types names sliding layers but no window: count them full
         full += sliding;
         sliding = 0;
+        fullAt.insert(fullAt.end(), slidingAt.begin(), slidingAt.end());
+        std::sort(fullAt.begin(), fullAt.end());
     }
-    if (full) c.attention.push_back({AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V"});
-    if (sliding)
+    if (full) {
+        c.attention.push_back({AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V", std::move(fullAt)});
+    }
+    if (sliding) {
         c.attention.push_back({AttentionKind::Sliding, sliding, perLayer, 1, u(*cfg.slidingWindow), std::nullopt, "",
-                               "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens"});
+                               "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens", std::move(slidingAt)});
+    }
     recurrentGroups(cfg, a, opt, c);
     c.kvLayers = full + sliding;
     c.kvBytesPerLayer = static_cast<std::int64_t>(perLayer);
@@ -331,12 +352,12 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
     const std::size_t layers = static_cast<std::size_t>(a.mainLayers) +
                                (withDraft ? static_cast<std::size_t>(a.layerCount - a.mainLayers) : 0);
     // By ratio and whether the layer is the sparse kind (its own indexer): layer_types says, else ratio 4.
-    std::map<std::pair<std::uint64_t, bool>, std::int64_t> byRatio;
+    std::map<std::pair<std::uint64_t, bool>, std::vector<int>> byRatio;
     for (std::size_t i = 0; i < layers && i < cfg.compressRatios.size(); ++i) {
         const bool sparse = i < cfg.layerTypes.size() && static_cast<int>(i) < a.mainLayers
                                 ? cfg.layerTypes[i] == "compressed_sparse_attention"
                                 : cfg.compressRatios[i] == 4;
-        ++byRatio[{u(cfg.compressRatios[i]), sparse && cfg.compressRatios[i] > 0}];
+        byRatio[{u(cfg.compressRatios[i]), sparse && cfg.compressRatios[i] > 0}].push_back(static_cast<int>(i));
     }
     const std::uint64_t windowBytes = window * row;
     c.layoutNote = fp8 ? "DeepSeek-V4 in vLLM's FP8 layout: " + groupDigits(row) + "-byte rows (FP8 latent, BF16 RoPE, "
@@ -344,10 +365,12 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
                        : "DeepSeek-V4 in the reference implementation's BF16: " + groupDigits(row) + "-byte rows, " +
                              groupDigits(indexRow) + "-byte index rows";
     const std::string rowWords = fp8 ? " (FP8 rows of " + groupDigits(row) + " B)" : " (BF16 rows of " + groupDigits(row) + " B)";
-    for (const auto &[key, n] : byRatio) {
+    for (const auto &[key, at] : byRatio) {
         const auto [ratio, sparse] = key;
+        const auto n = static_cast<std::int64_t>(at.size());
         AttentionLayers g;
         g.layers = n;
+        g.layerIndices = at;
         g.window = std::nullopt; // the window rows are in the state; the compressed rows grow unbounded
         g.stateDtype = std::string(stateDtypeName(sd));
         if (ratio == 0) {
@@ -476,15 +499,20 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     c.attention.push_back({AttentionKind::Mla, c.kvLayers, u(c.kvBytesPerLayer), 1, std::nullopt, std::nullopt, "",
                            c.ropeDim > 0 ? groupDigits(u(c.kvLoraRank)) + " latent + " + groupDigits(u(c.ropeDim)) +
                                                " shared RoPE key values"
-                                         : groupDigits(u(c.kvLoraRank)) + " latent values, no RoPE key"});
+                                         : groupDigits(u(c.kvLoraRank)) + " latent values, no RoPE key", attentionLayerList(cfg, a)});
+    if (withDraft)
+        for (int i = a.mainLayers; i < a.layerCount; ++i) c.attention.back().layerIndices.push_back(i);
 
-    c.indexLayers = static_cast<std::int64_t>(a.indexShare.full.size());
-    const bool indexed = c.indexLayers > 0;
-    if (indexed && opt.preset == CachePreset::Atom) // every attention layer (not a recurrent one) and the draft
-        c.indexLayers = attentionLayers(cfg, a) + mtpLayers;
+    std::vector<int> indexAt = a.indexShare.full;
+    const bool indexed = !indexAt.empty();
+    if (indexed && opt.preset == CachePreset::Atom) { // every attention layer (not a recurrent one) and the draft
+        indexAt = attentionLayerList(cfg, a);
+        for (int i = a.mainLayers; i < a.layerCount; ++i) indexAt.push_back(i);
+    }
     if (indexed && opt.preset == CachePreset::VllmMtp)
         for (int i = a.mainLayers; i < a.layerCount; ++i)
-            c.indexLayers += a.layers[static_cast<std::size_t>(i)].indexerWeights;
+            if (a.layers[static_cast<std::size_t>(i)].indexerWeights) indexAt.push_back(i);
+    c.indexLayers = static_cast<std::int64_t>(indexAt.size());
     const bool reference =
         opt.preset == CachePreset::Vllm || opt.preset == CachePreset::VllmMtp || opt.preset == CachePreset::Reference;
     const auto headDim = cfg.indexHeadDim ? cfg.indexHeadDim : a.diskIndexHeadDim;
@@ -510,7 +538,7 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
         c.indexBytesPerTokenEveryLayer = u(attentionLayers(cfg, a) * c.indexEntryBytes) / pool;
         if (c.indexLayers > 0) {
             AttentionLayers g{AttentionKind::IndexKeys, c.indexLayers, u(c.indexEntryBytes), pool, std::nullopt,
-                              std::nullopt, "", groupDigits(u(c.indexEntryBytes)) + " B per entry"};
+                              std::nullopt, "", groupDigits(u(c.indexEntryBytes)) + " B per entry", indexAt};
             if (pool > 1) {
                 g.stateBytesPerLayer = 2 * pool * u(c.indexHeadDim) * 2;
                 g.note += ", one entry per " + groupDigits(pool) + " tokens; a tail of " + groupDigits(2 * pool) +

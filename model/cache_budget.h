@@ -76,6 +76,7 @@ struct AttentionLayers
     std::optional<std::uint64_t> stateBytesPerLayer;
     std::string stateDtype; // the dtype of the recurrent / compressor part of the state ("fp32", "bf16")
     std::string note;       // what the figures are made of, in a phrase
+    std::vector<int> layerIndices; // which layers (MTP layers after the main ones), for pipeline stages
     double bytesPerToken() const { return double(bytesPerTokenPerLayer) / double(compression); }
 };
 

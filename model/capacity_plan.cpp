@@ -107,43 +107,142 @@ std::uint64_t ceilDiv(unsigned __int128 a, std::uint64_t b)
     return static_cast<std::uint64_t>((a + b - 1) / b);
 }
 
+// "layers 0-19, the embedding" for a pipeline stage.
+std::string stageWords(const PlanStage &s, bool withMtp)
+{
+    std::string w = s.endLayer > s.firstLayer ? "layers " + std::to_string(s.firstLayer) + "–" +
+                                                    std::to_string(s.endLayer - 1)
+                                              : std::string("no decoder layer");
+    if (s.embedding) w += ", the embedding";
+    if (s.head) w += std::string(", the head") + (s.mtp && withMtp ? " and the MTP layers" : "");
+    return w;
+}
+
+} // namespace
+
+PlacementBucket &PlacementBucket::operator+=(const PlacementBucket &o)
+{
+    replicated += o.replicated;
+    split += o.split;
+    splitAttention += o.splitAttention;
+    kvHeads += o.kvHeads;
+    routed += o.routed;
+    embedding += o.embedding;
+    return *this;
+}
+
+PlacementBucket PlacementTotals::sum() const
+{
+    PlacementBucket out = first;
+    out += last;
+    for (const auto &l : layers) out += l;
+    return out;
+}
+
+std::vector<std::pair<int, int>> pipelineStages(int layers, int pp, PlanEngine engine)
+{
+    std::vector<int> sizes(static_cast<std::size_t>(std::max(pp, 1)), layers / std::max(pp, 1));
+    const int remaining = layers % std::max(pp, 1);
+    const int from = engine == PlanEngine::Sglang ? 1 : 2; // SGLang: the last stages; vLLM: before the last
+    for (int i = from; i < remaining + from; ++i) sizes[sizes.size() - static_cast<std::size_t>(i)] += 1;
+    std::vector<std::pair<int, int>> out;
+    int start = 0;
+    for (const int n : sizes) {
+        out.emplace_back(start, start + n);
+        start += n;
+    }
+    return out;
+}
+
+double sglangMemFraction(std::uint64_t gpuMemory, int tp, int pp, int dpAttention)
+{
+    const double mib = double(gpuMemory) / double(1 << 20);
+    double chunked = 0, maxBs = 0;
+    if (mib < 20 * 1024) {
+        chunked = 2048, maxBs = 8;
+    } else if (mib < 35 * 1024) {
+        chunked = 4096, maxBs = tp < 4 ? 48 : 160;
+    } else if (mib < 60 * 1024) {
+        chunked = 4096, maxBs = tp < 4 ? 32 : 160;
+    } else if (mib < 160 * 1024) {
+        chunked = 8192, maxBs = tp < 4 ? 256 : 512;
+    } else {
+        chunked = 16384, maxBs = 512;
+    }
+    double reserved = 512 + std::max(chunked, 2048.0) * 1.5 + double(tp) * double(pp) / 8 * 1024 + maxBs * 2;
+    if (dpAttention > 1) {
+        reserved += maxBs * dpAttention * 3;
+        if (maxBs > 300) reserved += maxBs * dpAttention * 1.5;
+    }
+    if (mib > 60 * 1024) reserved = std::max(reserved, 10.0 * 1024);
+    return std::round((mib - reserved) / mib * 1000) / 1000;
+}
+
+namespace {
+
+// Outside the decoder layers, the first stage holds what comes before them: the token embedding and
+// the encoder towers; the rest (final norm, head, hyper-connection head) is the last stage's.
+bool onFirstStage(std::string_view name)
+{
+    if (outsideLayersRole(name)) return true; // encoder towers (MTP blocks are skipped before)
+    if (name.find("embed_out") != std::string_view::npos) return false; // GPT-NeoX's head
+    return name.find("embed") != std::string_view::npos;
+}
+
 } // namespace
 
 PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
 {
+    const CheckpointAnalysis &a = data.analysis;
     PlacementTotals out;
+    out.layers.resize(static_cast<std::size_t>(std::max(a.layerCount, 0)));
     for (const auto &shard : data.checkpoint.shards)
         for (const auto &t : shard.tensors) {
-            const Place p = placeOfTensor(data.analysis, t, mtp);
+            const Place p = placeOfTensor(a, t, mtp);
+            if (p == Place::Skip) continue;
+            const int layer = a.layerOf(t.name);
+            PlacementBucket *b = nullptr;
+            if (layer >= 0 && layer < a.layerCount)
+                b = &out.layers[static_cast<std::size_t>(layer)];
+            else if (layer < 0 && outsideLayersRole(t.name) == Category::Mtp)
+                b = &out.last; // MTP blocks named apart from the layers
+            else
+                b = onFirstStage(t.name) ? &out.first : &out.last;
             switch (p) {
             case Place::Skip:
                 break;
             case Place::Replicated:
-                out.replicated += t.bytes();
+                b->replicated += t.bytes();
                 break;
             case Place::Split:
-                out.split += t.bytes();
+                // The token embedding apart: SGLang keeps it whole under DP attention.
+                (layer < 0 && !outsideLayersRole(t.name) && onFirstStage(t.name) ? b->embedding : b->split) += t.bytes();
                 break;
             case Place::SplitAttention:
-                out.splitAttention += t.bytes();
+                b->splitAttention += t.bytes();
                 break;
             case Place::KvHeads:
-                out.kvHeads += t.bytes();
+                b->kvHeads += t.bytes();
                 break;
             case Place::Experts:
-                out.routed += t.bytes();
+                b->routed += t.bytes();
                 break;
             }
             // vLLM keeps the DSA indexer's wk in BF16: an FP8 wk is dequantised at load.
-            if (p != Place::Skip && t.dtype == Dtype::F8_E4M3 && t.name.ends_with("indexer.wk.weight")) {
+            if (t.dtype == Dtype::F8_E4M3 && t.name.ends_with("indexer.wk.weight")) {
                 out.indexerWkFp8 += t.bytes();
                 out.indexerWkBf16 += t.numel * 2;
+            }
+            if (t.dtype == Dtype::F8_E4M3 && t.name.ends_with("kv_b_proj.weight")) {
+                out.kvBProjFp8 += t.bytes();
+                out.kvBProjBf16 += t.numel * 2;
             }
         }
     return out;
 }
 
-CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, const PlacementTotals *totals)
+CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, const PlacementTotals *totals,
+                          const CacheBudget *cache)
 {
     const ModelConfig &cfg = data.checkpoint.config;
     const CheckpointAnalysis &a = data.analysis;
@@ -151,9 +250,10 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
     PlanOptions o = in;
     auto usage = [](const std::string &why) { throw AtlasError(ErrorKind::Usage, why); };
     if (o.gpus < 1) usage("--gpus must be at least 1");
-    if (o.pp != 1)
-        usage("--pp " + std::to_string(o.pp) +
-              ": pipeline stages are not planned yet (weights and cache per stage); plan with --pp 1");
+    if (o.pp < 1) usage("--pp must be at least 1");
+    if (o.pp > 1 && o.pp > a.mainLayers)
+        usage("--pp " + std::to_string(o.pp) + " is more stages than the " + std::to_string(a.mainLayers) +
+              " decoder layers");
     const int tp = o.tp.value_or(o.gpus / o.pp);
     if (tp < 1 || tp * o.pp != o.gpus)
         usage("--tp " + std::to_string(tp) + " × --pp " + std::to_string(o.pp) + " must equal --gpus " +
@@ -178,87 +278,157 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         if ((experts + o.redundantExperts) % o.ep != 0)
             usage("--ep " + std::to_string(o.ep) + " does not divide " + std::to_string(experts) + " experts + " +
                   std::to_string(o.redundantExperts) + " redundant");
-        if (o.ep > o.gpus || o.gpus % o.ep != 0)
-            usage("--ep " + std::to_string(o.ep) + " must divide the " + std::to_string(o.gpus) + " GPUs");
+        const int stageGpus = o.gpus / o.pp; // experts are spread over the GPUs of one pipeline stage
+        if (o.ep > stageGpus || stageGpus % o.ep != 0)
+            usage("--ep " + std::to_string(o.ep) + " must divide the " + std::to_string(stageGpus) + " GPUs" +
+                  (o.pp > 1 ? " of a pipeline stage" : ""));
     }
     if (o.gpuMemory == 0) usage("give the GPU: --gpu NAME or --gpu-memory BYTES");
-    if (!(o.memFraction > 0 && o.memFraction <= 1)) usage("--mem-fraction must be in (0, 1]");
+    const bool fractionGiven = o.memFraction.has_value();
+    if (!fractionGiven)
+        o.memFraction = o.engine == PlanEngine::Sglang ? sglangMemFraction(o.gpuMemory, tp, o.pp, o.dpAttention) : 0.9;
+    if (!(*o.memFraction > 0 && *o.memFraction <= 1))
+        usage(fractionGiven ? "--mem-fraction must be in (0, 1]"
+                            : "SGLang's default memory fraction for a GPU of " + groupDigits(o.gpuMemory) +
+                                  " B is not positive; give --mem-fraction");
+    const double fraction = *o.memFraction;
+    const bool sglang = o.engine == PlanEngine::Sglang;
     plan.options = o;
 
     // Weights per GPU, tensor by tensor, by the placement rules; sums first, then one division each.
     const PlacementTotals own = totals ? PlacementTotals{} : placementTotals(data, o.mtp);
     const PlacementTotals &t = totals ? *totals : own;
-    const unsigned __int128 replicated = t.replicated, split = t.split, splitAttention = t.splitAttention,
-                            kvHeads = t.kvHeads, routed = t.routed;
     const std::uint64_t indexerFp8Wk = t.indexerWkFp8, indexerWkBf16 = t.indexerWkBf16;
-    PlanPerGpu &g = plan.perGpu;
-    g.replicatedBytes = static_cast<std::uint64_t>(replicated);
     const std::uint64_t kvHeadCount = static_cast<std::uint64_t>(cfg.numKeyValueHeads.value_or(attnTp));
     const std::uint64_t kvDivisor = std::max<std::uint64_t>(1, std::min<std::uint64_t>(kvHeadCount, attnTp));
-    g.splitBytes = ceilDiv(split, static_cast<std::uint64_t>(tp)) + ceilDiv(splitAttention, static_cast<std::uint64_t>(attnTp)) +
-                   ceilDiv(kvHeads, kvDivisor);
-    if (o.ep > 0) {
-        g.experts = static_cast<std::uint64_t>((experts + o.redundantExperts) / o.ep);
-        g.expertBytes = ceilDiv(routed * g.experts, static_cast<std::uint64_t>(experts));
-    } else {
-        g.expertBytes = ceilDiv(routed, static_cast<std::uint64_t>(tp));
-    }
-    g.weightBytes = g.replicatedBytes + g.splitBytes + g.expertBytes;
-
-    // The cache on each GPU: an MLA latent, index keys and DeepSeek-V4's rows are one head, kept whole on
-    // every TP rank; K and V split by KV heads (at least one per GPU); recurrent states by heads.
-    const CacheBudget &c = data.cache;
+    const CacheBudget &c = cache ? *cache : data.cache;
     const std::uint64_t context = o.context ? o.context : c.contextTokens;
     plan.options.context = context;
-    unsigned __int128 state = 0;
-    long double perSequence = 0; // rows at the context (windows respected) and the state, per GPU
+    const std::uint64_t usable =
+        static_cast<std::uint64_t>(std::floor(static_cast<long double>(o.gpuMemory) * fraction));
     bool replicatedCache = false;
-    for (const auto &grp : c.attention) {
-        double perToken = double(grp.layers) * grp.bytesPerToken();
-        const std::uint64_t tokens = grp.window ? std::min(*grp.window, context) : context;
-        long double rows = (long double)(tokens / std::max<std::uint64_t>(grp.compression, 1)) *
-                           grp.bytesPerTokenPerLayer * static_cast<std::uint64_t>(grp.layers);
-        unsigned __int128 st = static_cast<unsigned __int128>(grp.stateBytesPerLayer.value_or(0)) *
-                               static_cast<std::uint64_t>(grp.layers);
-        switch (grp.kind) {
-        case AttentionKind::Full:
-        case AttentionKind::Sliding:
-            perToken /= double(kvDivisor);
-            rows /= kvDivisor;
-            break;
-        case AttentionKind::Kda:
-        case AttentionKind::GatedDeltaNet:
-        case AttentionKind::Mamba2:
-        case AttentionKind::Linear:
-            st = st / static_cast<std::uint64_t>(attnTp);
-            break;
-        default:
-            replicatedCache = replicatedCache || grp.layers > 0;
-            break;
+    for (const auto &grp : c.attention)
+        if (grp.layers > 0 && grp.kind != AttentionKind::Full && grp.kind != AttentionKind::Sliding &&
+            grp.kind != AttentionKind::Kda && grp.kind != AttentionKind::GatedDeltaNet &&
+            grp.kind != AttentionKind::Mamba2 && grp.kind != AttentionKind::Linear)
+            replicatedCache = true;
+
+    // One stage's GPU: its layers' weights and cache (the only stage without pipeline parallelism).
+    auto planStage = [&](PlanStage &s, const PlacementBucket &w) {
+        PlanPerGpu &g = s.perGpu;
+        // SGLang keeps the token embedding whole under DP attention (VocabParallelEmbedding, enable_tp off).
+        const bool wholeEmbedding = sglang && o.dpAttention > 1;
+        g.replicatedBytes = w.replicated + (wholeEmbedding ? w.embedding : 0);
+        g.splitBytes = ceilDiv(w.split, static_cast<std::uint64_t>(tp)) +
+                       (wholeEmbedding ? 0 : ceilDiv(w.embedding, static_cast<std::uint64_t>(tp))) +
+                       ceilDiv(w.splitAttention, static_cast<std::uint64_t>(attnTp)) + ceilDiv(w.kvHeads, kvDivisor);
+        if (o.ep > 0) {
+            g.experts = static_cast<std::uint64_t>((experts + o.redundantExperts) / o.ep);
+            g.expertBytes = ceilDiv(static_cast<unsigned __int128>(w.routed) * g.experts, static_cast<std::uint64_t>(experts));
+        } else {
+            g.expertBytes = ceilDiv(w.routed, static_cast<std::uint64_t>(tp));
         }
-        g.cacheBytesPerToken += perToken;
-        state += st;
-        perSequence += rows + (long double)st;
+        g.weightBytes = g.replicatedBytes + g.splitBytes + g.expertBytes;
+
+        // The cache on each GPU: an MLA latent, index keys and DeepSeek-V4's rows are one head, kept whole on
+        // every TP rank; K and V split by KV heads (at least one per GPU); recurrent states by heads.
+        unsigned __int128 state = 0;
+        long double perSequence = 0; // rows at the context (windows respected) and the state, per GPU
+        for (const auto &grp : c.attention) {
+            std::uint64_t layers = 0;
+            if (o.pp == 1) {
+                layers = static_cast<std::uint64_t>(std::max<std::int64_t>(grp.layers, 0));
+            } else {
+                for (const int i : grp.layerIndices)
+                    layers += i >= a.mainLayers ? s.mtp : (i >= s.firstLayer && i < s.endLayer);
+            }
+            double perToken = double(layers) * grp.bytesPerToken();
+            const std::uint64_t tokens = grp.window ? std::min(*grp.window, context) : context;
+            long double rows = (long double)(tokens / std::max<std::uint64_t>(grp.compression, 1)) *
+                               grp.bytesPerTokenPerLayer * layers;
+            unsigned __int128 st = static_cast<unsigned __int128>(grp.stateBytesPerLayer.value_or(0)) * layers;
+            switch (grp.kind) {
+            case AttentionKind::Full:
+            case AttentionKind::Sliding:
+                perToken /= double(kvDivisor);
+                rows /= kvDivisor;
+                break;
+            case AttentionKind::Kda:
+            case AttentionKind::GatedDeltaNet:
+            case AttentionKind::Mamba2:
+            case AttentionKind::Linear:
+                st = st / static_cast<std::uint64_t>(attnTp);
+                break;
+            default:
+                break;
+            }
+            g.cacheBytesPerToken += perToken;
+            state += st;
+            perSequence += rows + (long double)st;
+        }
+        g.stateBytesPerSequence =
+            state > static_cast<unsigned __int128>(UINT64_MAX) ? UINT64_MAX : static_cast<std::uint64_t>(state);
+        g.usableBytes = usable;
+        g.cacheRoomBytes = static_cast<std::int64_t>(g.usableBytes) - static_cast<std::int64_t>(g.weightBytes) -
+                           static_cast<std::int64_t>(o.reserve);
+        if (g.cacheRoomBytes > 0 && g.cacheBytesPerToken > 0)
+            g.maxCachedTokens = static_cast<std::uint64_t>(std::floor(double(g.cacheRoomBytes) / g.cacheBytesPerToken));
+        if (c.available && g.cacheRoomBytes > 0 && perSequence > 0)
+            s.sequencesAtContext = static_cast<std::uint64_t>(std::floor((long double)g.cacheRoomBytes / perSequence)) *
+                                   static_cast<std::uint64_t>(o.dpAttention);
+        else if (c.available && g.cacheRoomBytes > 0)
+            s.sequencesAtContext = UINT64_MAX; // a stage whose layers keep no cache does not limit the sequences
+    };
+
+    const auto ranges = pipelineStages(a.mainLayers, o.pp, o.engine);
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+        PlanStage s;
+        s.firstLayer = ranges[i].first;
+        s.endLayer = ranges[i].second;
+        s.embedding = i == 0;
+        s.head = s.mtp = i + 1 == ranges.size();
+        PlacementBucket w;
+        if (s.embedding) w += t.first;
+        if (s.head) w += t.last;
+        for (std::size_t l = 0; l < t.layers.size(); ++l) {
+            const int layer = static_cast<int>(l);
+            if (layer >= a.mainLayers ? s.mtp : (layer >= s.firstLayer && layer < s.endLayer)) w += t.layers[l];
+        }
+        planStage(s, w);
+        plan.stages.push_back(std::move(s));
     }
-    g.stateBytesPerSequence =
-        state > static_cast<unsigned __int128>(UINT64_MAX) ? UINT64_MAX : static_cast<std::uint64_t>(state);
-    g.usableBytes = static_cast<std::uint64_t>(std::floor(static_cast<long double>(o.gpuMemory) * o.memFraction));
-    g.cacheRoomBytes = static_cast<std::int64_t>(g.usableBytes) - static_cast<std::int64_t>(g.weightBytes) -
-                       static_cast<std::int64_t>(o.reserve);
-    if (g.cacheRoomBytes > 0 && g.cacheBytesPerToken > 0)
-        g.maxCachedTokens = static_cast<std::uint64_t>(std::floor(double(g.cacheRoomBytes) / g.cacheBytesPerToken));
-    if (c.available && g.cacheRoomBytes > 0 && perSequence > 0)
-        plan.sequencesAtContext =
-            static_cast<std::uint64_t>(std::floor((long double)g.cacheRoomBytes / perSequence)) *
-            static_cast<std::uint64_t>(o.dpAttention);
+    // The binding stage: the first that does not fit, else the one holding the fewest sequences.
+    for (std::size_t i = 1; i < plan.stages.size(); ++i) {
+        const PlanStage &x = plan.stages[i], &best = plan.stages[static_cast<std::size_t>(plan.bindingStage)];
+        const bool tighter = x.perGpu.cacheRoomBytes <= 0 || best.perGpu.cacheRoomBytes <= 0
+                                 ? x.perGpu.cacheRoomBytes < best.perGpu.cacheRoomBytes
+                                 : x.sequencesAtContext < best.sequencesAtContext ||
+                                       (x.sequencesAtContext == best.sequencesAtContext &&
+                                        x.perGpu.maxCachedTokens < best.perGpu.maxCachedTokens);
+        if (tighter) plan.bindingStage = static_cast<int>(i);
+    }
+    const PlanStage &bound = plan.stages[static_cast<std::size_t>(plan.bindingStage)];
+    const bool withMtp = o.mtp && a.layerCount > a.mainLayers;
+    plan.perGpu = bound.perGpu;
+    PlanPerGpu &g = plan.perGpu;
+    plan.sequencesAtContext = bound.sequencesAtContext == UINT64_MAX ? 0 : bound.sequencesAtContext;
     plan.fits = c.available && g.cacheRoomBytes > 0 && plan.sequencesAtContext >= 1;
 
+    if (o.pp > 1)
+        plan.notes.push_back(std::string("Pipeline stages by ") + (sglang ? "SGLang" : "vLLM") +
+                             "'s get_pp_indices; the figures are stage " +
+                             std::to_string(plan.bindingStage + 1) + "'s (" + stageWords(bound, withMtp) +
+                             "), the one with the least room");
     const std::string gpu = o.gpuName.empty() ? groupDigits(o.gpuMemory) + " B GPU" : o.gpuName;
     if (g.cacheRoomBytes <= 0) {
         const std::uint64_t need = g.weightBytes + o.reserve;
-        plan.reason = "Does not fit: each of the " + std::to_string(o.gpus) + " GPUs needs " + binaryBytes(need) +
+        plan.reason = "Does not fit: " +
+                      (o.pp > 1 ? "each of the " + std::to_string(tp) + " GPUs of stage " +
+                                      std::to_string(plan.bindingStage + 1) + " (" + stageWords(bound, withMtp) + ")"
+                                : "each of the " + std::to_string(o.gpus) + " GPUs") +
+                      " needs " + binaryBytes(need) +
                       " for weights" + (o.reserve ? " and reserve" : "") + " but has " + binaryBytes(g.usableBytes) +
-                      " usable (" + gpu + " × " + fixedPoint(o.memFraction, 2) + "): " +
+                      " usable (" + gpu + " × " + fixedPoint(fraction, std::round(fraction * 100) == fraction * 100 ? 2 : 3) + "): " +
                       binaryBytes(need - g.usableBytes) + " (" + groupDigits(need - g.usableBytes) + " B) short" +
                       (o.ep == 0 && experts > 0 ? "; more GPUs or expert parallelism (--ep) spread the experts"
                                                 : "; more GPUs spread the weights");
@@ -281,10 +451,29 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         plan.notes.push_back("The MLA latent and the index keys are one head: every one of the " + std::to_string(attnTp) +
                              " TP ranks keeps all of them (" + groupDigits(static_cast<std::uint64_t>(g.cacheBytesPerToken)) +
                              " B per token); only data-parallel attention (--dp-attention) multiplies the sequences");
-    if (o.engine == PlanEngine::Vllm && indexerFp8Wk)
+    if (!sglang && indexerFp8Wk)
         plan.notes.push_back("vLLM dequantises the FP8 indexer wk to BF16 at load: " +
-                             groupDigits(indexerWkBf16 - indexerFp8Wk) +
-                             " B more per GPU than the checkpoint stores (weight_bytes counts it as stored)");
+                             groupDigits(indexerWkBf16 - indexerFp8Wk) + " B more" + (o.pp > 1 ? " over all stages" : " per GPU") +
+                             " than the checkpoint stores (weight_bytes counts it as stored)");
+    if (sglang && indexerFp8Wk) {
+        const auto interleave = cfg.raw.find("indexer_rope_interleave");
+        const bool fused = interleave != cfg.raw.end() && interleave->is_boolean() && interleave->get<bool>();
+        plan.notes.push_back(fused ? "SGLang's fused indexer (indexer_rope_interleave) dequantises the FP8 wk to BF16 at "
+                                     "load: " + groupDigits(indexerWkBf16 - indexerFp8Wk) + " B more" +
+                                         (o.pp > 1 ? " over all stages" : " per GPU") + " (weight_bytes counts it as stored)"
+                                   : "SGLang keeps the FP8 indexer wk as stored (its fused BF16 path needs "
+                                     "indexer_rope_interleave)");
+    }
+    if (sglang && t.kvBProjFp8)
+        plan.notes.push_back("SGLang may keep BF16 copies of the FP8 kv_b_proj (w_kc, w_vc) when DeepGEMM's batched "
+                             "matmul is off: up to " + groupDigits(ceilDiv(t.kvBProjBf16, static_cast<std::uint64_t>(attnTp))) +
+                             " B more" + (o.pp > 1 ? " over all stages" : " per GPU") + ", not counted; --reserve can hold it");
+    if (sglang && o.dpAttention > 1 && t.sum().embedding)
+        plan.notes.push_back("SGLang keeps the token embedding whole on every GPU under DP attention (counted as replicated)");
+    if (sglang && !fractionGiven)
+        plan.notes.push_back("SGLang's default mem_fraction_static for this GPU and parallelism: " + fixedPoint(fraction, 3) +
+                             " (its memory heuristic; the prefill CUDA graph of MLA backends reserves 1.5 GiB more when "
+                             "on); --mem-fraction sets it");
     const bool draftCache = c.preset == CachePreset::VllmMtp || c.preset == CachePreset::Atom;
     if (o.mtp != draftCache && a.layerCount > a.mainLayers)
         plan.notes.push_back(o.mtp ? "--mtp loads the MTP weights but the cache preset (" +

@@ -36,7 +36,7 @@ struct PlanOptions
     bool mtp = false;       // the MTP layers' weights (speculative decoding) too
     std::string gpuName;    // as given ("H200"), for the report
     std::uint64_t gpuMemory = 0;
-    double memFraction = 0.9;
+    std::optional<double> memFraction; // default: vLLM's 0.9, SGLang's own heuristic (sglangMemFraction)
     std::uint64_t reserve = 0;
     std::uint64_t context = 0; // tokens per sequence for sequences_at_context
     PlanEngine engine = PlanEngine::Vllm;
@@ -56,10 +56,22 @@ struct PlanPerGpu
     std::uint64_t maxCachedTokens = 0;
 };
 
+// One pipeline stage: its decoder layers [firstLayer, endLayer) (vLLM's get_pp_indices), the embedding
+// on the first, the head and the MTP layers on the last, and what one of its GPUs holds.
+struct PlanStage
+{
+    int firstLayer = 0, endLayer = 0;
+    bool embedding = false, head = false, mtp = false;
+    PlanPerGpu perGpu;
+    std::uint64_t sequencesAtContext = 0; // sequences of --context the stage's GPUs hold (x DP attention)
+};
+
 struct CapacityPlan
 {
     PlanOptions options; // as resolved (tp filled in)
-    PlanPerGpu perGpu;
+    PlanPerGpu perGpu;   // the binding stage's GPU (the only one without pipeline parallelism)
+    std::vector<PlanStage> stages;
+    int bindingStage = 0; // the stage with the least room (or the fewest sequences)
     std::uint64_t sequencesAtContext = 0;
     bool fits = false;
     std::string reason;
@@ -68,16 +80,40 @@ struct CapacityPlan
 
 // The checkpoint's bytes by where the placement rules put them (one pass over every tensor; a plan is
 // then arithmetic, so a view can re-plan as the user types).
-struct PlacementTotals
+struct PlacementBucket
 {
     std::uint64_t replicated = 0, split = 0, splitAttention = 0, kvHeads = 0, routed = 0;
-    std::uint64_t indexerWkFp8 = 0, indexerWkBf16 = 0; // an FP8 DSA indexer wk, and what vLLM makes of it
+    std::uint64_t embedding = 0; // the input embedding: split by TP, whole under SGLang's DP attention
+    PlacementBucket &operator+=(const PlacementBucket &o);
+    std::uint64_t total() const { return replicated + split + splitAttention + kvHeads + routed + embedding; }
 };
+struct PlacementTotals
+{
+    PlacementBucket first;               // outside the layers, on the first stage: embedding, encoder towers
+    PlacementBucket last;                // outside the layers, on the last stage: final norm, head
+    std::vector<PlacementBucket> layers; // per layer, main then MTP (MTP layers go to the last stage)
+    std::uint64_t indexerWkFp8 = 0, indexerWkBf16 = 0; // an FP8 DSA indexer wk, and what vLLM makes of it
+    std::uint64_t kvBProjFp8 = 0, kvBProjBf16 = 0;     // an FP8 kv_b_proj, and its BF16 size (SGLang's w_kc/w_vc)
+    PlacementBucket sum() const;
+};
+
+// The split of L decoder layers into pp stages, [first, end) per stage: L / pp each and the remainder
+// one apiece to the stages before the last, counting back from it (vLLM's distributed/utils.py
+// get_pp_indices), or to the last stages (SGLang's get_pp_indices).
+std::vector<std::pair<int, int>> pipelineStages(int layers, int pp, PlanEngine engine = PlanEngine::Vllm);
+
+// SGLang's default mem_fraction_static when none is given (srt/arg_groups/memory_hook.py,
+// handle_gpu_memory_settings): (memory - reserved) / memory in MiB rounded to 3 decimals, reserved =
+// 512 + 1.5 x max(chunked_prefill_size, 2048) + TP x PP / 8 x 1024 + 2 x decode graph max_bs (+ DP
+// attention padding), at least 10 GiB on GPUs above 60 GiB; chunked prefill and max_bs by GPU memory.
+double sglangMemFraction(std::uint64_t gpuMemory, int tp, int pp, int dpAttention);
 PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp);
 
 // Throws AtlasError(Usage) for an impossible combination (TP not dividing the heads or the vocabulary,
 // EP not dividing experts + redundant, --dp-attention not dividing TP, ...), naming the reason.
+// totals: placementTotals(data, options.mtp); cache: the budget to plan with (data.cache by default, or
+// the one a view's settings made).
 CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &options,
-                          const PlacementTotals *totals = nullptr); // totals: placementTotals(data, options.mtp)
+                          const PlacementTotals *totals = nullptr, const CacheBudget *cache = nullptr);
 
 } // namespace atlas

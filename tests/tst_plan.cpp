@@ -131,6 +131,106 @@ private slots:
         QCOMPARE(p.perGpu.expertBytes, routed / 256 * 33);
     }
 
+    void pipelineStagesAsVllm()
+    {
+        // vLLM's get_pp_indices: L // pp each, the remainder one apiece to the stages before the last.
+        using R = std::vector<std::pair<int, int>>;
+        QCOMPARE(pipelineStages(78, 4), (R{{0, 19}, {19, 39}, {39, 59}, {59, 78}})); // 19, 20, 20, 19
+        QCOMPARE(pipelineStages(5, 3), (R{{0, 2}, {2, 4}, {4, 5}}));                 // 2, 2, 1
+        QCOMPARE(pipelineStages(61, 1), (R{{0, 61}}));
+    }
+
+    void tp4pp2OnH200()
+    {
+        // Two stages of four GPUs: layers 0-38 with the embedding, 39-77 with the final norm and the head.
+        PlanOptions o = h200(8);
+        o.pp = 2;
+        const CapacityPlan p = planCapacity(m_data, o);
+        QCOMPARE(*p.options.tp, 4);
+        QCOMPARE(p.stages.size(), std::size_t(2));
+        QCOMPARE(p.stages[0].firstLayer, 0);
+        QCOMPARE(p.stages[0].endLayer, 39);
+        QCOMPARE(p.stages[1].endLayer, 78);
+        // By hand, per stage: the layer from the name, the rules of byHand, the index keys of the layers
+        // that carry an indexer.
+        Expected stage[2];
+        std::uint64_t indexers[2] = {0, 0};
+        const std::string prefix = "model.layers.";
+        for (const auto &t : synth::layoutTensors(m_spec)) {
+            int layer = -1;
+            if (t.name.starts_with(prefix)) layer = std::stoi(t.name.substr(prefix.size()));
+            if (layer == m_spec.layers) continue; // MTP
+            const int s = layer < 0 ? (t.name.find("embed_tokens") != std::string::npos ? 0 : 1) : layer >= 39;
+            const bool rep = t.name.find("q_a_proj") != std::string::npos ||
+                             t.name.find("kv_a_proj_with_mqa") != std::string::npos ||
+                             t.name.find("layernorm") != std::string::npos || t.name.ends_with("norm.weight") ||
+                             t.name.find("mlp.gate.") != std::string::npos || t.name.find(".indexer.") != std::string::npos;
+            (rep ? stage[s].replicated : stage[s].split) += t.bytes;
+            indexers[s] += t.name.ends_with("indexer.wk.weight");
+        }
+        QCOMPARE(indexers[0] + indexers[1], std::uint64_t(21));
+        const std::uint64_t usable = 150'109'945'856ull * 9 / 10;
+        std::uint64_t fewest = UINT64_MAX;
+        for (int s = 0; s < 2; ++s) {
+            const PlanPerGpu &g = p.stages[s].perGpu;
+            QCOMPARE(stage[s].split % 4, std::uint64_t(0));
+            QCOMPARE(g.replicatedBytes, stage[s].replicated);
+            QCOMPARE(g.weightBytes, stage[s].replicated + stage[s].split / 4);
+            const std::uint64_t perToken = 39 * 1152 + indexers[s] * 144;
+            QCOMPARE(g.cacheBytesPerToken, double(perToken));
+            QCOMPARE(g.cacheRoomBytes, std::int64_t(usable) - std::int64_t(g.weightBytes));
+            QCOMPARE(g.maxCachedTokens, std::uint64_t(g.cacheRoomBytes) / perToken);
+            QCOMPARE(p.stages[s].sequencesAtContext, std::uint64_t(g.cacheRoomBytes) / (perToken * 131072));
+            fewest = std::min(fewest, p.stages[s].sequencesAtContext);
+        }
+        QCOMPARE(stage[0].replicated + stage[1].replicated, byHand(m_spec).replicated);
+        QCOMPARE(p.sequencesAtContext, fewest);
+        QCOMPARE(p.stages[p.bindingStage].sequencesAtContext, fewest);
+        QCOMPARE(p.perGpu.weightBytes, p.stages[p.bindingStage].perGpu.weightBytes);
+        QVERIFY(p.fits);
+
+        // Every cache group names its layers, so the stages can share them out.
+        for (const auto &g : m_data.cache.attention)
+            QCOMPARE(std::int64_t(g.layerIndices.size()), g.layers);
+
+        o.pp = 79;
+        o.gpus = 79;
+        o.tp = 1;
+        QVERIFY_THROWS_EXCEPTION(AtlasError, planCapacity(m_data, o)); // more stages than layers
+    }
+
+    void sglangRules()
+    {
+        // SGLang's default fraction (srt/arg_groups/memory_hook.py): H200 = 143,156 MiB, TP 8: reserved
+        // 512 + 1.5 x 8,192 + 8 / 8 x 1,024 + 2 x 512 = 14,848 MiB; (143,156 - 14,848) / 143,156 = 0.89628...
+        QCOMPARE(sglangMemFraction(150'109'945'856ull, 8, 1, 1), 0.896);
+        // DP attention 8 adds 512 x 8 x 3 + 512 x 8 x 1.5 = 18,432 MiB: (143,156 - 33,280) / 143,156 = 0.76752...
+        QCOMPARE(sglangMemFraction(150'109'945'856ull, 8, 1, 8), 0.768);
+        // A 64 GiB GPU at TP 1: 512 + 12,288 + 128 + 512 = 13,440 MiB; (65,536 - 13,440) / 65,536 = 0.79492...
+        QCOMPARE(sglangMemFraction(64ull << 30, 1, 1, 1), 0.795);
+        // The remainder goes to the last stages.
+        QCOMPARE(pipelineStages(5, 3, PlanEngine::Sglang), (std::vector<std::pair<int, int>>{{0, 1}, {1, 3}, {3, 5}}));
+
+        PlanOptions o = h200(8);
+        o.engine = PlanEngine::Sglang;
+        const CapacityPlan p = planCapacity(m_data, o);
+        QCOMPARE(*p.options.memFraction, 0.896);
+        QCOMPARE(p.perGpu.usableBytes, std::uint64_t(std::floor(150'109'945'856.0L * 0.896L)));
+        QCOMPARE(p.perGpu.weightBytes, std::uint64_t(94'683'065'664)); // the same placement as vLLM at TP 8
+
+        // Under DP attention SGLang keeps the token embedding whole on every GPU.
+        std::uint64_t embedding = 0;
+        for (const auto &t : synth::layoutTensors(m_spec))
+            if (t.name == "model.embed_tokens.weight") embedding = t.bytes;
+        QVERIFY(embedding > 0);
+        o.dpAttention = 8;
+        PlanOptions v = o;
+        v.engine = PlanEngine::Vllm;
+        const CapacityPlan s = planCapacity(m_data, o), l = planCapacity(m_data, v);
+        QCOMPARE(s.perGpu.replicatedBytes, l.perGpu.replicatedBytes + embedding);
+        QCOMPARE(s.perGpu.weightBytes, l.perGpu.weightBytes + embedding - embedding / 8);
+    }
+
     void impossibleCombinations_data()
     {
         QTest::addColumn<int>("gpus");
@@ -186,6 +286,18 @@ private slots:
         QVERIFY(p.waitForFinished(300000));
         QCOMPARE(p.exitCode(), 2);
         QVERIFY(p.readAllStandardError().contains("attention heads"));
+        p.start(QStringLiteral(CKPT_ATLAS_BIN),
+                {QStringLiteral("plan"), m_dir.path(), QStringLiteral("--gpus"), QStringLiteral("8"), QStringLiteral("--pp"),
+                 QStringLiteral("2"), QStringLiteral("--gpu"), QStringLiteral("H200"), QStringLiteral("--context"),
+                 QStringLiteral("131072"), QStringLiteral("--json")});
+        QVERIFY(p.waitForFinished(300000));
+        QCOMPARE(p.exitCode(), 0);
+        const auto pp = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+        QCOMPARE(pp["parallelism"]["tp"].get<int>(), 4);
+        QCOMPARE(pp["stages"].size(), std::size_t(2));
+        QCOMPARE(pp["stages"][1]["first_layer"].get<int>(), 39);
+        const int bound = pp["binding_stage"].get<int>();
+        QVERIFY(pp["per_gpu"]["weight_bytes"] == pp["stages"][bound]["weight_bytes"]);
     }
 };
 

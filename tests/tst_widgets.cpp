@@ -463,6 +463,29 @@ private slots:
         QVERIFY(!planView->plan());
         QVERIFY2(planView->verdict().contains(QStringLiteral("attention heads")), qPrintable(planView->verdict()));
         planView->setGpus(8);
+        // The plan follows the Cache view's settings too.
+        cacheView->setPreset(CachePreset::Vllm);
+        QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(78 * 1152 + 21 * 132));
+        cacheView->setPreset(CachePreset::Article);
+        QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(92880));
+        // Two pipeline stages of TP 4: a bar per GPU, each named by its stage; SGLang's own fraction.
+        planView->setPipelineStages(2);
+        QCOMPARE(planView->plan()->stages.size(), std::size_t(2));
+        QCOMPARE(*planView->plan()->options.tp, 4);
+        QCOMPARE(planView->chart()->categoryLabels().size(), 8);
+        QVERIFY(planView->chart()->categoryLabels().last().contains(QStringLiteral("stage 2")));
+        QVERIFY2(planView->verdict().contains(QStringLiteral("stage")) ||
+                     planView->plan()->fits,
+                 qPrintable(planView->verdict()));
+        planView->setEngine(PlanEngine::Sglang);
+        QCOMPARE(*planView->plan()->options.memFraction, sglangMemFraction(150'109'945'856ull, 4, 2, 1));
+        if (qEnvironmentVariableIsSet("ATLAS_SHOTS")) { // for a developer to look at
+            window.resize(1400, 900);
+            window.showView(planView);
+            window.grab().save(qEnvironmentVariable("ATLAS_SHOTS") + QStringLiteral("/plan-pp2-sglang.png"));
+        }
+        planView->setEngine(PlanEngine::Vllm);
+        planView->setPipelineStages(1);
         QCOMPARE(overview->quantTable()->rowCount(), 9);
 
         auto *budget = qobject_cast<BudgetView *>(window.view(QStringLiteral("budget")));

@@ -101,6 +101,7 @@ void ChartWidget::setTitle(const QString &title)
 
 void ChartWidget::clear()
 {
+    m_labels.clear();
     m_markers.clear();
     m_plot->clearPlottables();
     m_plot->clearItems();
@@ -111,6 +112,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                            const QString &valueLabel, bool logValues, bool stacked)
 {
     stacked = stacked && !logValues; // a stack on a log axis would misstate every part above the first
+    m_labels = labels;
     m_plot->xAxis->grid()->setZeroLinePen(Qt::NoPen); // category 0 is not a zero worth a solid line
     m_plot->clearPlottables();
     m_plot->clearItems();
@@ -187,6 +189,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
 void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel,
                             bool logX, bool logY)
 {
+    m_labels.clear();
     m_plot->clearPlottables();
     m_plot->clearItems();
     m_markers.clear();

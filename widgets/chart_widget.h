@@ -54,6 +54,7 @@ public:
     // What is plotted, for tests and for the status line: series names and their point counts.
     QStringList seriesNames() const;
     int pointCount(const QString &series) const;
+    QStringList categoryLabels() const { return m_labels; } // the bars' categories (empty for lines)
     bool isEmpty() const;
 
     static QColor seriesColor(int index);
@@ -71,6 +72,7 @@ private:
     QCustomPlot *m_plot;
     QCPTextElement *m_titleElement = nullptr;
     QString m_title;
+    QStringList m_labels;
     QHash<QString, int> m_markers; // marker lines per legend name
 };
 

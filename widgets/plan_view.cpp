@@ -31,9 +31,9 @@ QSpinBox *spin(int lo, int hi, int value, QWidget *parent, const QString &specia
 } // namespace
 
 PlanView::PlanView(QWidget *parent)
-    : AtlasView(parent), m_gpu(new QComboBox(this)), m_gpus(spin(1, 4096, 8, this)),
-      m_tp(spin(0, 4096, 0, this, tr("= GPUs"))), m_ep(spin(0, 4096, 0, this, tr("off"))),
-      m_dp(spin(1, 4096, 1, this)), m_redundant(spin(0, 4096, 0, this)),
+    : AtlasView(parent), m_gpu(new QComboBox(this)), m_engine(new QComboBox(this)), m_gpus(spin(1, 4096, 8, this)),
+      m_tp(spin(0, 4096, 0, this, tr("GPUs ÷ stages"))), m_ep(spin(0, 4096, 0, this, tr("off"))),
+      m_dp(spin(1, 4096, 1, this)), m_pp(spin(1, 4096, 1, this)), m_redundant(spin(0, 4096, 0, this)),
       m_context(spin(1, 1 << 30, 131072, this)), m_fraction(new QDoubleSpinBox(this)),
       m_reserve(new QDoubleSpinBox(this)), m_mtp(new QCheckBox(tr("load the MTP layers (speculative decoding)"), this)),
       m_verdict(new QLabel(this)), m_details(new QLabel(this)), m_chart(new ChartWidget(this))
@@ -46,9 +46,15 @@ PlanView::PlanView(QWidget *parent)
     m_gpu->setCurrentIndex(1); // H200
     m_context->setGroupSeparatorShown(true);
     m_context->setSuffix(tr(" tokens"));
-    m_fraction->setRange(0.05, 1.0);
+    m_engine->addItem(QStringLiteral("vLLM"), int(PlanEngine::Vllm));
+    m_engine->addItem(QStringLiteral("SGLang"), int(PlanEngine::Sglang));
+    m_engine->setToolTip(tr("Whose placement rules, pipeline split and default memory fraction"));
+    m_pp->setToolTip(tr("Pipeline stages: TP x PP = GPUs; each stage holds its layers and their cache"));
+    m_fraction->setRange(0, 1.0);
+    m_fraction->setDecimals(3);
     m_fraction->setSingleStep(0.01);
-    m_fraction->setValue(0.9);
+    m_fraction->setSpecialValueText(tr("engine default"));
+    m_fraction->setValue(0);
     m_reserve->setRange(0, 1024);
     m_reserve->setDecimals(1);
     m_reserve->setSuffix(tr(" GiB"));
@@ -71,23 +77,26 @@ PlanView::PlanView(QWidget *parent)
     add(0, 0, tr("GPU"), m_gpu);
     add(0, 1, tr("GPUs"), m_gpus);
     add(0, 2, tr("Tensor parallel"), m_tp);
-    add(1, 0, tr("Memory fraction"), m_fraction);
+    add(0, 3, tr("Pipeline stages"), m_pp);
+    add(1, 0, tr("Engine"), m_engine);
     add(1, 1, tr("Expert parallel"), m_ep);
     add(1, 2, tr("Redundant experts"), m_redundant);
+    add(1, 3, tr("DP attention"), m_dp);
     add(2, 0, tr("Context"), m_context);
-    add(2, 1, tr("DP attention"), m_dp);
+    add(2, 1, tr("Memory fraction"), m_fraction);
     add(2, 2, tr("Reserve"), m_reserve);
-    grid->addWidget(m_mtp, 3, 0, 1, 6);
+    grid->addWidget(m_mtp, 3, 0, 1, 8);
     grid->setColumnStretch(1, 2);
     v->addLayout(grid);
     v->addWidget(m_details);
     v->addWidget(m_chart, 1);
 
-    for (QSpinBox *s : {m_gpus, m_tp, m_ep, m_dp, m_redundant, m_context})
+    for (QSpinBox *s : {m_gpus, m_tp, m_ep, m_dp, m_pp, m_redundant, m_context})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &PlanView::replan);
     for (QDoubleSpinBox *s : {m_fraction, m_reserve})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PlanView::replan);
     connect(m_gpu, qOverload<int>(&QComboBox::currentIndexChanged), this, &PlanView::replan);
+    connect(m_engine, qOverload<int>(&QComboBox::currentIndexChanged), this, &PlanView::replan);
     connect(m_mtp, &QCheckBox::toggled, this, &PlanView::replan);
 }
 
@@ -107,6 +116,7 @@ void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::shared_ptr<const PreparedView> prepared)
 {
     m_data = std::move(data);
+    m_cache = m_data->cache;
     m_prepared = std::dynamic_pointer_cast<const PreparedPlan>(prepared);
     if (!m_prepared) m_prepared = std::static_pointer_cast<const PreparedPlan>(prepare(*m_data));
     {
@@ -122,6 +132,7 @@ void PlanView::clearAll()
     m_data.reset();
     m_prepared.reset();
     m_plan.reset();
+    m_cache.reset();
     m_verdict->clear();
     m_details->clear();
     m_chart->clear();
@@ -130,6 +141,23 @@ void PlanView::clearAll()
 void PlanView::setGpus(int gpus)
 {
     m_gpus->setValue(gpus);
+}
+
+void PlanView::setCacheBudget(const CacheBudget &budget)
+{
+    if (!m_data) return;
+    m_cache = budget;
+    replan();
+}
+
+void PlanView::setPipelineStages(int pp)
+{
+    m_pp->setValue(pp);
+}
+
+void PlanView::setEngine(PlanEngine engine)
+{
+    m_engine->setCurrentIndex(m_engine->findData(int(engine)));
 }
 
 void PlanView::setGpu(const QString &name)
@@ -151,15 +179,18 @@ void PlanView::replan()
     if (m_tp->value() > 0) o.tp = m_tp->value();
     o.ep = m_ep->value();
     o.dpAttention = m_dp->value();
+    o.pp = m_pp->value();
+    o.engine = PlanEngine(m_engine->currentData().toInt());
     o.redundantExperts = m_redundant->value();
     o.mtp = m_mtp->isChecked();
     o.gpuName = m_gpu->currentText().section(QLatin1Char(' '), 0, 0).toStdString();
     o.gpuMemory = m_gpu->currentData().toULongLong();
-    o.memFraction = m_fraction->value();
+    if (m_fraction->value() > 0) o.memFraction = m_fraction->value();
     o.reserve = static_cast<std::uint64_t>(std::llround(m_reserve->value() * double(1ull << 30)));
     o.context = std::uint64_t(m_context->value());
     try {
-        m_plan = planCapacity(*m_data, o, o.mtp ? &m_prepared->withMtp : &m_prepared->withoutMtp);
+        m_plan = planCapacity(*m_data, o, o.mtp ? &m_prepared->withMtp : &m_prepared->withoutMtp,
+                              m_cache ? &*m_cache : nullptr);
     } catch (const AtlasError &e) {
         m_plan.reset();
         m_verdict->setText(QStringLiteral("<span style='color:#B03030'>%1</span>").arg(qs(e.what()).toHtmlEscaped()));
@@ -172,8 +203,15 @@ void PlanView::replan()
     m_verdict->setText(QStringLiteral("<span style='color:%1'><b>%2</b></span>")
                            .arg(p.fits ? QStringLiteral("#1F7A3A") : QStringLiteral("#B03030"),
                                 qs(p.reason).toHtmlEscaped() + QLatin1Char('.')));
+    const CacheBudget &cache = m_cache ? *m_cache : m_data->cache;
+    const QString who = p.stages.size() > 1 ? tr("Per GPU of stage %1 (layers %2–%3, the least room):")
+                                                  .arg(p.bindingStage + 1)
+                                                  .arg(p.stages[std::size_t(p.bindingStage)].firstLayer)
+                                                  .arg(p.stages[std::size_t(p.bindingStage)].endLayer - 1)
+                                            : tr("Per GPU:");
     QString details =
-        tr("<b>Per GPU:</b> weights %1 (replicated %2, split %3, experts %4%5); usable %6 of %7; cache %8 B per "
+        QStringLiteral("<b>%1</b> ").arg(who.toHtmlEscaped()) +
+        tr("weights %1 (replicated %2, split %3, experts %4%5); usable %6 of %7 (fraction %14); cache %8 B per "
            "token%9 (preset %10). <b>%11 tokens</b> fit per GPU; <b>%12 sequences</b> of %13 tokens in the "
            "deployment.")
             .arg(binaryBytesQ(g.weightBytes), binaryBytesQ(g.replicatedBytes), binaryBytesQ(g.splitBytes),
@@ -185,13 +223,14 @@ void PlanView::replan()
                      : QString::number(g.cacheBytesPerToken, 'f', 4),
                  g.stateBytesPerSequence ? tr(" + %1 per sequence").arg(binaryBytesQ(g.stateBytesPerSequence))
                                          : QString())
-            .arg(qs(std::string(cachePresetName(m_data->cache.preset))), groupDigitsQ(g.maxCachedTokens),
-                 groupDigitsQ(p.sequencesAtContext), groupDigitsQ(p.options.context));
+            .arg(qs(std::string(cachePresetName(cache.preset))), groupDigitsQ(g.maxCachedTokens),
+                 groupDigitsQ(p.sequencesAtContext), groupDigitsQ(p.options.context),
+                 QString::number(p.options.memFraction.value_or(0.9), 'f', 3));
     for (const auto &n : p.notes)
         details += QStringLiteral("<br><span style='color:gray'>") + qs(n).toHtmlEscaped() + QStringLiteral("</span>");
     m_details->setText(details);
 
-    // A stacked bar per GPU (every GPU holds the same without pipeline stages): what fills it.
+    // A stacked bar per GPU (every GPU of a stage holds the same): what fills it.
     const double gib = double(1ull << 30);
     const int bars = std::min(p.options.gpus, 64);
     QStringList labels;
@@ -200,13 +239,16 @@ void PlanView::replan()
     BarSeries ex{tr("routed experts"), {}, ChartWidget::seriesColor(3)};
     BarSeries reserve{tr("reserve"), {}, QColor(0x99, 0x99, 0x99)};
     BarSeries room{tr("cache room"), {}, ChartWidget::seriesColor(1)};
+    const int tp = std::max(*p.options.tp, 1);
     for (int i = 0; i < bars; ++i) {
-        labels << tr("GPU %1").arg(i);
-        rep.values << double(g.replicatedBytes) / gib;
-        split.values << double(g.splitBytes) / gib;
-        ex.values << double(g.expertBytes) / gib;
+        const std::size_t stage = std::min(std::size_t(i / tp), p.stages.size() - 1);
+        const PlanPerGpu &s = p.stages.empty() ? g : p.stages[stage].perGpu;
+        labels << (p.stages.size() > 1 ? tr("GPU %1 · stage %2").arg(i).arg(stage + 1) : tr("GPU %1").arg(i));
+        rep.values << double(s.replicatedBytes) / gib;
+        split.values << double(s.splitBytes) / gib;
+        ex.values << double(s.expertBytes) / gib;
         reserve.values << double(p.options.reserve) / gib;
-        room.values << std::max(0.0, double(g.cacheRoomBytes) / gib);
+        room.values << std::max(0.0, double(s.cacheRoomBytes) / gib);
     }
     m_chart->setTitle(g.cacheRoomBytes > 0
                           ? tr("Memory of each GPU (usable: %1)").arg(binaryBytesQ(g.usableBytes))

@@ -28,7 +28,11 @@ public:
                        std::shared_ptr<const PreparedView> prepared) override;
     void clearAll() override;
 
+    // Plan with the Cache view's settings (preset, dtypes) instead of the load's.
+    void setCacheBudget(const CacheBudget &budget);
     void setGpus(int gpus);
+    void setPipelineStages(int pp);
+    void setEngine(PlanEngine engine);
     void setGpu(const QString &name);
     QString verdict() const;
     const CapacityPlan *plan() const { return m_plan ? &*m_plan : nullptr; }
@@ -43,8 +47,9 @@ private:
     std::shared_ptr<const LoadedCheckpoint> m_data;
     std::shared_ptr<const PreparedPlan> m_prepared;
     std::optional<CapacityPlan> m_plan;
-    QComboBox *m_gpu;
-    QSpinBox *m_gpus, *m_tp, *m_ep, *m_dp, *m_redundant, *m_context;
+    std::optional<CacheBudget> m_cache;
+    QComboBox *m_gpu, *m_engine;
+    QSpinBox *m_gpus, *m_tp, *m_ep, *m_dp, *m_pp, *m_redundant, *m_context;
     QDoubleSpinBox *m_fraction, *m_reserve;
     QCheckBox *m_mtp;
     QLabel *m_verdict;

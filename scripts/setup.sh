@@ -9,7 +9,7 @@ packages=(
     qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
     nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
     nginx openssl xvfb xauth
-    fonts-dejavu-core locales
+    fonts-dejavu-core locales desktop-file-utils appstream dpkg-dev file
 )
 missing=()
 for p in "${packages[@]}"; do

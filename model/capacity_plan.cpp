@@ -55,7 +55,7 @@ std::string_view leafModule(std::string_view rest)
     return prev == std::string_view::npos ? module : module.substr(prev + 1);
 }
 
-enum class Place { Replicated, Split, SplitAttention, KvHeads, Experts, Skip };
+enum class Place { Replicated, Split, SplitAttention, KvHeads, Experts, PaddedSink, Skip };
 
 // vLLM's placement for the families it serves (domain.md section 14): what every GPU holds whole, what
 // tensor parallelism splits (by vocabulary, heads or width), and the routed experts.
@@ -76,12 +76,20 @@ Place placeOfTensor(const CheckpointAnalysis &a, const TensorInfo &t, bool mtp)
         return placeOf(t.name).rest;
     }();
     const std::string_view leaf = leafModule(rest);
-    switch (layerRole(rest).category) {
+    Category category = layerRole(rest).category;
+    // A layer the schedule declares linear keeps its KDA projections under self_attn.* (as the analysis says).
+    if (category == Category::Attention && layer < a.layerCount &&
+        a.layers[static_cast<std::size_t>(layer)].attention == "linear_attention")
+        category = Category::LinearAttention;
+    switch (category) {
     case Category::Attention:
         // The latent paths, norms and sinks stay whole; the per-head projections split.
+        // Attention sinks split by heads (gpt-oss); DeepSeek-V4's attn_sink pads each rank to 64 FP32
+        // values (vLLM deepseek_v4_attention.py: max(n_local_heads, 64)).
+        if (rest.ends_with("attn_sink")) return Place::PaddedSink;
+        if (rest.ends_with(".sinks") || rest == "sinks") return Place::SplitAttention;
         if (leaf == "q_a_proj" || leaf == "kv_a_proj_with_mqa" || leaf == "wq_a" || leaf == "wkv" ||
-            leaf.find("norm") != std::string_view::npos || leaf.find("sink") != std::string_view::npos ||
-            rest.find("compressor.") != std::string_view::npos || rest.ends_with("attn_sink") || rest.ends_with(".sinks"))
+            leaf.find("norm") != std::string_view::npos || rest.find("compressor.") != std::string_view::npos)
             return Place::Replicated;
         if (leaf == "k_proj" || leaf == "v_proj") return Place::KvHeads;
         return Place::SplitAttention;
@@ -91,7 +99,11 @@ Place placeOfTensor(const CheckpointAnalysis &a, const TensorInfo &t, bool mtp)
     case Category::DenseMlp:
         return Place::Split;
     case Category::LinearAttention:
-        return leaf.find("norm") != std::string_view::npos ? Place::Replicated : Place::SplitAttention;
+        // KDA's low-rank first halves of the decay and output gates are whole on every rank (vLLM kda.py:
+        // f_a_proj, g_a_proj ReplicatedLinear); the rest splits by heads.
+        return leaf.find("norm") != std::string_view::npos || leaf == "f_a_proj" || leaf == "g_a_proj"
+                   ? Place::Replicated
+                   : Place::SplitAttention;
     case Category::Indexer:
     case Category::Router:
     case Category::RouterTables:
@@ -128,6 +140,8 @@ PlacementBucket &PlacementBucket::operator+=(const PlacementBucket &o)
     kvHeads += o.kvHeads;
     routed += o.routed;
     embedding += o.embedding;
+    paddedSinks += o.paddedSinks;
+    paddedSinkHeads = std::max(paddedSinkHeads, o.paddedSinkHeads);
     return *this;
 }
 
@@ -227,6 +241,10 @@ PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
             case Place::Experts:
                 b->routed += t.bytes();
                 break;
+            case Place::PaddedSink:
+                b->paddedSinks += 1;
+                b->paddedSinkHeads = std::max(b->paddedSinkHeads, t.numel);
+                break;
             }
             // vLLM keeps the DSA indexer's wk in BF16: an FP8 wk is dequantised at load.
             if (t.dtype == Dtype::F8_E4M3 && t.name.ends_with("indexer.wk.weight")) {
@@ -265,6 +283,9 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
     if (cfg.numAttentionHeads && *cfg.numAttentionHeads % attnTp != 0)
         usage("TP " + std::to_string(attnTp) + " does not divide the " + std::to_string(*cfg.numAttentionHeads) +
               " attention heads (num_attention_heads)");
+    if (cfg.kdaNumHeads && *cfg.kdaNumHeads > 0 && *cfg.kdaNumHeads % attnTp != 0)
+        usage("TP " + std::to_string(attnTp) + " does not divide the " + std::to_string(*cfg.kdaNumHeads) +
+              " KDA heads (linear_attn_config num_heads)");
     if (const auto v = cfg.raw.find("vocab_size");
         v != cfg.raw.end() && v->is_number_integer() && v->get<std::int64_t>() % tp != 0)
         usage("TP " + std::to_string(tp) + " does not divide the vocabulary of " +
@@ -319,7 +340,9 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         // SGLang keeps the token embedding whole under DP attention (VocabParallelEmbedding, enable_tp off).
         const bool wholeEmbedding = sglang && o.dpAttention > 1;
         g.replicatedBytes = w.replicated + (wholeEmbedding ? w.embedding : 0);
-        g.splitBytes = ceilDiv(w.split, static_cast<std::uint64_t>(tp)) +
+        const std::uint64_t sinkValues =
+            std::max<std::uint64_t>(ceilDiv(w.paddedSinkHeads, static_cast<std::uint64_t>(attnTp)), 64);
+        g.splitBytes = w.paddedSinks * sinkValues * 4 + ceilDiv(w.split, static_cast<std::uint64_t>(tp)) +
                        (wholeEmbedding ? 0 : ceilDiv(w.embedding, static_cast<std::uint64_t>(tp))) +
                        ceilDiv(w.splitAttention, static_cast<std::uint64_t>(attnTp)) + ceilDiv(w.kvHeads, kvDivisor);
         if (o.ep > 0) {

@@ -84,8 +84,10 @@ struct PlacementBucket
 {
     std::uint64_t replicated = 0, split = 0, splitAttention = 0, kvHeads = 0, routed = 0;
     std::uint64_t embedding = 0; // the input embedding: split by TP, whole under SGLang's DP attention
+    // DeepSeek-V4's attention sinks: per tensor max(heads / TP, 64) FP32 values on each rank.
+    std::uint64_t paddedSinks = 0, paddedSinkHeads = 0;
     PlacementBucket &operator+=(const PlacementBucket &o);
-    std::uint64_t total() const { return replicated + split + splitAttention + kvHeads + routed + embedding; }
+    std::uint64_t total() const { return replicated + split + splitAttention + kvHeads + routed + embedding + paddedSinks * paddedSinkHeads * 4; }
 };
 struct PlacementTotals
 {

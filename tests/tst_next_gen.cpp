@@ -5,6 +5,7 @@
 #include "anatomy.h"
 #include "byte_source.h"
 #include "cache_budget.h"
+#include "capacity_plan.h"
 #include "checkpoint_reader.h"
 #include "cli_run.h"
 #include "synthetic_layout.h"
@@ -203,6 +204,36 @@ private:
         c = computeCacheBudget(o.ckpt, a, opt);
         QCOMPARE(*c.fixedStateBytes, n.L * window + r4 * comp4 / 2 + r128 * comp128 / 2);
 
+        const LoadedCheckpoint data{o.ckpt, a, computeCacheBudget(o.ckpt, a, CacheOptions{})};
+        // The plan at TP 8 by vLLM's deepseek_v4 rules, by name: the query and K=V latent paths, norms,
+        // compressors, indexers, gates (bias, tid2eid) and hyper-connections whole on every rank; the
+        // attention sink padded to max(heads / 8, 64) FP32 values per rank; everything else split by 8.
+        {
+            std::uint64_t replicated = 0, split = 0, sinks = 0;
+            for (const auto &sh : o.ckpt.shards)
+                for (const auto &t : sh.tensors) {
+                    if (t.name.starts_with("mtp.")) continue;
+                    const bool whole = t.name.find(".wq_a.") != std::string::npos ||
+                                       t.name.find(".wkv.") != std::string::npos ||
+                                       t.name.find("norm") != std::string::npos ||
+                                       t.name.find(".compressor.") != std::string::npos ||
+                                       t.name.find(".indexer.") != std::string::npos ||
+                                       t.name.find(".gate.") != std::string::npos || t.name.find("hc_") != std::string::npos;
+                    if (t.name.ends_with("attn_sink"))
+                        sinks += std::max<std::uint64_t>(t.numel / 8, 64) * 4;
+                    else
+                        (whole ? replicated : split) += t.bytes();
+                }
+            QCOMPARE(split % 8, std::uint64_t(0));
+            PlanOptions po;
+            po.gpus = 8;
+            po.gpuMemory = *gpuMemoryFromName("B200");
+            const CapacityPlan p = planCapacity(data, po);
+            QCOMPARE(p.perGpu.replicatedBytes, replicated);
+            QCOMPARE(p.perGpu.weightBytes, replicated + split / 8 + sinks);
+            QCOMPARE(sinks, n.L * 64 * 4);
+        }
+
         // Routing: sqrtsoftplus, the gate.bias is a correction bias, the hash layers are skipped with why.
         QByteArray err;
         const auto report = inspectJson(dir.path(), {QStringLiteral("--simulate"), QStringLiteral("--tokens"),
@@ -223,7 +254,6 @@ private:
 
         // Anatomy: a ratio-4 layer draws window, compressor and indexer; a ratio-128 layer no indexer;
         // every tensor of the layer has its block.
-        LoadedCheckpoint data{o.ckpt, a, computeCacheBudget(o.ckpt, a, CacheOptions{})};
         const auto r4Layer = std::find(n.ratios.begin(), n.ratios.end(), 4) - n.ratios.begin();
         const auto r128Layer = std::find(n.ratios.begin(), n.ratios.end(), 128) - n.ratios.begin();
         for (const auto layer : {r4Layer, r128Layer}) {
@@ -385,6 +415,23 @@ private slots:
         for (const auto &l : report["routing"]["layers"])
             QCOMPARE(l["changed_set_fraction"]["bias_bf16"].get<double>(), 0.0);
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
+
+        // The plan at TP 4 by vLLM's kimi_linear / kda rules: norms, the MLA kv_a path, the gates' first
+        // halves (f_a_proj, g_a_proj), routers and biases whole; the rest split by heads or width.
+        const std::uint64_t wholeElements = H + 27 * 2 * H + 20 * (2 * 128 * H + 128) + 7 * (576 * H + 512) + 26 * (E * H + E);
+        const std::uint64_t whole = 2 * wholeElements; // all BF16
+        const std::uint64_t rest = tensorBytes(o.ckpt) - whole;
+        QCOMPARE(rest % 4, std::uint64_t(0));
+        const LoadedCheckpoint data{o.ckpt, a, c};
+        PlanOptions po;
+        po.gpus = 4;
+        po.gpuMemory = *gpuMemoryFromName("H100");
+        const CapacityPlan p = planCapacity(data, po);
+        QCOMPARE(p.perGpu.replicatedBytes, whole);
+        QCOMPARE(p.perGpu.weightBytes, whole + rest / 4);
+        // The KDA state splits by heads, the MLA latent does not.
+        QCOMPARE(p.perGpu.cacheBytesPerToken, double(7 * (512 + 64) * 2));
+        QCOMPARE(p.perGpu.stateBytesPerSequence, *c.fixedStateBytes / 4);
     }
 };
 

@@ -76,6 +76,16 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         m_stack->addWidget(v);
         m_sidebar->addItem(v->title());
         v->clearAll();
+        // A view that does not apply to the checkpoint is greyed in the sidebar, its reason as tooltip.
+        connect(v, &AtlasView::applicabilityChanged, this, [this, v](const QString &why) {
+            QListWidgetItem *item = m_sidebar->item(int(m_views.indexOf(v)));
+            if (!item) return;
+            item->setToolTip(why.isEmpty() ? QString() : tr("Does not apply: %1").arg(why));
+            item->setData(Qt::UserRole, !why.isEmpty());
+            QColor muted = m_sidebar->palette().color(QPalette::Text);
+            muted.setAlpha(110);
+            item->setForeground(why.isEmpty() ? m_sidebar->palette().brush(QPalette::Text) : QBrush(muted));
+        });
     }
     m_sidebar->setFixedWidth(170);
     m_sidebar->setFrameShape(QFrame::NoFrame);

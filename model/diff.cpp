@@ -5,6 +5,7 @@
 #include "report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -399,6 +400,105 @@ nlohmann::ordered_json diffJson(const CheckpointDiff &d)
                               {"b_bf16_distinct", r.b.present ? J(r.b.bf16Distinct) : J()},
                               {"precision_lost", precisionLost(r.a.dtype, r.b.dtype)}});
         out["biases"] = {{"layers", layers}};
+    }
+    return out;
+}
+
+namespace {
+
+void flattenChange(const std::string &path, const nlohmann::ordered_json &a, const nlohmann::ordered_json &b,
+                   std::vector<ConfigChange> &out, int depth)
+{
+    if (a.is_object() && b.is_object() && depth < 16) {
+        for (const auto &[k, v] : a.items()) {
+            const auto other = b.find(k);
+            if (other == b.end())
+                out.push_back({path + "." + k, "removed", v, nullptr});
+            else if (*other != v)
+                flattenChange(path + "." + k, v, *other, out, depth + 1);
+        }
+        for (const auto &[k, v] : b.items())
+            if (!a.contains(k)) out.push_back({path + "." + k, "added", nullptr, v});
+        return;
+    }
+    out.push_back({path, "changed", a, b});
+}
+
+std::string signedPercent(double fraction)
+{
+    const double pct = fraction * 100;
+    return (pct < 0 ? "\u2212" : "+") + fixedPoint(std::fabs(pct), 1) + " %";
+}
+
+} // namespace
+
+std::vector<ConfigChange> configChangesByPath(const CheckpointDiff &d)
+{
+    std::vector<ConfigChange> out;
+    for (const auto &[k, v] : d.configAdded.items())
+        out.push_back({k, "added", nullptr, v});
+    for (const auto &[k, v] : d.configRemoved.items())
+        out.push_back({k, "removed", v, nullptr});
+    for (const auto &[k, v] : d.configChanged.items())
+        flattenChange(k, v["a"], v["b"], out, 0);
+    return out;
+}
+
+std::vector<std::string> diffLeadSentences(const CheckpointDiff &d)
+{
+    const CLocaleScope cLocale;
+    std::vector<std::string> out;
+    std::uint64_t aBytes = 0, bBytes = 0;
+    for (std::size_t c = 0; c < kCategoryCount; ++c) {
+        aBytes += d.aBytes[c];
+        bBytes += d.bBytes[c];
+    }
+    const std::string params = d.parametersAgree()
+                                   ? "the same " + shortCount(d.aParameters) + " parameters (" + groupDigits(d.aParameters) + ")"
+                                   : shortCount(d.aParameters) + " \u2192 " + shortCount(d.bParameters) + " parameters (" +
+                                         signedPercent((double(d.bParameters) - double(d.aParameters)) /
+                                                       double(std::max<std::uint64_t>(d.aParameters, 1))) + ")";
+    if (aBytes != bBytes)
+        out.push_back("Stored size " + binaryBytes(aBytes) + " \u2192 " + binaryBytes(bBytes) + " (" +
+                      signedPercent((double(bBytes) - double(aBytes)) / double(std::max<std::uint64_t>(aBytes, 1))) +
+                      ") for " + params + (d.parametersAgree() ? ": only the packing changed." : "."));
+    else
+        out.push_back("The same stored size (" + binaryBytes(aBytes) + ") for " + params + ".");
+    // Formats by category, where they differ.
+    std::vector<std::string> formats;
+    for (std::size_t c = 0; c < kCategoryCount; ++c)
+        if (d.aFormat[c] != d.bFormat[c] && (d.aByCategory[c] || d.bByCategory[c])) {
+            std::string name(categoryName(static_cast<Category>(c)));
+            std::replace(name.begin(), name.end(), '_', ' ');
+            formats.push_back(name + " " + (d.aFormat[c].empty() ? "none" : d.aFormat[c]) + " \u2192 " +
+                              (d.bFormat[c].empty() ? "none" : d.bFormat[c]));
+        }
+    if (!formats.empty()) {
+        std::string s = "Formats: ";
+        for (std::size_t i = 0; i < formats.size(); ++i)
+            s += (i ? "; " : "") + formats[i];
+        out.push_back(s + ".");
+    }
+    const auto config = configChangesByPath(d);
+    if (!config.empty()) {
+        std::string s = "Config: " + std::to_string(config.size()) + (config.size() == 1 ? " key" : " keys") + " (";
+        for (std::size_t i = 0; i < config.size() && i < 4; ++i)
+            s += (i ? ", " : "") + config[i].path;
+        out.push_back(s + (config.size() > 4 ? ", \u2026)." : ")."));
+    }
+    if (d.aFull != d.bFull)
+        out.push_back("Indexers: " + std::to_string(d.aFull.size()) + " \u2192 " + std::to_string(d.bFull.size()) +
+                      " layers own one.");
+    if (d.aCacheBytesPerToken != d.bCacheBytesPerToken)
+        out.push_back("Cache: " + groupDigits(d.aCacheBytesPerToken) + " \u2192 " + groupDigits(d.bCacheBytesPerToken) +
+                      " B per token.");
+    if (!d.tensorsIdentical()) {
+        std::string s = "Tensors: " + groupDigits(d.same) + " the same";
+        if (d.dtypeChanged) s += ", " + groupDigits(d.dtypeChanged) + " with another dtype";
+        if (d.shapeChanged) s += ", " + groupDigits(d.shapeChanged) + " with another shape";
+        if (d.added) s += ", " + groupDigits(d.added) + " added";
+        if (d.removed) s += ", " + groupDigits(d.removed) + " removed";
+        out.push_back(s + ".");
     }
     return out;
 }

@@ -80,6 +80,20 @@ bool precisionLost(std::string_view before, std::string_view after);
 // The router biases of two audits, tensor by tensor: same bytes or not, dtypes, BF16 level counts.
 std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b);
 
+// config.json's changes key by key: nested objects compared key by key, their keys as paths
+// ("quantization_config.quant_method"); arrays and scalars whole. kind: "added", "removed", "changed".
+struct ConfigChange
+{
+    std::string path, kind;
+    nlohmann::ordered_json a, b; // null on the side that lacks the key
+};
+std::vector<ConfigChange> configChangesByPath(const CheckpointDiff &diff);
+
+// What a reader wants first, one sentence per kind of change: the stored bytes before the parameters
+// when only the packing changed ("Stored size 703.72 GiB → 415.19 GiB (−41.0 %) for the same
+// 753.86 B parameters"), formats by category, config, indexers, cache per token.
+std::vector<std::string> diffLeadSentences(const CheckpointDiff &diff);
+
 // The ckpt-atlas.diff/1 JSON.
 nlohmann::ordered_json diffJson(const CheckpointDiff &diff);
 // One sentence: "config: 1 key added (moe_router_dtype: "float32"), 1 changed; tensors identical; …".

@@ -3,16 +3,29 @@
 // target defines CKPT_ATLAS_BIN (tests/CMakeLists.txt).
 #include <nlohmann/json.hpp>
 
+#include <QDir>
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QTest>
 
 namespace cli {
 
 // Every view of the window rendered offscreen for this checkpoint, as `ckpt-atlas figures` does.
+// With ATLAS_SHOTS set, the figures are kept there (a folder per test function) for a developer to look at.
 inline bool figuresRender(const QString &dir, QByteArray *err)
 {
-    QTemporaryDir out;
+    QTemporaryDir temp;
+    struct Out
+    {
+        QString dir;
+        QString path() const { return dir; }
+        QString filePath(const QString &f) const { return dir + QLatin1Char('/') + f; }
+    } out{temp.path()};
+    if (qEnvironmentVariableIsSet("ATLAS_SHOTS")) {
+        out.dir = qEnvironmentVariable("ATLAS_SHOTS") + QLatin1Char('/') + QString::fromLatin1(QTest::currentTestFunction());
+        QDir().mkpath(out.dir);
+    }
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));

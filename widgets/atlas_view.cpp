@@ -2,6 +2,7 @@
 
 #include "report.h"
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
@@ -31,6 +32,65 @@ QString binaryBytesQ(std::uint64_t v)
 QString percentQ(double fraction, int decimals)
 {
     return QString::number(fraction * 100.0, 'f', decimals) + QLatin1Char('%');
+}
+
+namespace {
+
+// The sentence of an empty or not-applicable view, over the whole view and following its size.
+class EmptyState final : public QLabel
+{
+public:
+    explicit EmptyState(QWidget *parent) : QLabel(parent)
+    {
+        setAlignment(Qt::AlignCenter);
+        setWordWrap(true);
+        setTextFormat(Qt::RichText);
+        setAutoFillBackground(true);
+        fit();
+        QFont f = font();
+        f.setPointSizeF(f.pointSizeF() * 1.2);
+        setFont(f);
+        parent->installEventFilter(this);
+        fit();
+    }
+
+    // Over the whole view; the sentence in the middle three fifths, as a paragraph reads best.
+    void fit()
+    {
+        const QRect r = parentWidget()->rect();
+        setGeometry(r);
+        setContentsMargins(r.width() / 5, 40, r.width() / 5, 80);
+    }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (watched == parentWidget() && event->type() == QEvent::Resize) fit();
+        return false;
+    }
+};
+
+} // namespace
+
+void AtlasView::setNotApplicable(const QString &why)
+{
+    if (why == m_notApplicable) return;
+    m_notApplicable = why;
+    if (!m_emptyState) m_emptyState = new EmptyState(this);
+    if (why.isEmpty()) {
+        m_emptyState->hide();
+    } else {
+        const QColor fg = palette().color(QPalette::WindowText), bg = palette().color(QPalette::Window);
+        const QColor muted = QColor::fromRgbF(0.75f * fg.redF() + 0.25f * bg.redF(), 0.75f * fg.greenF() + 0.25f * bg.greenF(),
+                                              0.75f * fg.blueF() + 0.25f * bg.blueF());
+        m_emptyState->setText(QStringLiteral("<div style='color:%1'><p style='font-size:15pt; font-weight:600'>%2</p>"
+                                             "<p>%3</p></div>")
+                                  .arg(muted.name(), title().toHtmlEscaped(), why.toHtmlEscaped()));
+        static_cast<EmptyState *>(m_emptyState)->fit();
+        m_emptyState->raise();
+        m_emptyState->show();
+    }
+    emit applicabilityChanged(why);
 }
 
 QLabel *makeHeading(const QString &text, QWidget *parent)

@@ -45,6 +45,20 @@ public:
     // What an exported figure of this view adds to the checkpoint's provenance (B, for Compare).
     virtual QString provenanceNote() const { return {}; }
     virtual void clearAll() = 0;
+
+    // Why the view has nothing to show for this checkpoint (one sentence: why, and what to do), or empty
+    // when it applies. While set, the sentence covers the view, centred (exported figures show it too).
+    QString notApplicable() const { return m_notApplicable; }
+
+signals:
+    void applicabilityChanged(const QString &why);
+
+protected:
+    void setNotApplicable(const QString &why);
+
+private:
+    QString m_notApplicable;
+    QLabel *m_emptyState = nullptr;
 };
 
 // Display helpers, in the domain's units.

@@ -141,6 +141,15 @@ QString BiasView::statusText() const
     return m_status->text();
 }
 
+// The dtypes the biases are stored in ("F32", "BF16", "F32 and BF16").
+QString BiasView::storedDtypes(const std::vector<BiasStats> &stats)
+{
+    QStringList out;
+    for (const auto &s : stats)
+        if (!out.contains(qs(s.dtype))) out << qs(s.dtype);
+    return out.isEmpty() ? tr("FP32") : out.join(tr(" and "));
+}
+
 void BiasView::clearAll()
 {
     m_audit.reset();
@@ -157,6 +166,7 @@ void BiasView::clearAll()
 void BiasView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint>)
 {
     clearAll();
+    setNotApplicable({});
     m_status->setText(tr("Reading the router biases…"));
 }
 
@@ -176,11 +186,14 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
                            : tr("Router bias"));
     m_body->setVisible(!stats.empty());
     if (stats.empty()) {
-        m_status->setText(tr("The routers of this checkpoint have no bias (neither an e_score_correction_bias nor "
-                             "a linear bias): there is nothing to round. The Routing view still shows what "
-                             "BF16 logits do."));
+        const QString why = tr("The routers of this checkpoint have no bias (neither an e_score_correction_bias nor "
+                               "a linear bias): there is nothing to round. The Routing view still shows what BF16 "
+                               "logits do.");
+        m_status->setText(why);
+        setNotApplicable(why);
         return;
     }
+    setNotApplicable({});
     const BiasSummary sum = summarizeBiases(stats, m_audit->kind);
     const QString values[] = {
         tr("%1 (layers %2–%3)").arg(sum.tensors).arg(sum.firstLayer).arg(sum.lastLayer),
@@ -204,16 +217,17 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
         bfMax = std::max(bfMax, s.bf16Distinct);
     }
     m_status->setText(
-        tr("%1 tensors, %2 bytes read (exactly the tensors, no more). Distinct values: %3–%4 in FP32, "
+        tr("%1 tensors, %2 bytes read (exactly the tensors, no more). Distinct values: %3–%4 as stored (%7), "
            "%5–%6 after BF16 round-to-nearest-even.")
             .arg(stats.size())
             .arg(groupDigitsQ(m_audit->bytesRead))
             .arg(fpMin)
             .arg(fpMax)
             .arg(bfMin)
-            .arg(bfMax));
+            .arg(bfMax)
+            .arg(storedDtypes(stats)));
     QStringList labels;
-    BarSeries fp32{tr("FP32 distinct"), {}, ChartWidget::seriesColor(0)};
+    BarSeries fp32{tr("%1 distinct (as stored)").arg(storedDtypes(stats)), {}, ChartWidget::seriesColor(0)};
     BarSeries bf16{tr("BF16 distinct"), {}, ChartWidget::seriesColor(1)};
     m_table->setRowCount(int(stats.size()));
     {
@@ -252,7 +266,11 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
             m_table->item(r, 0)->setToolTip(tr("SHA-256 %1").arg(qs(s.sha256)));
         }
     }
-    m_levels->showBars(labels, {fp32, bf16}, tr("distinct values"), true);
+    // A log axis only when the counts span an order of magnitude; equal counts read best on a linear one.
+    const bool spread = fpMax > 0 && std::min(fpMin, bfMin) > 0 && fpMax >= 10 * std::min(fpMin, bfMin);
+    const QString stored = storedDtypes(stats);
+    m_levels->setTitle(tr("Distinct values per layer: as stored (%1) vs after BF16 rounding").arg(stored));
+    m_levels->showBars(labels, {fp32, bf16}, tr("distinct values"), spread);
     m_layer->setCurrentIndex(0);
     showLayer();
 }
@@ -269,7 +287,7 @@ void BiasView::showLayer()
                 .arg(s.nanCount)
                 .arg(s.infCount);
     m_layerSummary->setText(
-        tr("%1 values, %2 distinct in FP32 → <b>%3 BF16 levels</b>; zero-logit probe: %4 of the "
+        tr("%1 values, %2 distinct as stored (%7) → <b>%3 BF16 levels</b>; zero-logit probe: %4 of the "
            "top-k replaced%5.%6")
             .arg(s.values.size())
             .arg(s.fp32Distinct)
@@ -278,7 +296,8 @@ void BiasView::showLayer()
             .arg(s.zeroLogitMin && s.zeroLogitMax
                      ? tr(" with ties to the lower index; %1 to %2 by other tie orders").arg(*s.zeroLogitMin).arg(*s.zeroLogitMax)
                      : QString())
-            .arg(note));
+            .arg(note)
+            .arg(qs(s.dtype)));
     if (!s.min || !s.max) {
         m_histogram->clear();
         return;
@@ -292,7 +311,10 @@ void BiasView::showLayer()
         }
     const int bins = 160;
     const double width = (hi - lo) > 0 ? (hi - lo) / bins : 1.0;
-    LineSeries hist{tr("FP32 values per bin"), {}, {}, ChartWidget::seriesColor(0), false, true};
+    const QString dtype = qs(s.dtype);
+    m_histogram->setTitle(s.dtype == "BF16" ? tr("BF16 values as stored: already on BF16 levels, rounding moves none")
+                                            : tr("%1 values as stored and the BF16 levels they collapse onto").arg(dtype));
+    LineSeries hist{tr("%1 values per bin").arg(dtype), {}, {}, ChartWidget::seriesColor(0), false, true};
     QVector<double> counts(bins + 1, 0.0);
     for (float v : s.values)
         if (std::isfinite(v)) counts[std::clamp(int((double(v) - lo) / width), 0, bins)] += 1;

@@ -31,6 +31,7 @@ public:
     QString summaryValue(const QString &name) const;
 
 private:
+    static QString storedDtypes(const std::vector<BiasStats> &stats);
     void showLayer();
     std::shared_ptr<const BiasAudit> m_audit;
     QLabel *m_heading;

@@ -97,6 +97,11 @@ void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
     m_data = std::move(data);
     const CacheBudget &c = m_data->cache;
+    // Nothing to size whatever the settings (no attention width known); a context or dtype the user can
+    // change is not a reason to hide the view.
+    setNotApplicable(!c.available && !c.overflow && !c.kvDtypeMisfit
+                         ? tr("No cache can be sized for this model: %1.").arg(qs(c.reason))
+                         : QString());
     {
         QSignalBlocker blockKv(m_kv), blockEntry(m_entry);
         if (c.available && !c.mla() && c.kvWidth > 0) {

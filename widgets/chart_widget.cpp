@@ -1,5 +1,7 @@
 #include "chart_widget.h"
 
+#include <QLabel>
+
 #include <QEvent>
 #include <QVBoxLayout>
 
@@ -99,8 +101,36 @@ void ChartWidget::setTitle(const QString &title)
     applyPalette();
 }
 
+void ChartWidget::setEmptyMessage(const QString &message)
+{
+    m_emptyMessage = message;
+    if (!m_empty) {
+        m_empty = new QLabel(this);
+        m_empty->setAlignment(Qt::AlignCenter);
+        m_empty->setWordWrap(true);
+        m_empty->setMargin(24);
+        m_empty->setMinimumHeight(220);
+        layout()->addWidget(m_empty);
+        m_empty->hide();
+    }
+    m_empty->setText(message);
+    QPalette p = m_empty->palette();
+    QColor c = p.color(QPalette::WindowText);
+    c.setAlpha(170);
+    p.setColor(QPalette::WindowText, c);
+    m_empty->setPalette(p);
+    if (isEmpty()) showPlot(message.isEmpty());
+}
+
+void ChartWidget::showPlot(bool plot)
+{
+    m_plot->setVisible(plot);
+    if (m_empty) m_empty->setVisible(!plot && !m_emptyMessage.isEmpty());
+}
+
 void ChartWidget::clear()
 {
+    showPlot(m_emptyMessage.isEmpty());
     m_labels.clear();
     m_markers.clear();
     m_plot->clearPlottables();
@@ -112,6 +142,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                            const QString &valueLabel, bool logValues, bool stacked)
 {
     stacked = stacked && !logValues; // a stack on a log axis would misstate every part above the first
+    showPlot(true);
     m_labels = labels;
     m_plot->xAxis->grid()->setZeroLinePen(Qt::NoPen); // category 0 is not a zero worth a solid line
     m_plot->clearPlottables();
@@ -130,8 +161,9 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     if (logValues) {
         m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
         m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-        m_plot->yAxis->setNumberFormat(QStringLiteral("eb"));
-        m_plot->yAxis->setNumberPrecision(0);
+        // Plain numbers up to a million, powers beyond: an "eb" label with precision 0 rounded 1.5 to 2·10⁰.
+        m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
+        m_plot->yAxis->setNumberPrecision(6);
     } else {
         m_plot->yAxis->setScaleType(QCPAxis::stLinear);
         m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
@@ -189,6 +221,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
 void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel,
                             bool logX, bool logY)
 {
+    showPlot(true);
     m_labels.clear();
     m_plot->clearPlottables();
     m_plot->clearItems();
@@ -200,8 +233,8 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
             axis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
         else
             axis->setTicker(QSharedPointer<QCPAxisTicker>::create());
-        axis->setNumberFormat(log ? QStringLiteral("eb") : QStringLiteral("gb"));
-        axis->setNumberPrecision(log ? 0 : 6);
+        axis->setNumberFormat(QStringLiteral("gb"));
+        axis->setNumberPrecision(6);
         axis->setTickLabelRotation(0);
     }
     m_plot->xAxis->setLabel(xLabel);

@@ -10,6 +10,7 @@
 
 class QCustomPlot;
 class QCPTextElement;
+class QLabel;
 
 namespace atlas {
 
@@ -50,6 +51,9 @@ public:
     // Vertical marker lines (BF16 levels over an FP32 histogram), drawn over what is shown.
     void addMarkers(const QVector<double> &x, const QString &name, const QColor &color);
     void clear();
+    // What an empty chart says in place of its axes (why it is empty, what to do); shown after clear().
+    void setEmptyMessage(const QString &message);
+    QString emptyMessage() const { return m_emptyMessage; }
 
     // What is plotted, for tests and for the status line: series names and their point counts.
     QStringList seriesNames() const;
@@ -73,6 +77,9 @@ private:
     QCPTextElement *m_titleElement = nullptr;
     QString m_title;
     QStringList m_labels;
+    QString m_emptyMessage;
+    QLabel *m_empty = nullptr;
+    void showPlot(bool plot);
     QHash<QString, int> m_markers; // marker lines per legend name
 };
 

@@ -39,7 +39,8 @@ QString jsonText(const nlohmann::json &v)
 } // namespace
 
 CompareView::CompareView(QWidget *parent)
-    : AtlasView(parent), m_sources(new QLabel(this)), m_summary(new QLabel(this)),
+    : AtlasView(parent), m_sources(new QLabel(this)), m_summary(new QLabel(this)), m_lead(new QLabel(this)),
+      m_empty(new QLabel(this)), m_results(new QWidget(this)),
       m_compare(new QPushButton(tr("Compare With…"), this)), m_filter(new QLineEdit(this)),
       m_changes(makeTable({tr("Change"), tr("What"), tr("A"), tr("B"), tr("Tensors")}, this)),
       m_chart(new ChartWidget(this)),
@@ -50,7 +51,21 @@ CompareView::CompareView(QWidget *parent)
     m_sources->setWordWrap(true);
     m_sources->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_summary->setWordWrap(true);
+    m_summary->setTextFormat(Qt::RichText);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    {
+        QPalette p = m_summary->palette();
+        QColor c = p.color(QPalette::WindowText);
+        c.setAlpha(170);
+        p.setColor(QPalette::WindowText, c);
+        m_summary->setPalette(p);
+    }
+    m_lead->setWordWrap(true);
+    m_lead->setTextFormat(Qt::RichText);
+    m_lead->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_empty->setWordWrap(true);
+    m_empty->setAlignment(Qt::AlignCenter);
+    m_empty->setTextFormat(Qt::RichText);
     m_filter->setPlaceholderText(tr("Filter the changes (a tensor name, a dtype, a config key)"));
     m_filter->setClearButtonEnabled(true);
     // One line per change: the pattern takes the room, long values are elided (full text on hover).
@@ -72,9 +87,13 @@ CompareView::CompareView(QWidget *parent)
     top->addWidget(m_compare);
     v->addLayout(top);
     v->addWidget(m_sources);
+    v->addWidget(m_lead);
     v->addWidget(m_summary);
-    v->addWidget(m_filter);
-    auto *split = new QSplitter(Qt::Vertical, this);
+    v->addWidget(m_empty, 1);
+    auto *results = new QVBoxLayout(m_results);
+    results->setContentsMargins(0, 0, 0, 0);
+    results->addWidget(m_filter);
+    auto *split = new QSplitter(Qt::Vertical, m_results);
     split->addWidget(m_changes);
     auto *lower = new QSplitter(Qt::Horizontal, split);
     lower->addWidget(m_chart);
@@ -82,7 +101,8 @@ CompareView::CompareView(QWidget *parent)
     split->addWidget(lower);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
-    v->addWidget(split, 1);
+    results->addWidget(split, 1);
+    v->addWidget(m_results, 1);
 
     connect(m_compare, &QPushButton::clicked, this, &CompareView::compareRequested);
     connect(m_filter, &QLineEdit::textChanged, this, &CompareView::applyFilter);
@@ -97,6 +117,11 @@ QString CompareView::provenanceNote() const
 QString CompareView::summaryText() const
 {
     return m_summary->text();
+}
+
+QString CompareView::leadText() const
+{
+    return m_lead->text();
 }
 
 void CompareView::setFilterText(const QString &text)
@@ -116,9 +141,14 @@ void CompareView::clearAll()
     m_biases->setRowCount(0);
     m_chart->clear();
     m_compare->setEnabled(false);
-    m_sources->setText(tr("Open a checkpoint, then File › Compare With… a second one: a requantized release, "
-                          "another revision, a fine-tune."));
+    m_sources->clear();
     m_summary->clear();
+    m_lead->clear();
+    m_results->hide();
+    m_empty->show();
+    m_empty->setText(tr("<p style='font-size:14pt'>Nothing to compare yet</p><p>Open a checkpoint, then "
+                        "File › Compare With… a second one: a requantized release, another revision, a "
+                        "fine-tune.</p>"));
 }
 
 void CompareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
@@ -127,8 +157,10 @@ void CompareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     clearAll();
     m_a = std::move(data);
     m_compare->setEnabled(true);
-    m_sources->setText(tr("<b>A</b> %1. Press Compare With… (File menu) to choose B.")
-                           .arg(where(m_a->checkpoint.source).toHtmlEscaped()));
+    m_sources->setText(tr("<b>A</b> %1").arg(where(m_a->checkpoint.source).toHtmlEscaped()));
+    m_empty->setText(tr("<p style='font-size:14pt'>Nothing to compare yet</p><p>Press <b>Compare With…</b> "
+                        "(File menu) to choose B: the changes are listed here, the biggest first, key by key "
+                        "and tensor by tensor.</p>"));
 }
 
 void CompareView::setBiases(std::shared_ptr<const BiasAudit> audit)
@@ -174,7 +206,18 @@ void CompareView::showDiff()
     if (!m_diff) return;
     const CheckpointDiff &d = *m_diff;
     m_sources->setText(tr("<b>A</b> %1<br><b>B</b> %2").arg(where(d.a).toHtmlEscaped(), where(d.b).toHtmlEscaped()));
-    m_summary->setText(QStringLiteral("<b>%1.</b>").arg(qs(diffSummary(d)).toHtmlEscaped()));
+    m_summary->setText(qs(diffSummary(d)).toHtmlEscaped() + QLatin1Char('.'));
+    m_empty->hide();
+    m_results->show();
+    {
+        const auto lead = diffLeadSentences(d);
+        QString html;
+        for (std::size_t i = 0; i < lead.size(); ++i)
+            html += i == 0 ? QStringLiteral("<p style='font-size:13pt; font-weight:600; margin:4px 0'>%1</p>")
+                                 .arg(qs(lead[i]).toHtmlEscaped())
+                           : QStringLiteral("<div>%1</div>").arg(qs(lead[i]).toHtmlEscaped());
+        m_lead->setText(html);
+    }
 
     m_changes->setSortingEnabled(false);
     m_changes->setRowCount(0);
@@ -190,12 +233,10 @@ void CompareView::showDiff()
         m_changes->item(r, 2)->setToolTip(a);
         m_changes->item(r, 3)->setToolTip(b);
     };
-    for (const auto &[k, v] : d.configAdded.items())
-        addRow(tr("config added"), qs(k), QString(), jsonText(v), QString());
-    for (const auto &[k, v] : d.configRemoved.items())
-        addRow(tr("config removed"), qs(k), jsonText(v), QString(), QString());
-    for (const auto &[k, v] : d.configChanged.items())
-        addRow(tr("config changed"), qs(k), jsonText(v["a"]), jsonText(v["b"]), QString());
+    // config.json key by key, nested keys as paths (never a truncated dump of a whole object).
+    for (const auto &c : configChangesByPath(d))
+        addRow(tr("config %1").arg(qs(c.kind)), qs(c.path), c.a.is_null() ? QString() : jsonText(c.a),
+               c.b.is_null() ? QString() : jsonText(c.b), QString());
     for (const auto &g : d.groups) {
         const QString change = g.change == TensorChange::Added     ? tr("added")
                                : g.change == TensorChange::Removed ? tr("removed")
@@ -209,18 +250,27 @@ void CompareView::showDiff()
     if (m_changes->rowCount() == 0) addRow(tr("none"), tr("the headers are identical"), QString(), QString(), QString());
     applyFilter();
 
-    // The budget side by side, categories that either side has.
+    // The budget side by side, categories that either side has: the stored bytes when the packing
+    // changed (equal parameters say nothing then), the parameters otherwise.
+    std::uint64_t aBytes = 0, bBytes = 0;
+    for (std::size_t c = 0; c < kCategoryCount; ++c) {
+        aBytes += d.aBytes[c];
+        bBytes += d.bBytes[c];
+    }
+    const bool bytes = aBytes != bBytes;
     QStringList labels;
     BarSeries a{tr("A"), {}, ChartWidget::seriesColor(0)}, b{tr("B"), {}, ChartWidget::seriesColor(1)};
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
         if (!d.aByCategory[c] && !d.bByCategory[c]) continue;
         labels << qs(std::string(categoryName(static_cast<Category>(c))));
-        a.values << double(d.aByCategory[c]);
-        b.values << double(d.bByCategory[c]);
+        a.values << (bytes ? double(d.aBytes[c]) / double(1ull << 30) : double(d.aByCategory[c]));
+        b.values << (bytes ? double(d.bBytes[c]) / double(1ull << 30) : double(d.bByCategory[c]));
     }
-    m_chart->setTitle(d.parametersAgree() ? tr("Logical parameters by category: A and B agree")
-                                          : tr("Logical parameters by category: A and B DIFFER"));
-    m_chart->showBars(labels, {a, b}, tr("parameters"), true);
+    m_chart->setTitle(bytes ? (d.parametersAgree() ? tr("Stored GiB by category (the parameters agree)")
+                                                   : tr("Stored GiB by category (the parameters differ too)"))
+                      : d.parametersAgree() ? tr("Logical parameters by category: A and B agree")
+                                            : tr("Logical parameters by category: A and B DIFFER"));
+    m_chart->showBars(labels, {a, b}, bytes ? tr("GiB") : tr("parameters"), true);
     showBiases();
 }
 
@@ -233,7 +283,7 @@ void CompareView::showBiases()
     CheckpointDiff withBiases = *m_diff;
     withBiases.biasesCompared = true;
     withBiases.biases = rows;
-    m_summary->setText(QStringLiteral("<b>%1.</b>").arg(qs(diffSummary(withBiases)).toHtmlEscaped()));
+    m_summary->setText(qs(diffSummary(withBiases)).toHtmlEscaped() + QLatin1Char('.'));
     for (const auto &r : rows) {
         const int i = m_biases->rowCount();
         m_biases->insertRow(i);

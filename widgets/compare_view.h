@@ -39,6 +39,7 @@ public:
     void showComparisonCancelled(const QString &label);
 
     QString summaryText() const;
+    QString leadText() const;
     QTableWidget *changes() const { return m_changes; }
     QTableWidget *biasTable() const { return m_biases; }
     ChartWidget *budgetChart() const { return m_chart; }
@@ -56,6 +57,9 @@ private:
     std::shared_ptr<const CheckpointDiff> m_diff;
     QLabel *m_sources;
     QLabel *m_summary;
+    QLabel *m_lead;     // one sentence per kind of change, the biggest first
+    QLabel *m_empty;    // before a comparison: why the view is empty and what to do
+    QWidget *m_results; // the filter, the changes, the chart and the biases
     QPushButton *m_compare;
     QLineEdit *m_filter;
     QTableWidget *m_changes;

@@ -1,5 +1,7 @@
 #include "indexshare_view.h"
 
+#include <algorithm>
+
 #include "cache_budget.h"
 
 #include <QHeaderView>
@@ -152,6 +154,12 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
     const CheckpointAnalysis &a = data->analysis;
     const IndexShareMap &m = a.indexShare;
+    const bool anyIndexer = m.source != IndexShareSource::None || !m.full.empty() ||
+                            std::any_of(a.layers.begin(), a.layers.end(), [](const LayerInfo &l) { return l.indexerWeights; });
+    setNotApplicable(anyIndexer ? QString()
+                                : tr("This model has no sparse-attention (DSA) indexer: every layer attends to every "
+                                     "cached token, so no layer owns or shares an index. IndexShare applies to "
+                                     "GLM-5.x, DeepSeek-V3.2 and DeepSeek-V4's ratio-4 layers."));
     m_offsetGiven = data->checkpoint.config.indexSkipTopkOffset.has_value();
     m_strip->setLayers(a.layers);
     QString source;

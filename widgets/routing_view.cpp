@@ -1,5 +1,7 @@
 #include "routing_view.h"
 
+#include <algorithm>
+
 #include "bias_report.h"
 #include "chart_widget.h"
 #include "errors.h"
@@ -50,6 +52,10 @@ RoutingView::RoutingView(QWidget *parent)
     m_declared->setWordWrap(true);
     m_changed->setTitle(tr("Tokens whose top-k set changes, per layer"));
     m_load->setTitle(tr("Expert load of one layer"));
+    m_changed->setEmptyMessage(tr("Press Simulate: every layer routes the same tokens with the bias as stored and as "
+                                  "each runtime rounds it; the share of tokens whose experts change is drawn here."));
+    m_load->setEmptyMessage(tr("After a simulation: how many tokens each expert of one layer receives, the FP32 "
+                               "reference beside the chosen runtime."));
 
     auto *v = new QVBoxLayout(this);
     v->setContentsMargins(20, 16, 20, 16);
@@ -130,11 +136,13 @@ void RoutingView::selectEngine(int index)
     }
     const int v = m_engine->itemData(index).toInt();
     if (v < 0) {
+        showChanged();
         m_engineWhy->setText(tr("Routes as the FP32 reference (%1): no token changes experts.")
                                  .arg(QString::fromLatin1(referenceRuntimes())));
         return;
     }
     m_variant->setCurrentIndex(v);
+    showChanged();
     m_engineWhy->setText(tr("Shown as <b>%1</b>: %2.")
                              .arg(QString::fromLatin1(variantName(static_cast<Variant>(v))),
                                   QString::fromLatin1(variantRuntimes(static_cast<Variant>(v)))));
@@ -188,6 +196,11 @@ void RoutingView::clearAll()
 void RoutingView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
     clearAll();
+    const bool routed = std::any_of(data->analysis.layers.begin(), data->analysis.layers.end(),
+                                    [](const LayerInfo &l) { return l.routedExperts > 0; });
+    setNotApplicable(routed ? QString()
+                            : tr("This model has no routed experts: every token goes through the same MLP, so there "
+                                 "is no routing to simulate."));
     const std::string &declared = data->checkpoint.config.moeRouterDtype;
     if (declared == "float32")
         m_declared->setText(tr("config.json declares <b>moe_router_dtype: float32</b>: the router is meant to run in "
@@ -281,24 +294,7 @@ void RoutingView::showRun()
             .arg(qs(run.logits))
             .arg(run.router.topk) +
         (run.skipped.empty() ? QString() : tr(" Skipped: %1").arg(qs(run.skipped.front()))));
-    QList<LineSeries> series;
-    for (int v = 0; v < kVariantCount; ++v) {
-        // bias_bf16 and both_bf16 often coincide: the first is drawn wide underneath, the second dashed over
-        // it.
-        LineSeries s{QString::fromLatin1(variantName(static_cast<Variant>(v))),
-                     {},
-                     {},
-                     ChartWidget::seriesColor(v + 1),
-                     v != int(Variant::BiasBf16),
-                     false,
-                     v == int(Variant::BiasBf16) ? 5.0 : 2.0};
-        for (const auto &l : run.layers) {
-            s.x << l.layer;
-            s.y << l.variants[v].changedSetFraction * 100.0;
-        }
-        series << s;
-    }
-    m_changed->showLines(series, tr("layer"), tr("tokens with a changed top-k set (%)"), false, false);
+    showChanged();
     QSignalBlocker block(m_layer);
     m_layer->clear();
     for (const auto &l : run.layers)
@@ -307,21 +303,50 @@ void RoutingView::showRun()
     showLoad();
 }
 
+void RoutingView::showChanged()
+{
+    if (!m_run) return;
+    const RoutingRun &run = *m_run;
+    // The chosen engine's variant stands out, solid and wide; the others stay thin and pale behind it.
+    const int chosen = m_engine->currentData().toInt();
+    QList<LineSeries> series, front;
+    for (int v = 0; v < kVariantCount; ++v) {
+        const bool emphasised = v == chosen;
+        QColor color = ChartWidget::seriesColor(v + 1);
+        if (chosen >= 0 && !emphasised) color.setAlpha(110);
+        LineSeries s{QString::fromLatin1(variantName(static_cast<Variant>(v))) +
+                         (emphasised ? tr(" (the chosen engine)") : QString()),
+                     {},
+                     {},
+                     color,
+                     !emphasised && chosen >= 0,
+                     false,
+                     emphasised ? 4.0 : 1.6};
+        for (const auto &l : run.layers) {
+            s.x << l.layer;
+            s.y << l.variants[v].changedSetFraction * 100.0;
+        }
+        (emphasised ? front : series) << s;
+    }
+    m_changed->showLines(series + front, tr("layer"), tr("tokens with a changed top-k set (%)"), false, false);
+}
+
 void RoutingView::showLoad()
 {
     if (!m_run || m_layer->currentIndex() < 0) return;
     const LayerRouting &l = m_run->layers[std::size_t(m_layer->currentIndex())];
     const int v = m_variant->currentData().toInt();
-    LineSeries ref{tr("FP32 reference"), {}, {}, ChartWidget::seriesColor(0), false, true};
-    LineSeries var{
-        QString::fromLatin1(variantName(static_cast<Variant>(v))), {}, {}, ChartWidget::seriesColor(3)};
+    // Experts are categories, not a continuum: a bar each, the reference beside the variant.
+    BarSeries ref{tr("FP32 reference"), {}, ChartWidget::seriesColor(0)};
+    BarSeries var{QString::fromLatin1(variantName(static_cast<Variant>(v))), {}, ChartWidget::seriesColor(3)};
+    QStringList labels;
     for (std::size_t e = 0; e < l.referenceLoad.size(); ++e) {
-        ref.x << double(e);
-        ref.y << l.referenceLoad[e];
-        var.x << double(e);
-        var.y << l.variants[v].load[e];
+        labels << QString::number(e);
+        ref.values << l.referenceLoad[e];
+        var.values << l.variants[v].load[e];
     }
-    m_load->showLines({ref, var}, tr("expert"), tr("tokens routed"), false, false);
+    m_load->setTitle(tr("Expert load of layer %1: tokens per expert").arg(l.layer));
+    m_load->showBars(labels, {ref, var}, tr("tokens routed"), false);
 }
 
 } // namespace atlas

@@ -65,6 +65,7 @@ private:
     static QString routerText(const RouterConfig &router);
     void showRun();
     void showLoad();
+    void showChanged();
     std::shared_ptr<const BiasAudit> m_audit;
     std::shared_ptr<const RoutingRun> m_run;
     bool m_running = false;

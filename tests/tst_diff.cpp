@@ -90,6 +90,41 @@ class TestDiff : public QObject
     Q_OBJECT
 
 private slots:
+    void leadSentencesAndConfigPaths()
+    {
+        // A requantization: the same parameters, the routed experts from 1 byte to half a byte each.
+        CheckpointDiff d;
+        const auto experts = static_cast<std::size_t>(Category::RoutedExperts);
+        const auto attention = static_cast<std::size_t>(Category::Attention);
+        d.aParameters = d.bParameters = 1000;
+        d.aByCategory[experts] = d.bByCategory[experts] = 800;
+        d.aByCategory[attention] = d.bByCategory[attention] = 200;
+        d.aBytes[experts] = 800;
+        d.bBytes[experts] = 400;
+        d.aBytes[attention] = d.bBytes[attention] = 400;
+        d.aFormat[experts] = "FP8 e4m3 128x128";
+        d.bFormat[experts] = "NVFP4 g16";
+        d.aFormat[attention] = d.bFormat[attention] = "BF16";
+        d.configChanged["quantization_config"] = {{"a", {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"block", {128, 128}}}},
+                                                  {"b", {{"quant_method", "modelopt"}, {"fmt", "e4m3"}, {"group", 16}}}};
+        d.configAdded["moe_router_dtype"] = "float32";
+        const auto lead = diffLeadSentences(d);
+        QVERIFY(lead.size() >= 3);
+        // 1,200 -> 800 bytes: -33.3 %, bytes before parameters, the packing named as the only change.
+        QCOMPARE(QString::fromStdString(lead[0]),
+                 QString::fromUtf8("Stored size 1.17 KiB \u2192 800 B (\u221233.3 %) for the same 1.00 K parameters (1,000): only "
+                                   "the packing changed."));
+        QVERIFY2(lead[1].find("routed experts FP8 e4m3 128x128") != std::string::npos, lead[1].c_str());
+        QVERIFY2(lead[1].find("attention") == std::string::npos, lead[1].c_str()); // unchanged: not named
+        // config.json key by key: nested keys as paths, added and removed apart from changed.
+        std::vector<std::string> paths;
+        for (const auto &c : configChangesByPath(d))
+            paths.push_back(c.kind + " " + c.path);
+        QCOMPARE(paths, (std::vector<std::string>{"added moe_router_dtype", "changed quantization_config.quant_method",
+                                                  "removed quantization_config.block",
+                                                  "added quantization_config.group"}));
+    }
+
     void collapse()
     {
         QCOMPARE(collapseNumbers({0, 1, 2, 5}), std::string("0..2,5"));

@@ -472,6 +472,15 @@ private slots:
         QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")), QStringLiteral("92,880 B/token"));
         QVERIFY(overview->syntheticBannerShown());
+        // The architecture in numbers, from the written config.json.
+        {
+            const synth::LayoutSpec spec = synth::glm5Fp8();
+            QCOMPARE(overview->architectureValue(QStringLiteral("Hidden size")), groupDigitsQ(std::uint64_t(spec.hidden)));
+            QCOMPARE(overview->architectureValue(QStringLiteral("Experts")),
+                     QStringLiteral("%1 routed + %2 shared · top-%3").arg(spec.experts).arg(spec.sharedExperts).arg(spec.topk));
+            QVERIFY(overview->architectureValue(QStringLiteral("Attention"))
+                        .contains(QStringLiteral("kv %1 + %2 RoPE").arg(spec.kvLoraRank).arg(spec.ropeDim)));
+        }
         // The card follows the Cache view's settings: vLLM's 132-byte entries give 78 x 1,152 + 21 x 132.
         auto *cacheView = qobject_cast<CacheView *>(window.view(QStringLiteral("cache")));
         cacheView->setPreset(CachePreset::Vllm);

@@ -1,5 +1,7 @@
 #include "overview_view.h"
 
+#include "architecture.h"
+
 #include "cache_budget.h"
 
 #include <QFrame>
@@ -76,6 +78,11 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
         addCard(names[i], i / 4, i % 4);
     v->addLayout(m_cards);
 
+    v->addWidget(makeHeading(tr("Architecture"), page));
+    m_arch = new QGridLayout();
+    m_arch->setSpacing(10);
+    v->addLayout(m_arch);
+
     v->addWidget(makeHeading(tr("Quantization layout"), page));
     m_quant = makeTable({tr("Category"), tr("Format"), tr("Stored as"), tr("Parameters"), tr("Scale tensors"),
                          tr("Scale bytes")},
@@ -126,6 +133,13 @@ QLabel *OverviewView::addCard(const QString &name, int row, int column)
     m_cards->addWidget(card(this, &value, name), row, column);
     m_cardValues.append({name, value});
     return value;
+}
+
+QString OverviewView::architectureValue(const QString &name) const
+{
+    for (const auto &[n, label] : m_archValues)
+        if (n == name) return label->text();
+    return {};
 }
 
 QString OverviewView::cardValue(const QString &name) const
@@ -216,6 +230,26 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
         tr("map from %1").arg(qs(std::string(indexShareSourceName(m.source)))));
     setCacheBudget(m_data->cache);
+
+    // The architecture in numbers: a smaller card per fact, four to a row.
+    while (QLayoutItem *item = m_arch->takeAt(0)) {
+        delete item->widget();
+        delete item;
+    }
+    m_archValues.clear();
+    const auto facts = architectureFacts(cfg, a);
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+        QLabel *value = nullptr;
+        QFrame *f = card(this, &value, qs(facts[i].name));
+        QFont font = value->font();
+        font.setPointSizeF(font.pointSizeF() / 1.6 * 1.25);
+        value->setFont(font);
+        value->setText(qs(facts[i].value));
+        value->setToolTip(qs(facts[i].detail));
+        f->setToolTip(qs(facts[i].detail));
+        m_arch->addWidget(f, int(i / 4), int(i % 4));
+        m_archValues.append({qs(facts[i].name), value});
+    }
 
     m_quant->setRowCount(0);
     for (const auto &q : a.quantLayout) {

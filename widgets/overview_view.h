@@ -24,6 +24,7 @@ public:
     void setCacheBudget(const CacheBudget &budget);
     // For tests: the value shown on a headline card ("Parameters", "Active per token", ...).
     QString cardValue(const QString &name) const;
+    QString architectureValue(const QString &name) const; // a card of the Architecture row ("Experts")
     QTableWidget *quantTable() const { return m_quant; }
     bool syntheticBannerShown() const;
 
@@ -33,6 +34,8 @@ private:
     QLabel *m_banner;
     QLabel *m_identity;
     QGridLayout *m_cards;
+    QGridLayout *m_arch; // the architecture in numbers, a card per fact
+    QList<QPair<QString, QLabel *>> m_archValues;
     QList<QPair<QString, QLabel *>> m_cardValues;
     QTableWidget *m_quant;
     QLabel *m_warnings;

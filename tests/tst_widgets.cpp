@@ -487,6 +487,14 @@ private slots:
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")),
                  groupDigitsQ(78 * 1152 + 21 * 132) + QStringLiteral(" B/token"));
         cacheView->setPreset(CachePreset::Article);
+        // The chosen context's figure is drawn and labelled on the chart; hovering reads any context.
+        {
+            const std::uint64_t context = std::uint64_t(synth::glm5Fp8().maxPosition); // the default context
+            QCOMPARE(cacheView->chart()->pointLabels(),
+                     QStringList{QStringLiteral("%1 tokens: %2").arg(groupDigitsQ(context), binaryBytesQ(92880ull * context))});
+            QVERIFY(cacheView->chart()->hoverText(131072).contains(QStringLiteral("131,072 tokens → ") +
+                                                                   binaryBytesQ(92880ull * 131072)));
+        }
 
         // The Plan view re-plans as the user types: 8 H200 hold it, 4 do not, 3 cannot split 64 heads.
         auto *planView = qobject_cast<PlanView *>(window.view(QStringLiteral("plan")));

@@ -394,8 +394,17 @@ void CacheView::drawCurves(const CacheBudget &c)
     if (state || c.mla() || c.bytesAt(std::uint64_t(maxCtx)) != std::uint64_t(double(c.bytesPerToken) * maxCtx))
         series << kv;
     if (c.indexBytesPerTokenEveryLayer > 0) series << every;
-    m_chart->showLines(series, tr("context (tokens, log scale)"), tr("GiB per sequence"), true, false);
+    // Log-log: growth in proportion to the context is a straight line (a linear GiB axis made it look
+    // exponential); sliding windows and fixed states bend it.
+    m_chart->showLines(series, tr("context (tokens, log scale)"), tr("GiB per sequence (log scale)"), true, true);
     m_chart->addMarkers({double(c.contextTokens)}, tr("selected context"), ChartWidget::seriesColor(1));
+    m_chart->addPointLabel(double(c.contextTokens), double(c.bytesAt(c.contextTokens)) / gib,
+                           tr("%1 tokens: %2").arg(groupDigitsQ(c.contextTokens), binaryBytesQ(c.bytesAt(c.contextTokens))),
+                           ChartWidget::seriesColor(0));
+    m_chart->setHoverFormat([](double x, double y) {
+        return tr("%1 tokens → %2").arg(groupDigitsQ(std::uint64_t(std::llround(x))),
+                                        binaryBytesQ(std::uint64_t(std::llround(y * 1024.0 * 1024.0 * 1024.0))));
+    });
 }
 
 } // namespace atlas

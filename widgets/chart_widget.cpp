@@ -1,6 +1,8 @@
 #include "chart_widget.h"
 
 #include <QLabel>
+#include <QMouseEvent>
+#include <QToolTip>
 
 #include <QEvent>
 #include <QVBoxLayout>
@@ -65,6 +67,20 @@ void ChartWidget::setVectorOutput(bool on)
 
 bool ChartWidget::eventFilter(QObject *watched, QEvent *event)
 {
+    if (watched == m_plot && event->type() == QEvent::Resize) {
+        fitLegend();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    if (watched == m_plot && event->type() == QEvent::MouseMove && m_hoverFormat) {
+        const auto *me = static_cast<QMouseEvent *>(event);
+        const QPointF pos = me->position();
+        if (m_plot->axisRect()->rect().contains(pos.toPoint())) {
+            const QString text = hoverText(m_plot->xAxis->pixelToCoord(pos.x()));
+            if (!text.isEmpty()) QToolTip::showText(me->globalPosition().toPoint(), text, m_plot);
+        } else {
+            QToolTip::hideText();
+        }
+    }
     if (watched == m_plot && event->type() == QEvent::Paint && g_vectorOutput) {
         // The painter is redirected to the export device: draw the plot's items, not its pixmaps.
         QCPPainter painter(m_plot);
@@ -130,6 +146,7 @@ void ChartWidget::showPlot(bool plot)
 
 void ChartWidget::clear()
 {
+    m_pointLabels.clear();
     showPlot(m_emptyMessage.isEmpty());
     m_labels.clear();
     m_markers.clear();
@@ -142,6 +159,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                            const QString &valueLabel, bool logValues, bool stacked)
 {
     stacked = stacked && !logValues; // a stack on a log axis would misstate every part above the first
+    m_pointLabels.clear();
     showPlot(true);
     m_labels = labels;
     m_plot->xAxis->grid()->setZeroLinePen(Qt::NoPen); // category 0 is not a zero worth a solid line
@@ -214,6 +232,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
             m_plot->yAxis->setRange(0, hi * 1.12);
     }
     m_plot->legend->setVisible(series.size() > 1);
+    fitLegend();
     applyPalette();
     m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
 }
@@ -221,6 +240,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
 void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel,
                             bool logX, bool logY)
 {
+    m_pointLabels.clear();
     showPlot(true);
     m_labels.clear();
     m_plot->clearPlottables();
@@ -276,9 +296,25 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
         QCPRange r = m_plot->yAxis->range();
         m_plot->yAxis->setRange(r.lower / 1.5, r.upper * 2.5);
     }
+    if (logX) { // room after the last decade, so its label is not cut at the edge
+        const QCPRange r = m_plot->xAxis->range();
+        m_plot->xAxis->setRange(r.lower, r.upper * 1.35);
+    }
     m_plot->legend->setVisible(series.size() > 1);
+    fitLegend();
     applyPalette();
     m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
+}
+
+void ChartWidget::fitLegend()
+{
+    // As many legend columns as names fit side by side, so that none is cut.
+    int longest = 0;
+    for (int i = 0; i < m_plot->legend->itemCount(); ++i)
+        if (auto *item = qobject_cast<QCPPlottableLegendItem *>(m_plot->legend->item(i)))
+            longest = std::max(longest, int(QFontMetrics(m_plot->legend->font()).horizontalAdvance(item->plottable()->name())));
+    const int column = longest + 60; // the icon, its gap and the spacing
+    m_plot->legend->setWrap(std::clamp(m_plot->width() / std::max(column, 1), 1, 6));
 }
 
 void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, const QColor &color)
@@ -297,6 +333,7 @@ void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, cons
         xr.expand(v);
     }
     m_markers[name] = int(x.size());
+    fitLegend();
     if (m_plot->xAxis->scaleType() == QCPAxis::stLinear) {
         const double pad = (xr.upper - xr.lower) * 0.04 + 1e-6;
         m_plot->xAxis->setRange(xr.lower - pad, xr.upper + pad);
@@ -305,11 +342,65 @@ void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, cons
     m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
 }
 
+void ChartWidget::addPointLabel(double x, double y, const QString &text, const QColor &color)
+{
+    auto *point = m_plot->addGraph();
+    point->setData({x}, {y});
+    point->setLineStyle(QCPGraph::lsNone);
+    point->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, 9));
+    point->removeFromLegend();
+    point->setName(QString()); // not a series
+    auto *label = new QCPItemText(m_plot);
+    label->position->setCoords(x, y);
+    label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    label->setPadding(QMargins(6, 2, 6, 2));
+    label->setText(text);
+    QFont f = font();
+    f.setWeight(QFont::DemiBold);
+    label->setFont(f);
+    label->setColor(palette().color(QPalette::WindowText));
+    QColor fill = palette().color(QPalette::Base);
+    fill.setAlpha(220);
+    label->setBrush(fill);
+    label->setPen(QPen(color, 1));
+    m_pointLabels << text;
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QStringList ChartWidget::pointLabels() const
+{
+    return m_pointLabels;
+}
+
+void ChartWidget::setHoverFormat(std::function<QString(double, double)> format)
+{
+    m_hoverFormat = std::move(format);
+    m_plot->setMouseTracking(bool(m_hoverFormat));
+}
+
+QString ChartWidget::hoverText(double x) const
+{
+    if (!m_hoverFormat) return {};
+    QStringList lines;
+    for (int i = 0; i < m_plot->graphCount(); ++i) {
+        QCPGraph *g = m_plot->graph(i);
+        if (g->name().isEmpty() || g->dataCount() == 0) continue;
+        // The data point nearest x (data are sorted by key).
+        auto it = g->data()->findBegin(x, true);
+        if (it == g->data()->constEnd()) continue;
+        auto best = it;
+        if (++it != g->data()->constEnd() && std::fabs(it->key - x) < std::fabs(best->key - x)) best = it;
+        lines << QStringLiteral("<span style='color:%1'>■</span> %2: %3")
+                     .arg(g->pen().color().name(), g->name().toHtmlEscaped(), m_hoverFormat(best->key, best->value));
+    }
+    return lines.join(QStringLiteral("<br>"));
+}
+
 QStringList ChartWidget::seriesNames() const
 {
     QStringList names;
     for (int i = 0; i < m_plot->plottableCount(); ++i)
-        names << m_plot->plottable(i)->name();
+        if (!m_plot->plottable(i)->name().isEmpty()) names << m_plot->plottable(i)->name(); // not labelled points
     return names;
 }
 

@@ -8,6 +8,8 @@
 #include <QVector>
 #include <QWidget>
 
+#include <functional>
+
 class QCustomPlot;
 class QCPTextElement;
 class QLabel;
@@ -50,6 +52,12 @@ public:
                    bool logY);
     // Vertical marker lines (BF16 levels over an FP32 histogram), drawn over what is shown.
     void addMarkers(const QVector<double> &x, const QString &name, const QColor &color);
+    // A point drawn and labelled with its value (the chosen context's figure), over what is shown.
+    void addPointLabel(double x, double y, const QString &text, const QColor &color);
+    QStringList pointLabels() const; // the texts of the labelled points
+    // Hovering a line chart shows each series' value at the nearest x; `format` turns (x, y) into text.
+    void setHoverFormat(std::function<QString(double x, double y)> format);
+    QString hoverText(double x) const; // what hovering at x shows
     void clear();
     // What an empty chart says in place of its axes (why it is empty, what to do); shown after clear().
     void setEmptyMessage(const QString &message);
@@ -77,9 +85,12 @@ private:
     QCPTextElement *m_titleElement = nullptr;
     QString m_title;
     QStringList m_labels;
+    QStringList m_pointLabels;
+    std::function<QString(double, double)> m_hoverFormat;
     QString m_emptyMessage;
     QLabel *m_empty = nullptr;
     void showPlot(bool plot);
+    void fitLegend();
     QHash<QString, int> m_markers; // marker lines per legend name
 };
 

@@ -254,12 +254,10 @@ LayerAttention attentionOf(const LoadedCheckpoint &data, const LayerTensors &lt,
     return LayerAttention::Gqa;
 }
 
-void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out)
+void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out, AnatomyMode mode)
 {
     const ModelConfig &cfg = data.checkpoint.config;
     const CacheBudget &cache = data.cache;
-    AnatomyStage stage;
-    stage.title = "Multi-head latent attention (MLA)";
 
     const Module *qa = attn(lt, "q_a_proj"), *qb = attn(lt, "q_b_proj"), *qDirect = attn(lt, "q_proj");
     const Module *kva = attn(lt, "kv_a_proj_with_mqa"), *kvb = attn(lt, "kv_b_proj"), *o = attn(lt, "o_proj");
@@ -271,31 +269,24 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     const std::uint64_t rope = kvaIo && kvLora && kvaIo->second > *kvLora ? kvaIo->second - *kvLora : 0;
     const bool headsFromConfig = true; // no tensor holds the head count by itself
     const std::uint64_t heads = static_cast<std::uint64_t>(cfg.numAttentionHeads.value_or(0));
+    const bool perHead = qbIo && kvbIo && heads && qbIo->second % heads == 0 && kvbIo->second % heads == 0;
+    const std::uint64_t qPer = perHead ? qbIo->second / heads : 0;
+    const std::uint64_t nope = perHead && qPer > rope ? qPer - rope : 0;
+    const std::uint64_t vDim = perHead && kvbIo->second / heads > nope ? kvbIo->second / heads - nope : 0;
 
+    // 1. The latents, each a projection of the hidden state: the query latent, and the 576 values a
+    //    token leaves in the cache, split 512 latent + 64 RoPE key shared by every head.
+    AnatomyStage latents;
+    latents.title = "MLA: the latents, projected from the hidden state";
     AnatomyColumn q;
-    q.title = "query";
+    q.title = "query latent";
     if (qa) {
         q.boxes.push_back(linearBox(lt, qa, "q_a_proj"));
         q.boxes.back().detail += " (query latent)";
         q.boxes.push_back(normBox(lt, attn(lt, "q_a_layernorm"), "q_a_layernorm"));
-        q.boxes.push_back(linearBox(lt, qb, "q_b_proj"));
-    } else if (qDirect) {
-        q.boxes.push_back(linearBox(lt, qDirect, "q_proj"));
     }
-    if (qbIo && heads && qbIo->second % heads == 0) {
-        AnatomyBox h;
-        h.kind = BoxKind::Heads;
-        h.title = "query heads";
-        const std::uint64_t per = qbIo->second / heads;
-        h.detail = rope ? groupDigits(heads) + " heads × (" + groupDigits(per - rope) + " nope + " + groupDigits(rope) +
-                              " rope)"
-                        : groupDigits(heads) + " heads × " + groupDigits(per) + " (no rope)";
-        h.fromConfig = headsFromConfig;
-        q.boxes.push_back(h);
-    }
-
     AnatomyColumn kv;
-    kv.title = "key / value";
+    kv.title = rope ? "KV latent (" + groupDigits(kvLora.value_or(0)) + ")" : "KV latent";
     kv.boxes.push_back(linearBox(lt, kva, "kv_a_proj_with_mqa"));
     AnatomyBox latent;
     latent.kind = BoxKind::Latent;
@@ -312,52 +303,60 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                            std::string(kvDtypeName(cache.kvDtype)) + ")";
     kv.boxes.push_back(latent);
     kv.boxes.push_back(normBox(lt, attn(lt, "kv_a_layernorm"), "kv_a_layernorm"));
-    kv.boxes.push_back(linearBox(lt, kvb, "kv_b_proj"));
-    if (kvbIo && heads && qbIo && kvbIo->second % heads == 0 && qbIo->second % heads == 0) {
-        const std::uint64_t nope = qbIo->second / heads - rope;
-        const std::uint64_t v = kvbIo->second / heads - nope;
-        AnatomyBox h;
-        h.kind = BoxKind::Heads;
-        h.title = "key and value heads";
-        h.detail = groupDigits(heads) + " heads × (" + groupDigits(nope) + " K nope + " + groupDigits(v) + " V)";
-        h.fromConfig = headsFromConfig;
-        kv.boxes.push_back(h);
+    if (!q.boxes.empty()) latents.columns.push_back(std::move(q));
+    latents.columns.push_back(std::move(kv));
+    if (rope) {
+        AnatomyColumn r;
+        r.title = "shared RoPE key (" + groupDigits(rope) + ")";
+        AnatomyBox split = box(BoxKind::Latent, "RoPE key (cached)",
+                               "the last " + groupDigits(rope) + " of the " + groupDigits(*kvLora + rope) +
+                                   ", shared by all heads");
+        split.cached = true;
+        split.cacheNote = "with the latent, in the same row";
+        r.boxes.push_back(split);
+        r.boxes.push_back(box(BoxKind::Heads, "rotary position", "rotated by the token's position"));
+        latents.columns.push_back(std::move(r));
     }
-    stage.columns.push_back(std::move(q));
-    stage.columns.push_back(std::move(kv));
+    out.stages.push_back(std::move(latents));
 
-    // The DSA indexer: its own path, or the selection of another layer.
+    // 2. The DSA indexer: which tokens each query reads. Three inputs fan into its scores: index queries
+    //    from the query latent, index keys from the hidden state (cached), per-head weights from the
+    //    hidden state. A shared layer (IndexShare) runs none of it and takes an earlier layer's top-k.
     if (info.indexer != IndexerRole::None || info.indexerWeights) {
-        AnatomyColumn ix;
-        ix.title = "DSA indexer";
+        AnatomyStage ix;
+        ix.title = info.indexerWeights ? "DSA indexer: which tokens each query reads"
+                                       : "DSA indexer: skipped on this layer (IndexShare)";
+        const std::uint64_t pool = static_cast<std::uint64_t>(cfg.indexKpool.value_or(1));
+        const std::string keysCache =
+            cache.available && cache.indexEntryBytes > 0
+                ? groupDigits(static_cast<std::uint64_t>(cache.indexEntryBytes)) +
+                      (pool > 1 ? " B per " + groupDigits(pool) + " tokens" : std::string(" B/token"))
+                : std::string();
+        AnatomyColumn iq, ik, iw;
+        iq.title = "index queries";
+        ik.title = "index keys";
+        iw.title = "head weights";
         if (info.indexerWeights) {
             const Module *wqb = indexerPart(lt, "wq_b"), *wk = indexerPart(lt, "wk"),
                          *wp = indexerPart(lt, "weights_proj");
-            ix.boxes.push_back(linearBox(lt, wqb, "wq_b", BoxKind::Indexer));
-            ix.boxes.back().detail += " (from the query latent)";
-            ix.boxes.push_back(linearBox(lt, wk, "wk", BoxKind::Indexer));
-            ix.boxes.push_back(normBox(lt, indexerPart(lt, "k_norm"), "k_norm"));
-            ix.boxes.back().kind = BoxKind::Indexer;
-            ix.boxes.push_back(linearBox(lt, wp, "weights_proj", BoxKind::Indexer));
-            const auto wkIo = lt.inOut(wk), wpIo = lt.inOut(wp);
-            AnatomyBox sel;
-            sel.kind = BoxKind::Indexer;
-            sel.title = "top-k selection";
-            if (wkIo && wpIo) sel.detail = groupDigits(wpIo->second) + " index heads × " + groupDigits(wkIo->second);
-            if (cfg.indexTopk) {
-                sel.detail += (sel.detail.empty() ? "" : ", ") + std::string("keeps ") +
-                              groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " tokens";
-                sel.fromConfig = true;
-            }
-            ix.boxes.push_back(sel);
+            iq.boxes.push_back(linearBox(lt, wqb, "wq_b", BoxKind::Indexer));
+            iq.boxes.back().detail += " (from the query latent)";
+            ik.boxes.push_back(linearBox(lt, wk, "wk", BoxKind::Indexer));
+            ik.boxes.back().detail += " (from the hidden state)";
+            ik.boxes.push_back(normBox(lt, indexerPart(lt, "k_norm"), "k_norm"));
+            ik.boxes.back().kind = BoxKind::Indexer;
+            iw.boxes.push_back(linearBox(lt, wp, "weights_proj", BoxKind::Indexer));
+            iw.boxes.back().detail += " (from the hidden state)";
+            const auto wkIo = lt.inOut(wk), wpIo = lt.inOut(wp), wqIo = lt.inOut(wqb);
+            if (wqIo && wkIo && wkIo->second && wqIo->second % wkIo->second == 0)
+                iq.boxes.push_back(box(BoxKind::Heads, "index query heads",
+                                       groupDigits(wqIo->second / wkIo->second) + " heads × " + groupDigits(wkIo->second)));
             // GLM-5.3-Flash pools the keys: a gate and position terms fold index_kpool tokens into one.
-            const Module *gatePool = indexerPart(lt, "index_kpool_compress_gate");
-            const std::uint64_t pool = static_cast<std::uint64_t>(cfg.indexKpool.value_or(1));
-            if (gatePool) {
+            if (const Module *gatePool = indexerPart(lt, "index_kpool_compress_gate")) {
                 AnatomyBox pb = box(BoxKind::Indexer, "key pooling",
                                     "index_kpool_compress_gate / _ape: " + groupDigits(pool) + " tokens → one key");
                 lt.fill(pb, {gatePool, indexerPart(lt, "index_kpool_compress_ape")});
-                ix.boxes.push_back(pb);
+                ik.boxes.push_back(pb);
             }
             AnatomyBox keys;
             keys.kind = BoxKind::Latent;
@@ -368,35 +367,123 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                               (pool > 1 ? groupDigits(pool) + " tokens, and a tail of " + groupDigits(2 * pool) +
                                               " BF16 keys per sequence"
                                         : std::string("token"));
-            if (cache.available && cache.indexEntryBytes > 0)
-                keys.cacheNote = groupDigits(static_cast<std::uint64_t>(cache.indexEntryBytes)) +
-                                 (pool > 1 ? " B per " + groupDigits(pool) + " tokens" : std::string(" B/token"));
-            ix.boxes.push_back(keys);
+            keys.cacheNote = keysCache;
+            ik.boxes.push_back(keys);
+            AnatomyBox sel;
+            sel.kind = BoxKind::Indexer;
+            sel.title = "top-k selection";
+            if (wkIo && wpIo) sel.detail = groupDigits(wpIo->second) + " index heads × " + groupDigits(wkIo->second);
+            if (cfg.indexTopk) {
+                sel.detail += (sel.detail.empty() ? "" : ", ") + std::string("keeps ") +
+                              groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " tokens";
+                sel.fromConfig = true;
+            }
+            ix.columns = {std::move(iq), std::move(ik), std::move(iw)};
+            ix.join.push_back(sel);
+            out.notes.push_back("Index scores: for every cached index key, the sum over index heads of the head's weight "
+                                "× ReLU(index query · key); the top-k tokens are what sparse attention reads.");
         } else {
+            // The blocks this layer skips, greyed, and the selection it borrows.
+            auto skipped = [](std::string title, std::string detail) {
+                AnatomyBox b = box(BoxKind::Indexer, std::move(title), std::move(detail));
+                b.skipped = true;
+                return b;
+            };
+            iq.boxes.push_back(skipped("wq_b (not run)", "no index queries on this layer"));
+            ik.boxes.push_back(skipped("wk, k_norm (not run)", "no index keys computed"));
+            AnatomyBox keys = skipped("index keys (not cached)", "this layer keeps none");
+            if (!keysCache.empty()) keys.detail = "saves " + keysCache + " of cache";
+            ik.boxes.push_back(keys);
+            iw.boxes.push_back(skipped("weights_proj (not run)", "no head weights"));
             AnatomyBox reuse;
-            reuse.kind = BoxKind::Note;
+            reuse.kind = BoxKind::Indexer;
             reuse.title = "IndexShare";
             reuse.detail = info.reusesLayer >= 0 ? "reuses layer " + std::to_string(info.reusesLayer) +
                                                        "'s top-k selection; no index keys of its own"
                                                  : "reuses an earlier layer's selection";
-            ix.boxes.push_back(reuse);
+            reuse.from = info.reusesLayer >= 0 ? "layer " + std::to_string(info.reusesLayer) + "'s top-k"
+                                               : "an earlier layer's top-k";
+            ix.columns = {std::move(iq), std::move(ik), std::move(iw)};
+            ix.join.push_back(reuse);
         }
-        stage.columns.push_back(std::move(ix));
+        out.stages.push_back(std::move(ix));
     }
 
-    AnatomyBox core;
-    core.kind = BoxKind::Attention;
-    core.title = info.indexer == IndexerRole::None ? "attention" : "sparse attention";
-    core.detail = info.indexer == IndexerRole::None || !cfg.indexTopk
-                      ? "over every cached latent"
-                      : "over the " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " selected tokens";
-    stage.join.push_back(core);
-    stage.join.push_back(linearBox(lt, o, "o_proj"));
-    out.stages.push_back(std::move(stage));
-    out.notes.push_back(rope ? "At decode, kv_b_proj is absorbed into the query and o_proj, so only the latent + rope "
-                               "part is cached; K and V per head are never stored."
-                             : "At decode, kv_b_proj is absorbed into the query and o_proj, so only the latent is "
-                               "cached (this model has no RoPE key); K and V per head are never stored.");
+    // 3. Attention, at prefill (K and V expanded per head) or at decode (kv_b_proj absorbed).
+    AnatomyStage att;
+    const bool sparse = info.indexer != IndexerRole::None && cfg.indexTopk;
+    const std::string over =
+        sparse ? "over the " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " selected tokens"
+               : std::string("over every cached token");
+    AnatomyColumn qh;
+    qh.title = "query heads";
+    if (qa)
+        qh.boxes.push_back(linearBox(lt, qb, "q_b_proj"));
+    else if (qDirect)
+        qh.boxes.push_back(linearBox(lt, qDirect, "q_proj"));
+    if (qbIo && heads && qbIo->second % heads == 0) {
+        AnatomyBox h;
+        h.kind = BoxKind::Heads;
+        h.title = "query heads";
+        h.detail = rope ? groupDigits(heads) + " heads × (" + groupDigits(qPer - rope) + " nope + " + groupDigits(rope) +
+                              " rope)"
+                        : groupDigits(heads) + " heads × " + groupDigits(qPer) + " (no rope)";
+        h.fromConfig = headsFromConfig;
+        qh.boxes.push_back(h);
+    }
+    if (mode == AnatomyMode::Prefill) {
+        att.title = "MLA attention at prefill: K and V expanded per head";
+        AnatomyColumn kvh;
+        kvh.title = "key / value heads (from the KV latent)";
+        kvh.boxes.push_back(linearBox(lt, kvb, "kv_b_proj"));
+        if (perHead) {
+            AnatomyBox h;
+            h.kind = BoxKind::Heads;
+            h.title = "key and value heads";
+            h.detail = groupDigits(heads) + " heads × (" + groupDigits(nope) + " K nope + " + groupDigits(vDim) + " V)";
+            h.fromConfig = headsFromConfig;
+            kvh.boxes.push_back(h);
+        }
+        att.columns.push_back(std::move(qh));
+        att.columns.push_back(std::move(kvh));
+        AnatomyBox core = box(BoxKind::Attention, sparse ? "sparse attention" : "attention",
+                              over + (rope ? ": each head's K is its " + groupDigits(nope) + " nope part + the shared " +
+                                                 groupDigits(rope) + " RoPE key"
+                                           : std::string()));
+        att.join.push_back(core);
+    } else {
+        att.title = "MLA attention at decode: kv_b_proj absorbed, the latent read as is";
+        AnatomyBox uk = linearBox(lt, kvb, "kv_b_proj, K half (W_UK)");
+        uk.detail = perHead ? "each head's " + groupDigits(nope) + " nope query → " + groupDigits(kvLora.value_or(0)) +
+                                  " latent coordinates"
+                            : "the query moved into the latent";
+        qh.boxes.push_back(uk);
+        AnatomyColumn lat;
+        lat.title = "the cache, read as is";
+        AnatomyBox read = box(BoxKind::Latent, "cached latent + RoPE key",
+                              groupDigits(kvLora.value_or(0) + rope) + " values per token; one head for all " +
+                                  groupDigits(heads) + " (MQA)");
+        read.cached = true;
+        lat.boxes.push_back(read);
+        att.columns.push_back(std::move(qh));
+        att.columns.push_back(std::move(lat));
+        att.join.push_back(box(BoxKind::Attention, sparse ? "sparse attention in latent space" : "attention in latent space",
+                               over + ": scores on " + groupDigits(kvLora.value_or(0) + rope) +
+                                   " values, the " + groupDigits(kvLora.value_or(0)) + " latent values as V"));
+        att.join.push_back(box(BoxKind::Linear, "kv_b_proj, V half (W_UV)",
+                               perHead ? groupDigits(kvLora.value_or(0)) + " latent → " + groupDigits(vDim) + " per head"
+                                       : "the latent back to each head's value width"));
+    }
+    att.join.push_back(linearBox(lt, o, "o_proj"));
+    out.stages.push_back(std::move(att));
+    out.notes.push_back(mode == AnatomyMode::Prefill
+                            ? (rope ? "Prefill shown: at decode kv_b_proj is absorbed into the query and the output, so only "
+                                      "the latent + RoPE key is ever cached; K and V per head are never stored."
+                                    : "Prefill shown: at decode kv_b_proj is absorbed into the query and the output, so only "
+                                      "the latent is ever cached (this model has no RoPE key).")
+                            : "Decode shown: the query heads are moved into the latent (W_UK) and attend to the cached " +
+                                  groupDigits(kvLora.value_or(0) + rope) +
+                                  "-value rows as one shared head; W_UV maps the result back per head before o_proj.");
 }
 
 void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kind, LayerAnatomy &out)
@@ -835,7 +922,7 @@ TensorsByLayer tensorsByLayer(const LoadedCheckpoint &data)
     return out;
 }
 
-LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index)
+LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index, AnatomyMode mode)
 {
     LayerAnatomy out;
     out.layer = layer;
@@ -868,7 +955,7 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
     hyperConnectionStage(data, lt, out);
     switch (att) {
     case LayerAttention::Mla:
-        mlaStage(data, lt, info, out);
+        mlaStage(data, lt, info, out, mode);
         break;
     case LayerAttention::Compressed:
         compressedStage(data, lt, info, out);

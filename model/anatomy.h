@@ -24,7 +24,14 @@ struct AnatomyBox
     bool fromConfig = false;          // a dimension came from config.json, not from a shape
     bool cached = false;              // what the KV or index-key cache keeps
     std::string cacheNote;            // "1,152 B/token (BF16)"
+    bool skipped = false;             // a block this layer does not run (IndexShare), drawn greyed
+    std::string from;                 // an input from outside the layer ("layer 4's top-k"), drawn as an arrow
 };
+
+// MLA computes attention two ways: at prefill K and V are expanded per head from the latent; at decode
+// kv_b_proj is absorbed (its K half into the query, its V half after attention) and the queries attend
+// to the cached latent itself, as one shared head.
+enum class AnatomyMode { Prefill, Decode };
 
 // Boxes drawn top to bottom, each feeding the next.
 struct AnatomyColumn
@@ -76,6 +83,7 @@ TensorsByLayer tensorsByLayer(const LoadedCheckpoint &data);
 
 // One layer's block diagram. Throws nothing: what cannot be placed is listed in `unplaced`. With
 // `index` (tensorsByLayer of the same data) only that layer's tensors are read.
-LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index = nullptr);
+LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index = nullptr,
+                          AnatomyMode mode = AnatomyMode::Prefill);
 
 } // namespace atlas

@@ -104,6 +104,22 @@ private slots:
         QVERIFY2(router->detail.find("correction bias F32") != std::string::npos, router->detail.c_str());
         QVERIFY(findBox(a, "routed experts")->detail.starts_with(n(spec.experts) + " experts × width " + n(spec.moeInter)));
         QVERIFY(findBox(a, "shared experts")->detail.starts_with("width " + n(spec.moeInter * spec.sharedExperts)));
+
+        // The 576 cached values drawn as their two parts: the latent and the RoPE key every head shares.
+        QVERIFY(findBox(a, "RoPE key (cached)")->detail.starts_with("the last " + n(spec.ropeDim) + " of the " +
+                                                                      n(spec.kvLoraRank + spec.ropeDim)));
+
+        // Decode: kv_b_proj absorbed, its K half into the query, its V half after attention; the queries
+        // read the cached latent as one shared head. Every tensor is still in exactly one block.
+        const LayerAnatomy d = layerAnatomy(l, layer, nullptr, AnatomyMode::Decode);
+        QVERIFY(d.unplaced.empty());
+        checkEveryTensorAccountedFor(l, d);
+        QVERIFY(!findBox(d, "key and value heads"));
+        QCOMPARE(findBox(d, "kv_b_proj, K half (W_UK)")->tensors, findBox(a, "kv_b_proj")->tensors);
+        QCOMPARE(findBox(d, "kv_b_proj, V half (W_UV)")->detail,
+                 n(spec.kvLoraRank) + " latent → " + n(spec.vDim) + " per head");
+        QVERIFY(findBox(d, "cached latent + RoPE key")->detail.starts_with(n(spec.kvLoraRank + spec.ropeDim) +
+                                                                            " values per token"));
     }
 
     void theLayerIndexChangesNothing()
@@ -143,7 +159,7 @@ private slots:
             (synth::formulaFull(i, spec.indexFreq, spec.indexOffset) ? full : shared) = static_cast<int>(i);
         QVERIFY(full >= 0 && shared >= 0);
         const LayerAnatomy f = layerAnatomy(l, full);
-        QCOMPARE(findBox(f, "wk")->detail, n(spec.hidden) + " → " + n(spec.indexHeadDim));
+        QCOMPARE(findBox(f, "wk")->detail, n(spec.hidden) + " → " + n(spec.indexHeadDim) + " (from the hidden state)");
         QCOMPARE(findBox(f, "top-k selection")->detail, n(spec.indexHeads) + " index heads × " + n(spec.indexHeadDim) +
                                                             ", keeps " + n(spec.indexTopk) + " tokens");
         QVERIFY(findBox(f, "index keys (cached)")->cached);
@@ -153,6 +169,21 @@ private slots:
         QVERIFY(reused >= 0 && synth::formulaFull(reused, spec.indexFreq, spec.indexOffset));
         QVERIFY2(findBox(s, "IndexShare")->detail.find("reuses layer " + std::to_string(reused)) == 0,
                  findBox(s, "IndexShare")->detail.c_str());
+        // The shared layer draws the indexer blocks it skips, greyed, the cache they save, and the
+        // selection coming in from the layer it reuses.
+        QCOMPARE(findBox(s, "IndexShare")->from, "layer " + std::to_string(reused) + "'s top-k");
+        QVERIFY(findBox(s, "wk, k_norm (not run)")->skipped);
+        const AnatomyBox *saved = findBox(s, "index keys (not cached)");
+        QVERIFY(saved->skipped && !saved->cached);
+        QCOMPARE(saved->detail, "saves " + n(std::uint64_t(l.cache.indexEntryBytes)) + " B/token of cache");
+        // The full layer's scores take three inputs: index queries, index keys and head weights.
+        std::vector<std::string> inputs;
+        for (const auto &stage : f.stages)
+            if (stage.title.starts_with("DSA indexer"))
+                for (const auto &c : stage.columns)
+                    inputs.push_back(c.title);
+        QCOMPARE(inputs, (std::vector<std::string>{"index queries", "index keys", "head weights"}));
+
 
         // The stack: dense layers, then MoE layers in one run (roles per layer inside), then MTP.
         const auto runs = layerStack(l);

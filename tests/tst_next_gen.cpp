@@ -362,11 +362,12 @@ private slots:
         const LayerAnatomy dsaLayer = layerAnatomy(data, 3);
         QVERIFY(dsaLayer.unplaced.empty());
         bool pooled = false, noRope = false;
-        for (const auto &col : dsaLayer.stages[1].columns)
-            for (const auto &b : col.boxes) {
-                pooled = pooled || b.title == "key pooling";
-                noRope = noRope || (b.cached && b.detail.find("no RoPE key") != std::string::npos);
-            }
+        for (const auto &stage : dsaLayer.stages) // the latents, then the indexer, then attention
+            for (const auto &col : stage.columns)
+                for (const auto &b : col.boxes) {
+                    pooled = pooled || b.title == "key pooling";
+                    noRope = noRope || (b.cached && b.detail.find("no RoPE key") != std::string::npos);
+                }
         QVERIFY(pooled);
         QVERIFY(noRope);
     }

@@ -253,10 +253,23 @@ private slots:
         anatomy->selectLayer(shared);
         bool said = false;
         for (const auto &stage : anatomy->diagram()->anatomy().stages)
-            for (const auto &col : stage.columns)
-                for (const auto &b : col.boxes)
-                    said = said || b.detail.starts_with("reuses layer " + std::to_string(firstFull));
+            for (const auto &b : stage.join)
+                said = said || (b.detail.starts_with("reuses layer " + std::to_string(firstFull)) &&
+                                b.from == "layer " + std::to_string(firstFull) + "'s top-k");
         QVERIFY(said);
+        // The arrow keys step through the layers; the figure leaves the hint out.
+        QTest::keyClick(anatomy, Qt::Key_Right);
+        QCOMPARE(anatomy->selectedLayer(), shared + 1);
+        QTest::keyClick(anatomy, Qt::Key_Left);
+        QCOMPARE(anatomy->selectedLayer(), shared);
+        QVERIFY(!svg.contains(QStringLiteral("Click a layer")));
+        if (qEnvironmentVariableIsSet("ATLAS_SHOTS")) { // for a developer to look at: decode, a full layer
+            anatomy->setMode(AnatomyMode::Decode);
+            anatomy->selectLayer(firstFull);
+            window.grab().save(qEnvironmentVariable("ATLAS_SHOTS") + QStringLiteral("/anatomy-decode.png"));
+            anatomy->setMode(AnatomyMode::Prefill);
+        }
+        QVERIFY(!svg.contains(QStringLiteral("Hover a block")));
 
         // A clicked block lists its tensors in the Layers view.
         auto *layers = qobject_cast<LayersView *>(window.view(QStringLiteral("layers")));

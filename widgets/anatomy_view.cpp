@@ -1,17 +1,21 @@
 #include "anatomy_view.h"
 
+#include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QResizeEvent>
 #include <QScrollArea>
 #include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cmath>
 
 namespace atlas {
 
@@ -257,6 +261,7 @@ void LayerDiagramWidget::setAnatomy(LayerAnatomy anatomy)
 {
     m_anatomy = std::move(anatomy);
     m_hits.clear();
+    fitHeight();
     update();
 }
 
@@ -285,14 +290,16 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
     };
     auto drawBox = [&](const AnatomyBox &b, QRectF r) {
         if (!p) return;
-        const QColor c = kindColor(b.kind);
+        // A block the layer skips (IndexShare) is greyed and dashed: there, but not run.
+        const QColor c = b.skipped ? muted : kindColor(b.kind);
         QColor fill = c;
-        fill.setAlphaF(b.cached ? 0.30 : 0.12);
-        p->setPen(QPen(c, b.cached ? 2.2 : 1.2, b.kind == BoxKind::Note ? Qt::DashLine : Qt::SolidLine));
+        fill.setAlphaF(b.skipped ? 0.05 : b.cached ? 0.30 : 0.12);
+        p->setPen(QPen(c, b.cached && !b.skipped ? 2.2 : 1.2,
+                       b.kind == BoxKind::Note || b.skipped ? Qt::DashLine : Qt::SolidLine));
         p->setBrush(fill);
         p->drawRoundedRect(r, 5, 5);
         QRectF t = r.adjusted(pad + 2, pad, -pad - 2, 0);
-        p->setPen(text);
+        p->setPen(b.skipped ? muted : text);
         p->setFont(bold);
         const QString title = qs(b.title) + (b.fromConfig ? QStringLiteral(" †") : QString());
         p->drawText(QRectF(t.left(), t.top(), t.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
@@ -378,16 +385,34 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         y = cols ? columnsBottom + rowGap : y;
         for (std::size_t k = 0; k < stage.join.size(); ++k) {
             const AnatomyBox &b = stage.join[k];
-            const QRectF r(margin + 10, y, inner - 20, boxHeight(b));
+            // An input from another layer comes in from the right, named.
+            const double fromW = b.from.empty() ? 0 : std::min(220.0, (inner - 20) * 0.3);
+            const QRectF r(margin + 10, y, inner - 20 - fromW, boxHeight(b));
             if (p) {
                 p->setPen(QPen(muted, 1.4));
                 if (k == 0)
                     for (int c = 0; c < cols; ++c) {
+                        const AnatomyColumn &col = stage.columns[static_cast<std::size_t>(c)];
+                        if (!col.boxes.empty() && col.boxes.back().skipped) continue; // feeds nothing
                         const double cx = margin + 10 + c * (colW + colGap) + colW / 2;
-                        downArrow(*p, QPointF(cx, lastBottom[static_cast<std::size_t>(c)]), QPointF(cx, y));
+                        downArrow(*p, QPointF(cx, lastBottom[static_cast<std::size_t>(c)]), QPointF(std::min(cx, r.right() - 8), y));
                     }
                 else
                     downArrow(*p, QPointF(r.center().x(), y - rowGap), QPointF(r.center().x(), y));
+                if (!b.from.empty()) {
+                    const QColor accent = kindColor(b.kind);
+                    p->setPen(QPen(accent, 1.8));
+                    const double ay = r.center().y();
+                    p->drawLine(QPointF(r.right() + fromW - 6, ay), QPointF(r.right() + 2, ay));
+                    p->setBrush(accent);
+                    p->drawPolygon(QPolygonF({QPointF(r.right() + 2, ay), QPointF(r.right() + 10, ay - 4),
+                                              QPointF(r.right() + 10, ay + 4)}));
+                    p->setFont(small);
+                    p->setPen(text);
+                    p->drawText(QRectF(r.right() + 12, r.top(), fromW - 18, ay - r.top() - 2),
+                                Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap, tr("from %1").arg(qs(b.from)));
+                    p->setFont(normal);
+                }
             }
             drawBox(b, r);
             m_hits.push_back({r, &b});
@@ -407,8 +432,9 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
     QStringList lines;
     for (const auto &n : m_anatomy.notes)
         lines << qs(n);
-    lines << tr("Orange: what the cache keeps per token. † a dimension from config.json (no shape holds it "
-                "alone). Hover a block for its tensors; click to list them in Layers.");
+    lines << tr("Orange: what the cache keeps per token; dashed grey: a block this layer does not run. † a "
+                "dimension from config.json (no shape holds it alone).") +
+                 (exportingFigure() ? QString() : tr(" Hover a block for its tensors; click to list them in Layers."));
     if (!m_anatomy.unplaced.empty())
         lines << tr("Not placed in the diagram: %1 tensor(s), e.g. %2")
                      .arg(m_anatomy.unplaced.size())
@@ -437,31 +463,20 @@ void LayerDiagramWidget::paintEvent(QPaintEvent *)
         p.drawText(rect(), Qt::AlignCenter, qs(m_anatomy.heading));
         return;
     }
-    // Laid out at the widget's width; scaled down as a whole (text too, still vectors) when taller.
-    double w = width();
-    double h = draw(nullptr, w);
-    double scale = 1.0;
-    if (h < height() * 0.8) {
-        // Room to spare (a large screen): drawn up to 1.4 times larger, laid out at the narrower width.
-        scale = std::min(1.4, height() / h);
-        w = width() / scale;
-        h = draw(nullptr, w);
-        if (h * scale > height()) {
-            scale = 1.0;
-            w = width();
-            h = draw(nullptr, w);
-        }
-    }
-    if (h > height()) {
-        scale = std::max(0.55, double(height()) / h);
-        w = width() / scale;
-        h = draw(nullptr, w);
-        scale = std::min(1.0, std::max(double(height()) / h, 0.5));
-    }
-    p.scale(scale, scale);
-    draw(&p, w);
-    for (auto &hit : m_hits)
-        hit.first = QRectF(hit.first.topLeft() * scale, hit.first.size() * scale);
+    // One scale for every layer: text at the application's size, never shrunk; a tall layer scrolls.
+    draw(&p, width());
+}
+
+void LayerDiagramWidget::fitHeight()
+{
+    const int h = m_anatomy.stages.empty() ? 0 : int(std::ceil(draw(nullptr, std::max(width(), 200))));
+    if (h != minimumHeight()) setMinimumHeight(h);
+}
+
+void LayerDiagramWidget::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    fitHeight();
 }
 
 const AnatomyBox *LayerDiagramWidget::boxAt(QPointF pos) const
@@ -508,7 +523,7 @@ void LayerDiagramWidget::mousePressEvent(QMouseEvent *event)
 
 AnatomyView::AnatomyView(QWidget *parent)
     : AtlasView(parent), m_summary(new QLabel(this)), m_stack(new LayerStackWidget(this)),
-      m_diagram(new LayerDiagramWidget(this))
+      m_diagram(new LayerDiagramWidget(this)), m_mode(new QComboBox(this))
 {
     m_summary->setWordWrap(true);
     auto *v = new QVBoxLayout(this);
@@ -523,8 +538,25 @@ AnatomyView::AnatomyView(QWidget *parent)
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     scroll->setFixedWidth(m_stack->minimumWidth() + 40);
     h->addWidget(scroll);
-    h->addWidget(m_diagram, 1);
+    auto *right = new QVBoxLayout();
+    auto *modeRow = new QHBoxLayout();
+    modeRow->addWidget(new QLabel(tr("MLA shown at"), this));
+    m_mode->addItem(tr("prefill: K and V expanded per head"), int(AnatomyMode::Prefill));
+    m_mode->addItem(tr("decode: kv_b_proj absorbed"), int(AnatomyMode::Decode));
+    modeRow->addWidget(m_mode);
+    modeRow->addStretch(1);
+    right->addLayout(modeRow);
+    // The diagram keeps one text size for every layer; a layer taller than the window scrolls.
+    auto *diagramScroll = new QScrollArea(this);
+    diagramScroll->setWidget(m_diagram);
+    diagramScroll->setWidgetResizable(true);
+    diagramScroll->setFrameShape(QFrame::NoFrame);
+    diagramScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    right->addWidget(diagramScroll, 1);
+    h->addLayout(right, 1);
     v->addLayout(h, 1);
+    connect(m_mode, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { selectLayer(m_layer); });
+    setFocusPolicy(Qt::StrongFocus);
     connect(m_stack, &LayerStackWidget::layerClicked, this, &AnatomyView::selectLayer);
     connect(m_diagram, &LayerDiagramWidget::boxClicked, this, [this](const QStringList &tensors) {
         // The longest common prefix names the block in the Layers filter ("model.layers.5.self_attn.q_a_proj").
@@ -585,23 +617,45 @@ void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
     m_stack->setRuns(runs);
     m_summary->setText(
         (m_stack->showsIndexerRoles() ? tr("%1 layers in %2 run(s). A cell per layer: dark green owns a DSA indexer, light green reuses "
-                      "one (IndexShare), grey has none%3. Click a layer.")
+                      "one (IndexShare), grey has none%3. Click a layer (or step with the arrow keys).")
                                             .arg(QStringLiteral("%1"), QStringLiteral("%2"),
                                                  m_data->checkpoint.config.compressRatios.empty()
                                                      ? QString()
                                                      : tr("; teal: compressed attention, ratio 128 mid, window only light"))
                  : tr("%1 layers in %2 run(s). A cell per layer: orange MLA, blue full attention, light blue "
-                      "sliding window, purple linear attention, teal compressed (darker: more compressed rows). Click a layer."))
+                      "sliding window, purple linear attention, teal compressed (darker: more compressed rows). Click a layer (or step with the arrow keys)."))
             .arg(m_data->analysis.layerCount)
             .arg(runs.size()));
+    // Exported figures leave the interaction hint out.
+    m_summary->setProperty("exportText", QString(m_summary->text()).remove(tr(" Click a layer (or step with the arrow keys).")));
     selectLayer(pick);
 }
 
 void AnatomyView::selectLayer(int layer)
 {
     if (!m_data) return;
+    m_layer = layer;
     m_stack->setSelectedLayer(layer);
-    m_diagram->setAnatomy(layerAnatomy(*m_data, layer, m_prepared ? &m_prepared->index : nullptr));
+    m_diagram->setAnatomy(layerAnatomy(*m_data, layer, m_prepared ? &m_prepared->index : nullptr,
+                                       AnatomyMode(m_mode->currentData().toInt())));
+}
+
+void AnatomyView::setMode(AnatomyMode mode)
+{
+    m_mode->setCurrentIndex(m_mode->findData(int(mode)));
+}
+
+void AnatomyView::keyPressEvent(QKeyEvent *event)
+{
+    // The arrow keys step through the layers.
+    const int step = event->key() == Qt::Key_Right || event->key() == Qt::Key_Down  ? 1
+                     : event->key() == Qt::Key_Left || event->key() == Qt::Key_Up ? -1
+                                                                                   : 0;
+    if (step && m_data && m_layer + step >= 0 && m_layer + step < m_data->analysis.layerCount) {
+        selectLayer(m_layer + step);
+        return;
+    }
+    AtlasView::keyPressEvent(event);
 }
 
 } // namespace atlas

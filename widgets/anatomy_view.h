@@ -5,6 +5,8 @@
 
 #include <QRectF>
 
+class QComboBox;
+
 namespace atlas {
 
 // The layer stack: one card per run of like layers, a cell per layer coloured by its indexer role;
@@ -52,12 +54,14 @@ signals:
 
 protected:
     void paintEvent(QPaintEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
     bool event(QEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
 
 private:
     // Lays the diagram out for a width and paints it when `painter` is given; returns its height.
     double draw(QPainter *painter, double width);
+    void fitHeight(); // the diagram's height at its width, for the scroll area
     const AnatomyBox *boxAt(QPointF pos) const;
     LayerAnatomy m_anatomy;
     std::vector<std::pair<QRectF, const AnatomyBox *>> m_hits; // in widget coordinates
@@ -77,8 +81,13 @@ public:
                        std::shared_ptr<const PreparedView> prepared) override;
     void clearAll() override;
     void selectLayer(int layer);
+    int selectedLayer() const { return m_layer; }
+    void setMode(AnatomyMode mode); // MLA at prefill or at decode (absorbed)
     int layerCount() const { return m_data ? m_data->analysis.layerCount : 0; }
     LayerDiagramWidget *diagram() const { return m_diagram; }
+
+protected:
+    void keyPressEvent(QKeyEvent *event) override;
 
 signals:
     // The tensors of a clicked block: the window shows them in the Layers view.
@@ -95,6 +104,8 @@ private:
     QLabel *m_summary;
     LayerStackWidget *m_stack;
     LayerDiagramWidget *m_diagram;
+    QComboBox *m_mode;
+    int m_layer = -1;
 };
 
 } // namespace atlas

@@ -72,6 +72,20 @@ protected:
 
 } // namespace
 
+namespace {
+bool g_exportingFigure = false;
+}
+
+bool exportingFigure()
+{
+    return g_exportingFigure;
+}
+
+void setExportingFigure(bool on)
+{
+    g_exportingFigure = on;
+}
+
 void AtlasView::setNotApplicable(const QString &why)
 {
     if (why == m_notApplicable) return;

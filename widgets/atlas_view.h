@@ -61,6 +61,11 @@ private:
     QLabel *m_emptyState = nullptr;
 };
 
+// True while a view is being rendered into an exported figure: interaction hints ("click a layer") are
+// left out. A QLabel with the property "exportText" shows that text in the figure instead of its own.
+bool exportingFigure();
+void setExportingFigure(bool on);
+
 // Display helpers, in the domain's units.
 QString qs(const std::string &s);
 QString groupDigitsQ(std::uint64_t v);

@@ -1,5 +1,10 @@
 #include "view_export.h"
 
+#include "atlas_view.h"
+
+#include <QLabel>
+#include <vector>
+
 #include "chart_widget.h"
 
 #include <QFileInfo>
@@ -19,7 +24,18 @@ constexpr int kCaptionHeight = 26;
 // The widget, then the caption in a strip of its own below it.
 void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
 {
+    // A figure is read, not clicked: labels with an "exportText" show it instead, and painted hints go.
+    std::vector<std::pair<QLabel *, QString>> swapped;
+    for (QLabel *label : widget->findChildren<QLabel *>())
+        if (const QVariant t = label->property("exportText"); t.isValid()) {
+            swapped.emplace_back(label, label->text());
+            label->setText(t.toString());
+        }
+    setExportingFigure(true);
     widget->render(&p, QPoint(), QRegion(), QWidget::DrawWindowBackground | QWidget::DrawChildren);
+    setExportingFigure(false);
+    for (auto &[label, text] : swapped)
+        label->setText(text);
     if (caption.isEmpty()) return;
     const QRect strip(0, widget->height(), widget->width(), kCaptionHeight);
     p.fillRect(strip, widget->palette().color(QPalette::Window));

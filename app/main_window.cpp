@@ -96,6 +96,15 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                        " color: palette(highlighted-text); }"));
     m_sidebar->setCurrentRow(0);
     connect(m_sidebar, &QListWidget::currentRowChanged, m_stack, &QStackedWidget::setCurrentIndex);
+    connect(m_sidebar, &QListWidget::currentRowChanged, this, [this](int row) { visit({row, m_layer}); });
+    // A layer picked in one view is shown in all of them (Anatomy, IndexShare, Router bias, Routing).
+    for (AtlasView *v : m_views)
+        connect(v, &AtlasView::layerSelected, this, [this, v](int layer) {
+            m_layer = layer;
+            for (AtlasView *other : m_views)
+                if (other != v) other->followLayer(layer);
+            visit({int(m_views.indexOf(v)), layer});
+        });
 
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -269,6 +278,47 @@ void MainWindow::showView(AtlasView *view)
     m_sidebar->setCurrentRow(int(m_views.indexOf(view)));
 }
 
+void MainWindow::visit(Place place)
+{
+    if (m_navigating) return;
+    if (m_historyPos >= 0 && m_history[m_historyPos] == place) return;
+    while (m_history.size() > m_historyPos + 1)
+        m_history.removeLast(); // a new visit after going back drops the forward places
+    m_history.append(place);
+    if (m_history.size() > 200) m_history.removeFirst();
+    m_historyPos = int(m_history.size()) - 1;
+    if (m_back) m_back->setEnabled(m_historyPos > 0);
+    if (m_forward) m_forward->setEnabled(false);
+}
+
+void MainWindow::applyPlace(const Place &place)
+{
+    m_navigating = true;
+    m_sidebar->setCurrentRow(place.view);
+    if (place.layer >= 0 && place.layer != m_layer) {
+        m_layer = place.layer;
+        for (AtlasView *v : m_views)
+            v->followLayer(place.layer);
+    }
+    m_navigating = false;
+    if (m_back) m_back->setEnabled(m_historyPos > 0);
+    if (m_forward) m_forward->setEnabled(m_historyPos + 1 < m_history.size());
+}
+
+bool MainWindow::goBack()
+{
+    if (m_historyPos <= 0) return false;
+    applyPlace(m_history[--m_historyPos]);
+    return true;
+}
+
+bool MainWindow::goForward()
+{
+    if (m_historyPos + 1 >= m_history.size()) return false;
+    applyPlace(m_history[++m_historyPos]);
+    return true;
+}
+
 QString MainWindow::errorText() const
 {
     return m_error->isHidden() ? QString() : m_error->text();
@@ -347,10 +397,20 @@ void MainWindow::buildMenus()
                "router-bias audit of large MoE checkpoints, from their safetensors headers."));
     });
 
+    m_back = viewMenu->addAction(tr("&Back"), this, [this] { goBack(); });
+    m_back->setShortcuts(QKeySequence::Back);
+    m_forward = viewMenu->addAction(tr("&Forward"), this, [this] { goForward(); });
+    m_forward->setShortcuts(QKeySequence::Forward);
+    m_back->setEnabled(false);
+    m_forward->setEnabled(false);
+
     QToolBar *tools = addToolBar(tr("Main"));
     tools->setObjectName(QStringLiteral("mainToolbar"));
     tools->setMovable(false);
     tools->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    tools->addAction(m_back);
+    tools->addAction(m_forward);
+    tools->addSeparator();
     tools->addAction(open);
     tools->addAction(folder);
     tools->addAction(demo);

@@ -48,6 +48,11 @@ public:
     const QList<AtlasView *> &views() const { return m_views; }
     AtlasView *view(const QString &fileStem) const;
     void showView(AtlasView *view);
+    // Back and Forward through the views and layers visited (a jump from a block to Layers, a layer
+    // picked in one view); false when there is nowhere to go.
+    bool goBack();
+    bool goForward();
+    int currentLayer() const { return m_layer; }
     // Loads B and shows the Compare view of the current checkpoint against it.
     void compareWith(const QString &source, const QString &revision = {});
     void chooseComparison();
@@ -106,6 +111,19 @@ private:
     QAction *m_compareAction = nullptr;
     QString m_lastSource, m_lastRevision;
     bool m_localLoad = true; // local reads are file reads, not HTTP requests
+    struct Place
+    {
+        int view = 0;
+        int layer = -1;
+        bool operator==(const Place &) const = default;
+    };
+    void visit(Place place);
+    void applyPlace(const Place &place);
+    QList<Place> m_history;
+    int m_historyPos = -1;
+    bool m_navigating = false;
+    int m_layer = -1;
+    QAction *m_back = nullptr, *m_forward = nullptr;
 };
 
 } // namespace atlas

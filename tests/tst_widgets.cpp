@@ -277,6 +277,24 @@ private slots:
         emit anatomy->diagram()->boxClicked({prefix + QStringLiteral(".weight"), prefix + QStringLiteral(".weight_scale_inv")});
         QCOMPARE(layers->matchCount(), qint64(2));
         QVERIFY(layers->isVisible());
+        // Back returns to the Anatomy after the jump; Forward to Layers again.
+        QVERIFY(window.goBack());
+        QVERIFY(anatomy->isVisible());
+        QVERIFY(window.goForward());
+        QVERIFY(layers->isVisible());
+
+        // A layer picked in one view is picked in all: a row of IndexShare, the arrow keys in Anatomy.
+        auto *index = window.view(QStringLiteral("indexshare"));
+        auto *bias = qobject_cast<BiasView *>(window.view(QStringLiteral("router-bias")));
+        emit index->layerSelected(firstFull + 2);
+        QCOMPARE(anatomy->selectedLayer(), firstFull + 2);
+        QCOMPARE(window.currentLayer(), firstFull + 2);
+        QCOMPARE(bias->selectedLayerText(), QStringLiteral("layer %1").arg(firstFull + 2));
+        window.showView(anatomy);
+        QTest::keyClick(anatomy, Qt::Key_Right);
+        QCOMPARE(bias->selectedLayerText(), QStringLiteral("layer %1").arg(firstFull + 3));
+        QVERIFY(window.goBack()); // the layer before the key press
+        QCOMPARE(anatomy->selectedLayer(), firstFull + 2);
     }
 
     void viewsThatDoNotApply()

@@ -557,7 +557,10 @@ AnatomyView::AnatomyView(QWidget *parent)
     v->addLayout(h, 1);
     connect(m_mode, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { selectLayer(m_layer); });
     setFocusPolicy(Qt::StrongFocus);
-    connect(m_stack, &LayerStackWidget::layerClicked, this, &AnatomyView::selectLayer);
+    connect(m_stack, &LayerStackWidget::layerClicked, this, [this](int layer) {
+        selectLayer(layer);
+        emit layerSelected(layer);
+    });
     connect(m_diagram, &LayerDiagramWidget::boxClicked, this, [this](const QStringList &tensors) {
         // The longest common prefix names the block in the Layers filter ("model.layers.5.self_attn.q_a_proj").
         QString prefix = tensors.front();
@@ -653,6 +656,7 @@ void AnatomyView::keyPressEvent(QKeyEvent *event)
                                                                                    : 0;
     if (step && m_data && m_layer + step >= 0 && m_layer + step < m_data->analysis.layerCount) {
         selectLayer(m_layer + step);
+        emit layerSelected(m_layer);
         return;
     }
     AtlasView::keyPressEvent(event);

@@ -83,6 +83,7 @@ public:
     void selectLayer(int layer);
     int selectedLayer() const { return m_layer; }
     void setMode(AnatomyMode mode); // MLA at prefill or at decode (absorbed)
+    void followLayer(int layer) override { selectLayer(layer); }
     int layerCount() const { return m_data ? m_data->analysis.layerCount : 0; }
     LayerDiagramWidget *diagram() const { return m_diagram; }
 

@@ -50,8 +50,13 @@ public:
     // when it applies. While set, the sentence covers the view, centred (exported figures show it too).
     QString notApplicable() const { return m_notApplicable; }
 
+    // Another view (or Back / Forward) picked a layer: show it too, without announcing it again.
+    virtual void followLayer(int) {}
+
 signals:
     void applicabilityChanged(const QString &why);
+    // The user picked a layer here (a cell, a row, a menu, the arrow keys): the other views follow.
+    void layerSelected(int layer);
 
 protected:
     void setNotApplicable(const QString &why);

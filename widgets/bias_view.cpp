@@ -132,7 +132,12 @@ BiasView::BiasView(QWidget *parent)
     v->addWidget(split, 1);
 
     connect(m_layer, qOverload<int>(&QComboBox::currentIndexChanged), this, &BiasView::showLayer);
-    connect(m_table, &QTableWidget::cellClicked, this, [this](int r, int) { m_layer->setCurrentIndex(r); });
+    connect(m_table, &QTableWidget::cellClicked, this, [this](int r, int) {
+        m_layer->setCurrentIndex(r);
+        emit layerSelected(m_layer->currentData().toInt());
+    });
+    connect(m_layer, qOverload<int>(&QComboBox::activated), this,
+            [this](int) { emit layerSelected(m_layer->currentData().toInt()); });
     clearAll();
 }
 
@@ -168,6 +173,11 @@ void BiasView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint>)
     clearAll();
     setNotApplicable({});
     m_status->setText(tr("Reading the router biases…"));
+}
+
+QString BiasView::selectedLayerText() const
+{
+    return m_layer->currentText();
 }
 
 void BiasView::selectLayer(int layer)

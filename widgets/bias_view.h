@@ -30,6 +30,10 @@ public:
     // The checkpoint-wide table's cards, by name ("Layers losing levels", ...), for tests.
     QString summaryValue(const QString &name) const;
 
+public:
+    void followLayer(int layer) override { selectLayer(layer); }
+    QString selectedLayerText() const; // the layer picker's text
+
 private:
     static QString storedDtypes(const std::vector<BiasStats> &stats);
     void showLayer();

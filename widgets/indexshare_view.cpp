@@ -1,15 +1,16 @@
 #include "indexshare_view.h"
 
-#include <algorithm>
-
 #include "cache_budget.h"
 
 #include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
 #include <QPainterPath>
+#include <QSignalBlocker>
 #include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace atlas {
 
@@ -135,11 +136,27 @@ IndexShareView::IndexShareView(QWidget *parent)
     v->addWidget(m_strip);
     v->addWidget(m_mismatches);
     v->addWidget(m_table, 1);
+    // A row picks its layer in every view (Anatomy draws it, Router bias and Routing show it).
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    connect(m_table, &QTableWidget::cellClicked, this, [this](int r, int) {
+        if (m_table->item(r, 0)) emit layerSelected(m_table->item(r, 0)->text().toInt());
+    });
 }
 
 QString IndexShareView::summaryText() const
 {
     return m_summary->text();
+}
+
+void IndexShareView::followLayer(int layer)
+{
+    for (int r = 0; r < m_table->rowCount(); ++r)
+        if (m_table->item(r, 0) && m_table->item(r, 0)->text().toInt() == layer) {
+            QSignalBlocker block(m_table);
+            m_table->selectRow(r);
+            m_table->scrollToItem(m_table->item(r, 0));
+        }
 }
 
 void IndexShareView::clearAll()

@@ -33,6 +33,7 @@ public:
     QString fileStem() const override { return QStringLiteral("indexshare"); }
     void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
     void clearAll() override;
+    void followLayer(int layer) override;
     QTableWidget *table() const { return m_table; }
     QString summaryText() const;
 

@@ -111,6 +111,8 @@ RoutingView::RoutingView(QWidget *parent)
         if (!file.isEmpty()) m_logitsFile->setText(file);
     });
     connect(m_layer, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::showLoad);
+    connect(m_layer, qOverload<int>(&QComboBox::activated), this,
+            [this](int) { emit layerSelected(m_layer->currentData().toInt()); });
     connect(m_variant, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::showLoad);
     connect(m_engine, qOverload<int>(&QComboBox::currentIndexChanged), this, &RoutingView::selectEngine);
     selectEngine(1);
@@ -301,6 +303,12 @@ void RoutingView::showRun()
         m_layer->addItem(tr("layer %1").arg(l.layer), l.layer);
     m_layer->setCurrentIndex(0);
     showLoad();
+}
+
+void RoutingView::followLayer(int layer)
+{
+    const int i = m_layer->findData(layer);
+    if (i >= 0) m_layer->setCurrentIndex(i);
 }
 
 void RoutingView::showChanged()

@@ -66,6 +66,11 @@ private:
     void showRun();
     void showLoad();
     void showChanged();
+
+public:
+    void followLayer(int layer) override;
+
+private:
     std::shared_ptr<const BiasAudit> m_audit;
     std::shared_ptr<const RoutingRun> m_run;
     bool m_running = false;

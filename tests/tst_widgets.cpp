@@ -572,6 +572,8 @@ private slots:
         QCOMPARE(budget->chart()->seriesNames(),
                  (QStringList{QStringLiteral("Total"), QStringLiteral("Active per token")}));
         QCOMPARE(budget->chart()->pointCount(QStringLiteral("Total")), 9);
+        // Every bar reads out on hover: the category and each series' value.
+        QVERIFY2(budget->chart()->hoverText(0).contains(QStringLiteral("Total: ")), qPrintable(budget->chart()->hoverText(0)));
         QCOMPARE(budget->chart()->pointCount(QStringLiteral("Active per token")),
                  8); // MTP has no active part
         QCOMPARE(budget->table()->item(0, 1)->text(), QString::fromStdString(groupDigits(want.routed)));

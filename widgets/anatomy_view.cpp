@@ -238,6 +238,36 @@ void LayerStackWidget::paintEvent(QPaintEvent *)
     }
 }
 
+bool LayerStackWidget::event(QEvent *e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        // A cell says what its layer is: kind, attention, indexer role (and whose selection it reuses).
+        auto *help = static_cast<QHelpEvent *>(e);
+        for (const auto &[layer, rect] : m_cells)
+            if (rect.adjusted(-1, -1, 1, 1).contains(help->pos()))
+                for (const StackRun &r : m_runs)
+                    if (layer >= r.first && layer <= r.last) {
+                        const auto k = std::size_t(layer - r.first);
+                        QString tip = tr("Layer %1 · %2 · %3")
+                                          .arg(layer)
+                                          .arg(qs(std::string(layerKindName(r.kind))),
+                                               qs(std::string(layerAttentionName(r.attention[k]))));
+                        if (r.indexer[k] == IndexerRole::Full) tip += tr(" · owns a DSA indexer");
+                        if (r.indexer[k] == IndexerRole::Shared)
+                            tip += r.reuses[k] >= 0 ? tr(" · reuses layer %1's top-k").arg(r.reuses[k])
+                                                    : tr(" · reuses an earlier top-k");
+                        if (k < r.compression.size() && r.compression[k] > 0)
+                            tip += tr(" · a compressed row per %1 tokens").arg(r.compression[k]);
+                        QToolTip::showText(help->globalPos(), tip, this);
+                        return true;
+                    }
+        QToolTip::hideText();
+        e->ignore();
+        return true;
+    }
+    return QWidget::event(e);
+}
+
 void LayerStackWidget::mousePressEvent(QMouseEvent *event)
 {
     for (const auto &[layer, rect] : m_cells)

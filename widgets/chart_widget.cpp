@@ -56,6 +56,7 @@ ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomP
     m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
     m_plot->legend->setVisible(true);
     m_plot->setMinimumHeight(220);
+    m_plot->setMouseTracking(true); // every bar and point reads out on hover
     m_plot->installEventFilter(this);
     applyPalette();
 }
@@ -71,7 +72,7 @@ bool ChartWidget::eventFilter(QObject *watched, QEvent *event)
         fitLegend();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     }
-    if (watched == m_plot && event->type() == QEvent::MouseMove && m_hoverFormat) {
+    if (watched == m_plot && event->type() == QEvent::MouseMove) {
         const auto *me = static_cast<QMouseEvent *>(event);
         const QPointF pos = me->position();
         if (m_plot->axisRect()->rect().contains(pos.toPoint())) {
@@ -375,13 +376,25 @@ QStringList ChartWidget::pointLabels() const
 void ChartWidget::setHoverFormat(std::function<QString(double, double)> format)
 {
     m_hoverFormat = std::move(format);
-    m_plot->setMouseTracking(bool(m_hoverFormat));
 }
 
 QString ChartWidget::hoverText(double x) const
 {
-    if (!m_hoverFormat) return {};
     QStringList lines;
+    // Bars: the category under the pointer, every series' value in it.
+    for (int i = 0; i < m_plot->plottableCount(); ++i) {
+        auto *bars = qobject_cast<QCPBars *>(m_plot->plottable(i));
+        if (!bars || bars->name().isEmpty() || bars->dataCount() == 0) continue;
+        const double key = std::round(x);
+        auto it = bars->data()->findBegin(key, false);
+        if (it == bars->data()->constEnd() || std::fabs(it->key - key) > 0.5) continue;
+        const QString category =
+            key >= 0 && key < m_labels.size() ? m_labels[int(key)] : QString::number(key, 'g', 6);
+        if (lines.isEmpty()) lines << QStringLiteral("<b>%1</b>").arg(category.toHtmlEscaped());
+        lines << QStringLiteral("<span style='color:%1'>■</span> %2: %3")
+                     .arg(bars->brush().color().name(), bars->name().toHtmlEscaped(),
+                          m_hoverFormat ? m_hoverFormat(it->key, it->value) : QString::number(it->value, 'g', 6));
+    }
     for (int i = 0; i < m_plot->graphCount(); ++i) {
         QCPGraph *g = m_plot->graph(i);
         if (g->name().isEmpty() || g->dataCount() == 0) continue;
@@ -391,7 +404,10 @@ QString ChartWidget::hoverText(double x) const
         auto best = it;
         if (++it != g->data()->constEnd() && std::fabs(it->key - x) < std::fabs(best->key - x)) best = it;
         lines << QStringLiteral("<span style='color:%1'>■</span> %2: %3")
-                     .arg(g->pen().color().name(), g->name().toHtmlEscaped(), m_hoverFormat(best->key, best->value));
+                     .arg(g->pen().color().name(), g->name().toHtmlEscaped(),
+                          m_hoverFormat ? m_hoverFormat(best->key, best->value)
+                                        : QStringLiteral("%1 at %2").arg(QString::number(best->value, 'g', 6),
+                                                                         QString::number(best->key, 'g', 6)));
     }
     return lines.join(QStringLiteral("<br>"));
 }

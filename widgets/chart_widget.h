@@ -55,7 +55,8 @@ public:
     // A point drawn and labelled with its value (the chosen context's figure), over what is shown.
     void addPointLabel(double x, double y, const QString &text, const QColor &color);
     QStringList pointLabels() const; // the texts of the labelled points
-    // Hovering a line chart shows each series' value at the nearest x; `format` turns (x, y) into text.
+    // Hovering any chart reads out every series at the pointer: a bar chart's category, a line chart's
+    // nearest point; `format` turns (x, y) into text (plain numbers without one).
     void setHoverFormat(std::function<QString(double x, double y)> format);
     QString hoverText(double x) const; // what hovering at x shows
     void clear();

@@ -4,6 +4,9 @@
 
 #include <QHeaderView>
 #include <QLabel>
+#include <QToolTip>
+#include <QMouseEvent>
+#include <QHelpEvent>
 #include <QPainter>
 #include <QPainterPath>
 #include <QSignalBlocker>
@@ -54,6 +57,57 @@ QSize IndexStrip::sizeHint() const
 QSize IndexStrip::minimumSizeHint() const
 {
     return {200, 150};
+}
+
+int IndexStrip::layerAt(QPointF pos) const
+{
+    if (m_layers.empty()) return -1;
+    const int n = int(m_layers.size());
+    const double step = std::max(4.0, double(width() - 2 * kLeft) / n);
+    const double top = 62, h = 34;
+    if (pos.y() < top - 2 || pos.y() > top + h + 2) return -1;
+    const int i = int((pos.x() - kLeft) / step);
+    return i >= 0 && i < n ? m_layers[std::size_t(i)].index : -1;
+}
+
+QString IndexStrip::describe(const LayerInfo &l)
+{
+    const QString kind = qs(std::string(layerKindName(l.kind)));
+    switch (l.indexer) {
+    case IndexerRole::Full:
+        return tr("Layer %1 (%2): owns a DSA indexer and caches its index keys").arg(l.index).arg(kind);
+    case IndexerRole::Shared:
+        return l.reusesLayer >= 0 ? tr("Layer %1 (%2): reuses layer %3's top-k selection, no index keys of its own")
+                                        .arg(l.index)
+                                        .arg(kind)
+                                        .arg(l.reusesLayer)
+                                  : tr("Layer %1 (%2): reuses an earlier layer's selection").arg(l.index).arg(kind);
+    case IndexerRole::None:
+        break;
+    }
+    return tr("Layer %1 (%2): no indexer").arg(l.index).arg(kind);
+}
+
+bool IndexStrip::event(QEvent *e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(e);
+        const int layer = layerAt(help->pos());
+        for (const auto &l : m_layers)
+            if (l.index == layer) {
+                QToolTip::showText(help->globalPos(), describe(l), this);
+                return true;
+            }
+        QToolTip::hideText();
+        e->ignore();
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+void IndexStrip::mousePressEvent(QMouseEvent *event)
+{
+    if (const int layer = layerAt(event->position()); layer >= 0) emit layerClicked(layer);
 }
 
 void IndexStrip::paintEvent(QPaintEvent *)
@@ -141,6 +195,10 @@ IndexShareView::IndexShareView(QWidget *parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     connect(m_table, &QTableWidget::cellClicked, this, [this](int r, int) {
         if (m_table->item(r, 0)) emit layerSelected(m_table->item(r, 0)->text().toInt());
+    });
+    connect(m_strip, &IndexStrip::layerClicked, this, [this](int layer) {
+        followLayer(layer);
+        emit layerSelected(layer);
     });
 }
 

@@ -16,9 +16,16 @@ public:
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
     static QColor roleColor(IndexerRole role, bool mtp);
+    int layerAt(QPointF pos) const; // the layer whose cell is under pos, or -1
+    static QString describe(const LayerInfo &l);
+
+signals:
+    void layerClicked(int layer);
 
 protected:
     void paintEvent(QPaintEvent *event) override;
+    bool event(QEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
 
 private:
     std::vector<LayerInfo> m_layers;

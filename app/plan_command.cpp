@@ -223,7 +223,8 @@ std::string planText(const CapacityPlan &p)
                                  ? groupDigits(static_cast<std::uint64_t>(g.cacheBytesPerToken))
                                  : fixedPoint(g.cacheBytesPerToken, 4)) +
          " B per token on each GPU" +
-         (g.stateBytesPerSequence ? ", " + groupDigits(g.stateBytesPerSequence) + " B per sequence" : std::string()) +
+         (g.stateBytesPerSequence ? ", " + groupDigits(g.stateBytesPerSequence) + " B per sequence on each GPU"
+                                  : std::string()) +
          "; " + groupDigits(g.maxCachedTokens) + " tokens fit\n";
     s += "Sequences   " + groupDigits(p.sequencesAtContext) + " of " + groupDigits(o.context) + " tokens\n";
     for (const auto &n : p.notes)

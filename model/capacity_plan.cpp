@@ -327,12 +327,19 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
     plan.options.context = context;
     const std::uint64_t usable =
         static_cast<std::uint64_t>(std::floor(static_cast<long double>(o.gpuMemory) * fraction));
-    bool replicatedCache = false;
-    for (const auto &grp : c.attention)
-        if (grp.layers > 0 && grp.kind != AttentionKind::Full && grp.kind != AttentionKind::Sliding &&
-            grp.kind != AttentionKind::Kda && grp.kind != AttentionKind::GatedDeltaNet &&
-            grp.kind != AttentionKind::Mamba2 && grp.kind != AttentionKind::Linear)
-            replicatedCache = true;
+    // What every TP rank keeps whole, named as the model has it.
+    std::vector<std::string> wholeKinds;
+    for (const auto &grp : c.attention) {
+        if (grp.layers <= 0) continue;
+        const char *name = grp.kind == AttentionKind::Mla         ? "the MLA latent"
+                           : grp.kind == AttentionKind::IndexKeys ? "the index keys"
+                           : grp.kind == AttentionKind::CompressedSparse || grp.kind == AttentionKind::HeavilyCompressed ||
+                                   grp.kind == AttentionKind::Window
+                               ? "DeepSeek-V4's rows (one K=V head)"
+                               : nullptr;
+        if (name && std::find(wholeKinds.begin(), wholeKinds.end(), name) == wholeKinds.end()) wholeKinds.push_back(name);
+    }
+    const bool replicatedCache = !wholeKinds.empty();
 
     // One stage's GPU: its layers' weights and cache (the only stage without pipeline parallelism).
     auto planStage = [&](PlanStage &s, const PlacementBucket &w) {
@@ -470,10 +477,17 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
                       " sequence" + (plan.sequencesAtContext == 1 ? "" : "s") + " of " + groupDigits(context) +
                       " tokens in the deployment";
     }
-    if (replicatedCache && attnTp > 1)
-        plan.notes.push_back("The MLA latent and the index keys are one head: every one of the " + std::to_string(attnTp) +
-                             " TP ranks keeps all of them (" + groupDigits(static_cast<std::uint64_t>(g.cacheBytesPerToken)) +
-                             " B per token); only data-parallel attention (--dp-attention) multiplies the sequences");
+    if (replicatedCache && attnTp > 1) {
+        std::string what;
+        for (std::size_t i = 0; i < wholeKinds.size(); ++i)
+            what += (i == 0 ? "" : i + 1 == wholeKinds.size() ? " and " : ", ") + wholeKinds[i];
+        what[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(what[0])));
+        plan.notes.push_back(what + " cannot be split by TP (one head): every one of the " + std::to_string(attnTp) +
+                             " TP ranks keeps all of it (" +
+                             groupDigits(static_cast<std::uint64_t>(g.cacheBytesPerToken)) +
+                             " B per token on each GPU); only data-parallel attention (--dp-attention) multiplies the "
+                             "sequences");
+    }
     if (!sglang && indexerFp8Wk)
         plan.notes.push_back("vLLM dequantises the FP8 indexer wk to BF16 at load: " +
                              groupDigits(indexerWkBf16 - indexerFp8Wk) + " B more" + (o.pp > 1 ? " over all stages" : " per GPU") +

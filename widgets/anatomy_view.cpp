@@ -311,11 +311,16 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
     const double margin = 12, colGap = 18, rowGap = 20, pad = 6;
     const double line = fm.height(), smallLine = fmSmall.height();
 
-    auto boxHeight = [&](const AnatomyBox &b) {
+    // Details and cache notes wrap inside their box (the box grows), so no text is cut.
+    auto wrapped = [&](const QFontMetricsF &m, const QString &t, double w) {
+        return m.boundingRect(QRectF(0, 0, std::max(w, 40.0), 10000), Qt::TextWordWrap | Qt::AlignLeft, t).height();
+    };
+    auto boxHeight = [&](const AnatomyBox &b, double w) {
+        const double tw = w - 2 * pad - 4;
         double h = pad * 2 + line;
-        if (!b.detail.empty()) h += line;
+        if (!b.detail.empty()) h += wrapped(fm, qs(b.detail), tw);
         if (!b.dtypes.empty() || b.parameters) h += smallLine;
-        if (!b.cacheNote.empty()) h += smallLine;
+        if (!b.cacheNote.empty()) h += wrapped(fmSmall, tr("cached: %1").arg(qs(b.cacheNote)), tw);
         return h;
     };
     auto drawBox = [&](const AnatomyBox &b, QRectF r) {
@@ -337,9 +342,9 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         double y = t.top() + line;
         p->setFont(normal);
         if (!b.detail.empty()) {
-            p->drawText(QRectF(t.left(), y, t.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
-                        fm.elidedText(qs(b.detail), Qt::ElideRight, t.width()));
-            y += line;
+            const double h = wrapped(fm, qs(b.detail), t.width());
+            p->drawText(QRectF(t.left(), y, t.width(), h), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, qs(b.detail));
+            y += h;
         }
         p->setFont(small);
         if (!b.dtypes.empty() || b.parameters) {
@@ -352,8 +357,9 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         }
         if (!b.cacheNote.empty()) {
             p->setPen(text); // on the orange fill, the text colour reads in light and dark alike
-            p->drawText(QRectF(t.left(), y, t.width(), smallLine), Qt::AlignLeft | Qt::AlignVCenter,
-                        fmSmall.elidedText(tr("cached: %1").arg(qs(b.cacheNote)), Qt::ElideRight, t.width()));
+            const QString note = tr("cached: %1").arg(qs(b.cacheNote));
+            p->drawText(QRectF(t.left(), y, t.width(), wrapped(fmSmall, note, t.width())),
+                        Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, note);
         }
         p->setFont(normal);
     };
@@ -400,7 +406,7 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
             cy += smallLine + 2;
             for (std::size_t k = 0; k < col.boxes.size(); ++k) {
                 const AnatomyBox &b = col.boxes[k];
-                const QRectF r(x, cy, colW, boxHeight(b));
+                const QRectF r(x, cy, colW, boxHeight(b, colW));
                 if (k > 0 && p) {
                     p->setPen(QPen(muted, 1.4));
                     downArrow(*p, QPointF(r.center().x(), cy - rowGap), QPointF(r.center().x(), cy));
@@ -417,7 +423,7 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
             const AnatomyBox &b = stage.join[k];
             // An input from another layer comes in from the right, named.
             const double fromW = b.from.empty() ? 0 : std::min(220.0, (inner - 20) * 0.3);
-            const QRectF r(margin + 10, y, inner - 20 - fromW, boxHeight(b));
+            const QRectF r(margin + 10, y, inner - 20 - fromW, boxHeight(b, inner - 20 - fromW));
             if (p) {
                 p->setPen(QPen(muted, 1.4));
                 if (k == 0)
@@ -462,8 +468,9 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
     QStringList lines;
     for (const auto &n : m_anatomy.notes)
         lines << qs(n);
-    lines << tr("Orange: what the cache keeps per token; dashed grey: a block this layer does not run. † a "
-                "dimension from config.json (no shape holds it alone).") +
+    lines << tr("Orange: what the cache keeps (per token, or per sequence for a recurrent state); greyed and "
+                "dashed with \u201cnot run\u201d: a block this layer skips. † a dimension from config.json (no shape holds "
+                "it alone).") +
                  (exportingFigure() ? QString() : tr(" Hover a block for its tensors; click to list them in Layers."));
     if (!m_anatomy.unplaced.empty())
         lines << tr("Not placed in the diagram: %1 tensor(s), e.g. %2")
@@ -569,13 +576,15 @@ AnatomyView::AnatomyView(QWidget *parent)
     scroll->setFixedWidth(m_stack->minimumWidth() + 40);
     h->addWidget(scroll);
     auto *right = new QVBoxLayout();
-    auto *modeRow = new QHBoxLayout();
+    m_modeRow = new QWidget(this);
+    auto *modeRow = new QHBoxLayout(m_modeRow);
+    modeRow->setContentsMargins(0, 0, 0, 0);
     modeRow->addWidget(new QLabel(tr("MLA shown at"), this));
     m_mode->addItem(tr("prefill: K and V expanded per head"), int(AnatomyMode::Prefill));
     m_mode->addItem(tr("decode: kv_b_proj absorbed"), int(AnatomyMode::Decode));
     modeRow->addWidget(m_mode);
     modeRow->addStretch(1);
-    right->addLayout(modeRow);
+    right->addWidget(m_modeRow);
     // The diagram keeps one text size for every layer; a layer taller than the window scrolls.
     auto *diagramScroll = new QScrollArea(this);
     diagramScroll->setWidget(m_diagram);
@@ -671,6 +680,10 @@ void AnatomyView::selectLayer(int layer)
     m_stack->setSelectedLayer(layer);
     m_diagram->setAnatomy(layerAnatomy(*m_data, layer, m_prepared ? &m_prepared->index : nullptr,
                                        AnatomyMode(m_mode->currentData().toInt())));
+    // The prefill / decode switch only means something on an MLA layer.
+    const auto &stages = m_diagram->anatomy().stages;
+    m_modeRow->setVisible(std::any_of(stages.begin(), stages.end(),
+                                      [](const AnatomyStage &st) { return st.title.starts_with("MLA"); }));
 }
 
 void AnatomyView::setMode(AnatomyMode mode)

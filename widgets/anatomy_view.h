@@ -107,6 +107,7 @@ private:
     LayerStackWidget *m_stack;
     LayerDiagramWidget *m_diagram;
     QComboBox *m_mode;
+    QWidget *m_modeRow;
     int m_layer = -1;
 };
 

@@ -86,7 +86,7 @@ BiasView::BiasView(QWidget *parent)
     : AtlasView(parent), m_heading(makeHeading(tr("Router bias"), this)), m_status(new QLabel(this)),
       m_body(new QWidget(this)), m_layer(new QComboBox(this)),
       m_layerSummary(new QLabel(this)), m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)),
-      m_table(makeTable({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"), tr("FP32 distinct"),
+      m_table(makeTable({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"), tr("Stored distinct"),
                          tr("BF16 distinct"), tr("Zero-logit (ties)")},
                         this))
 {
@@ -108,7 +108,7 @@ BiasView::BiasView(QWidget *parent)
     auto *cards = new QGridLayout();
     cards->setSpacing(8);
     const QStringList names = {tr("Tensors"), tr("Values per tensor"), tr("Bytes read"), tr("In BF16"),
-                               tr("Median distinct FP32 → BF16"), tr("BF16 levels per layer"),
+                               tr("Median distinct stored → BF16"), tr("BF16 levels per layer"),
                                tr("Layers losing levels"), tr("Changed at zero logits")};
     for (int i = 0; i < names.size(); ++i) {
         QLabel *value = nullptr;

@@ -168,8 +168,12 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     m_plot->clearItems();
     m_markers.clear();
     auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-    // Many categories (a bar per layer): label every fifth, so the labels stay readable.
-    const int every = labels.size() > 30 ? 5 : 1;
+    // Many categories (a bar per layer or per expert): a label every 5, 10, 16, 32 … so that about a dozen
+    // stay, and never run together.
+    int every = 1;
+    if (labels.size() > 30)
+        for (int step : {5, 10, 16, 20, 25, 32, 50, 64, 100, 128, 256, 500, 1000})
+            if ((every = step) * 14 >= labels.size()) break;
     for (int i = 0; i < labels.size(); ++i)
         ticker->addTick(i, i % every == 0 || every == 1 ? labels[i] : QString());
     m_plot->xAxis->setTicker(ticker);

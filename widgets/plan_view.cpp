@@ -221,7 +221,8 @@ void PlanView::replan()
                  g.cacheBytesPerToken == std::floor(g.cacheBytesPerToken)
                      ? groupDigitsQ(std::uint64_t(g.cacheBytesPerToken))
                      : QString::number(g.cacheBytesPerToken, 'f', 4),
-                 g.stateBytesPerSequence ? tr(" + %1 per sequence").arg(binaryBytesQ(g.stateBytesPerSequence))
+                 g.stateBytesPerSequence ? tr(" + %1 per sequence on each GPU")
+                                               .arg(binaryBytesQ(g.stateBytesPerSequence))
                                          : QString())
             .arg(qs(std::string(cachePresetName(cache.preset))), groupDigitsQ(g.maxCachedTokens),
                  groupDigitsQ(p.sequencesAtContext), groupDigitsQ(p.options.context),

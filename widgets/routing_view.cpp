@@ -295,7 +295,7 @@ void RoutingView::showRun()
             .arg(run.tokens)
             .arg(qs(run.logits))
             .arg(run.router.topk) +
-        (run.skipped.empty() ? QString() : tr(" Skipped: %1").arg(qs(run.skipped.front()))));
+        skippedText(run.skipped));
     showChanged();
     QSignalBlocker block(m_layer);
     m_layer->clear();
@@ -303,6 +303,22 @@ void RoutingView::showRun()
         m_layer->addItem(tr("layer %1").arg(l.layer), l.layer);
     m_layer->setCurrentIndex(0);
     showLoad();
+}
+
+// "Skipped 3 layers (0, 1, 2): hash-routed …": every skipped layer, the reasons once each.
+QString RoutingView::skippedText(const std::vector<std::string> &skipped)
+{
+    if (skipped.empty()) return {};
+    QStringList layers, reasons;
+    for (const auto &s : skipped) {
+        const QString line = qs(s);
+        const int colon = line.indexOf(QLatin1String(": "));
+        layers << (line.startsWith(QLatin1String("layer ")) && colon > 6 ? line.mid(6, colon - 6) : line);
+        const QString why = colon > 0 ? line.mid(colon + 2) : QString();
+        if (!why.isEmpty() && !reasons.contains(why)) reasons << why;
+    }
+    return tr(" Skipped %n layer(s) (%1): %2", nullptr, int(skipped.size()))
+        .arg(layers.join(QStringLiteral(", ")), reasons.join(QStringLiteral("; ")));
 }
 
 void RoutingView::followLayer(int layer)
@@ -336,7 +352,7 @@ void RoutingView::showChanged()
         }
         (emphasised ? front : series) << s;
     }
-    m_changed->showLines(series + front, tr("layer"), tr("tokens with a changed top-k set (%)"), false, false);
+    m_changed->showLines(series + front, tr("layer"), tr("changed tokens (%)"), false, false);
 }
 
 void RoutingView::showLoad()

@@ -69,6 +69,7 @@ private:
 
 public:
     void followLayer(int layer) override;
+    static QString skippedText(const std::vector<std::string> &skipped);
 
 private:
     std::shared_ptr<const BiasAudit> m_audit;

@@ -117,6 +117,12 @@ void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::
 {
     m_data = std::move(data);
     m_cache = m_data->cache;
+    // Only a checkpoint with MTP layers has them to load.
+    m_mtp->setVisible(m_data->analysis.layerCount > m_data->analysis.mainLayers);
+    if (!m_mtp->isVisibleTo(this)) {
+        QSignalBlocker block(m_mtp);
+        m_mtp->setChecked(false);
+    }
     m_prepared = std::dynamic_pointer_cast<const PreparedPlan>(prepared);
     if (!m_prepared) m_prepared = std::static_pointer_cast<const PreparedPlan>(prepare(*m_data));
     {

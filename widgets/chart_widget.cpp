@@ -1,5 +1,7 @@
 #include "chart_widget.h"
 
+#include "atlas_view.h"
+
 #include <QLabel>
 #include <QMouseEvent>
 #include <QToolTip>
@@ -122,20 +124,14 @@ void ChartWidget::setEmptyMessage(const QString &message)
 {
     m_emptyMessage = message;
     if (!m_empty) {
-        m_empty = new QLabel(this);
+        m_empty = makeCaption(QString(), this); // muted, wrapped, as every caption
         m_empty->setAlignment(Qt::AlignCenter);
-        m_empty->setWordWrap(true);
         m_empty->setMargin(24);
         m_empty->setMinimumHeight(220);
         layout()->addWidget(m_empty);
         m_empty->hide();
     }
     m_empty->setText(message);
-    QPalette p = m_empty->palette();
-    QColor c = p.color(QPalette::WindowText);
-    c.setAlpha(170);
-    p.setColor(QPalette::WindowText, c);
-    m_empty->setPalette(p);
     if (isEmpty()) showPlot(message.isEmpty());
 }
 

@@ -39,7 +39,7 @@ QString jsonText(const nlohmann::json &v)
 } // namespace
 
 CompareView::CompareView(QWidget *parent)
-    : AtlasView(parent), m_sources(new QLabel(this)), m_summary(new QLabel(this)), m_lead(new QLabel(this)),
+    : AtlasView(parent), m_sources(new QLabel(this)), m_summary(makeCaption(QString(), this)), m_lead(new QLabel(this)),
       m_empty(new QLabel(this)), m_results(new QWidget(this)),
       m_compare(new QPushButton(tr("Compare With…"), this)), m_filter(new QLineEdit(this)),
       m_changes(makeTable({tr("Change"), tr("What"), tr("A"), tr("B"), tr("Tensors")}, this)),
@@ -50,16 +50,8 @@ CompareView::CompareView(QWidget *parent)
 {
     m_sources->setWordWrap(true);
     m_sources->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_summary->setWordWrap(true);
     m_summary->setTextFormat(Qt::RichText);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    {
-        QPalette p = m_summary->palette();
-        QColor c = p.color(QPalette::WindowText);
-        c.setAlpha(170);
-        p.setColor(QPalette::WindowText, c);
-        m_summary->setPalette(p);
-    }
     m_lead->setWordWrap(true);
     m_lead->setTextFormat(Qt::RichText);
     m_lead->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -252,12 +244,7 @@ void CompareView::showDiff()
 
     // The budget side by side, categories that either side has: the stored bytes when the packing
     // changed (equal parameters say nothing then), the parameters otherwise.
-    std::uint64_t aBytes = 0, bBytes = 0;
-    for (std::size_t c = 0; c < kCategoryCount; ++c) {
-        aBytes += d.aBytes[c];
-        bBytes += d.bBytes[c];
-    }
-    const bool bytes = aBytes != bBytes;
+    const bool bytes = d.aStoredBytes() != d.bStoredBytes();
     QStringList labels;
     BarSeries a{tr("A"), {}, ChartWidget::seriesColor(0)}, b{tr("B"), {}, ChartWidget::seriesColor(1)};
     for (std::size_t c = 0; c < kCategoryCount; ++c) {

@@ -59,9 +59,9 @@ enum class Place { Replicated, Split, SplitAttention, KvHeads, Experts, PaddedSi
 
 // vLLM's placement for the families it serves (domain.md section 14): what every GPU holds whole, what
 // tensor parallelism splits (by vocabulary, heads or width), and the routed experts.
-Place placeOfTensor(const CheckpointAnalysis &a, const TensorInfo &t, bool mtp)
+// `layer`: a.layerOf(t.name), found once by the caller.
+Place placeOfTensor(const CheckpointAnalysis &a, const TensorInfo &t, bool mtp, int layer)
 {
-    const int layer = a.layerOf(t.name);
     if (layer < 0) {
         if (const auto outside = outsideLayersRole(t.name)) {
             if (*outside == Category::Mtp) return mtp ? Place::Replicated : Place::Skip;
@@ -194,13 +194,10 @@ double sglangMemFraction(std::uint64_t gpuMemory, int tp, int pp, int dpAttentio
 
 namespace {
 
-// Outside the decoder layers, the first stage holds what comes before them: the token embedding and
-// the encoder towers; the rest (final norm, head, hyper-connection head) is the last stage's.
-bool onFirstStage(std::string_view name)
+// The token embedding (GPT-NeoX's embed_out is its head).
+bool isTokenEmbedding(std::string_view name)
 {
-    if (outsideLayersRole(name)) return true; // encoder towers (MTP blocks are skipped before)
-    if (name.find("embed_out") != std::string_view::npos) return false; // GPT-NeoX's head
-    return name.find("embed") != std::string_view::npos;
+    return name.find("embed") != std::string_view::npos && name.find("embed_out") == std::string_view::npos;
 }
 
 } // namespace
@@ -212,16 +209,23 @@ PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
     out.layers.resize(static_cast<std::size_t>(std::max(a.layerCount, 0)));
     for (const auto &shard : data.checkpoint.shards)
         for (const auto &t : shard.tensors) {
-            const Place p = placeOfTensor(a, t, mtp);
-            if (p == Place::Skip) continue;
             const int layer = a.layerOf(t.name);
+            const Place p = placeOfTensor(a, t, mtp, layer);
+            if (p == Place::Skip) continue;
             PlacementBucket *b = nullptr;
-            if (layer >= 0 && layer < a.layerCount)
+            bool tokenEmbedding = false;
+            if (layer >= 0 && layer < a.layerCount) {
                 b = &out.layers[static_cast<std::size_t>(layer)];
-            else if (layer < 0 && outsideLayersRole(t.name) == Category::Mtp)
-                b = &out.last; // MTP blocks named apart from the layers
-            else
-                b = onFirstStage(t.name) ? &out.first : &out.last;
+            } else {
+                // Outside the decoder layers the first stage holds what comes before them (the token
+                // embedding, encoder towers); the rest (final norm, head, hc_head) is the last stage's.
+                const auto outside = outsideLayersRole(t.name);
+                tokenEmbedding = !outside && isTokenEmbedding(t.name);
+                if (layer < 0 && outside == Category::Mtp)
+                    b = &out.last; // MTP blocks named apart from the layers
+                else
+                    b = outside || tokenEmbedding ? &out.first : &out.last;
+            }
             switch (p) {
             case Place::Skip:
                 break;
@@ -230,7 +234,7 @@ PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
                 break;
             case Place::Split:
                 // The token embedding apart: SGLang keeps it whole under DP attention.
-                (layer < 0 && !outsideLayersRole(t.name) && onFirstStage(t.name) ? b->embedding : b->split) += t.bytes();
+                (layer < 0 && tokenEmbedding ? b->embedding : b->split) += t.bytes();
                 break;
             case Place::SplitAttention:
                 b->splitAttention += t.bytes();

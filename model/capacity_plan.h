@@ -87,7 +87,6 @@ struct PlacementBucket
     // DeepSeek-V4's attention sinks: per tensor max(heads / TP, 64) FP32 values on each rank.
     std::uint64_t paddedSinks = 0, paddedSinkHeads = 0;
     PlacementBucket &operator+=(const PlacementBucket &o);
-    std::uint64_t total() const { return replicated + split + splitAttention + kvHeads + routed + embedding + paddedSinks * paddedSinkHeads * 4; }
 };
 struct PlacementTotals
 {

@@ -118,8 +118,9 @@ void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::
     m_data = std::move(data);
     m_cache = m_data->cache;
     // Only a checkpoint with MTP layers has them to load.
-    m_mtp->setVisible(m_data->analysis.layerCount > m_data->analysis.mainLayers);
-    if (!m_mtp->isVisibleTo(this)) {
+    const bool hasMtp = m_data->analysis.layerCount > m_data->analysis.mainLayers;
+    m_mtp->setVisible(hasMtp);
+    if (!hasMtp) {
         QSignalBlocker block(m_mtp);
         m_mtp->setChecked(false);
     }

@@ -267,11 +267,6 @@ std::vector<int> attentionLayerList(const ModelConfig &cfg, const CheckpointAnal
     return out;
 }
 
-std::int64_t attentionLayers(const ModelConfig &cfg, const CheckpointAnalysis &a)
-{
-    return static_cast<std::int64_t>(attentionLayerList(cfg, a).size());
-}
-
 // GQA / MQA / MHA: K and V per layer, 2 x num_key_value_heads x head_dim elements per token, each
 // layer full or sliding (at most sliding_window tokens); recurrent layers apart.
 bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOptions &opt, CacheBudget &c)
@@ -493,20 +488,22 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     const std::int64_t mtpLayers = a.layerCount - a.mainLayers;
     const bool withDraft = opt.preset == CachePreset::VllmMtp || opt.preset == CachePreset::Atom;
     // Hybrids (GLM-5.3-Flash, Kimi-Linear): only the attention layers keep a latent.
-    c.kvLayers = attentionLayers(cfg, a) + (withDraft ? mtpLayers : 0);
+    const std::vector<int> attentionAt = attentionLayerList(cfg, a); // softmax-attention main layers
+    const auto attentionCount = static_cast<std::int64_t>(attentionAt.size());
+    c.kvLayers = attentionCount + (withDraft ? mtpLayers : 0);
     c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
     c.kvBytesPerToken = u(c.kvLayers * c.kvBytesPerLayer);
     c.attention.push_back({AttentionKind::Mla, c.kvLayers, u(c.kvBytesPerLayer), 1, std::nullopt, std::nullopt, "",
                            c.ropeDim > 0 ? groupDigits(u(c.kvLoraRank)) + " latent + " + groupDigits(u(c.ropeDim)) +
                                                " shared RoPE key values"
-                                         : groupDigits(u(c.kvLoraRank)) + " latent values, no RoPE key", attentionLayerList(cfg, a)});
+                                         : groupDigits(u(c.kvLoraRank)) + " latent values, no RoPE key", attentionAt});
     if (withDraft)
         for (int i = a.mainLayers; i < a.layerCount; ++i) c.attention.back().layerIndices.push_back(i);
 
     std::vector<int> indexAt = a.indexShare.full;
     const bool indexed = !indexAt.empty();
     if (indexed && opt.preset == CachePreset::Atom) { // every attention layer (not a recurrent one) and the draft
-        indexAt = attentionLayerList(cfg, a);
+        indexAt = attentionAt;
         for (int i = a.mainLayers; i < a.layerCount; ++i) indexAt.push_back(i);
     }
     if (indexed && opt.preset == CachePreset::VllmMtp)
@@ -535,7 +532,7 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
         const std::uint64_t pool = u(cfg.indexKpool.value_or(1));
         c.indexBytesPerToken = u(c.indexLayers * c.indexEntryBytes) / pool;
         // Only a layer with softmax attention could own an indexer (not a recurrent one).
-        c.indexBytesPerTokenEveryLayer = u(attentionLayers(cfg, a) * c.indexEntryBytes) / pool;
+        c.indexBytesPerTokenEveryLayer = u(attentionCount * c.indexEntryBytes) / pool;
         if (c.indexLayers > 0) {
             AttentionLayers g{AttentionKind::IndexKeys, c.indexLayers, u(c.indexEntryBytes), pool, std::nullopt,
                               std::nullopt, "", groupDigits(u(c.indexEntryBytes)) + " B per entry", indexAt};

@@ -448,11 +448,7 @@ std::vector<std::string> diffLeadSentences(const CheckpointDiff &d)
 {
     const CLocaleScope cLocale;
     std::vector<std::string> out;
-    std::uint64_t aBytes = 0, bBytes = 0;
-    for (std::size_t c = 0; c < kCategoryCount; ++c) {
-        aBytes += d.aBytes[c];
-        bBytes += d.bBytes[c];
-    }
+    const std::uint64_t aBytes = d.aStoredBytes(), bBytes = d.bStoredBytes();
     const std::string params = d.parametersAgree()
                                    ? "the same " + shortCount(d.aParameters) + " parameters (" + groupDigits(d.aParameters) + ")"
                                    : shortCount(d.aParameters) + " \u2192 " + shortCount(d.bParameters) + " parameters (" +

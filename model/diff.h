@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +68,9 @@ struct CheckpointDiff
 
     bool tensorsIdentical() const { return added == 0 && removed == 0 && dtypeChanged == 0 && shapeChanged == 0; }
     bool parametersAgree() const { return aParameters == bParameters; }
+    // The bytes each side stores, over every category.
+    std::uint64_t aStoredBytes() const { return std::accumulate(aBytes.begin(), aBytes.end(), std::uint64_t(0)); }
+    std::uint64_t bStoredBytes() const { return std::accumulate(bBytes.begin(), bBytes.end(), std::uint64_t(0)); }
 };
 
 // `biasesA` / `biasesB`: the audits when the biases were read (then compared byte for byte).

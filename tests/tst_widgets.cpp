@@ -41,6 +41,8 @@
 #include <QSvgRenderer>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QHeaderView>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QListWidget>
 #include <QTest>
@@ -624,10 +626,18 @@ private slots:
         for (AtlasView *v : window.views()) {
             window.showView(v);
             QCoreApplication::processEvents();
+            // The longest table in the view: its every row must be in the figure, not the window's slice.
+            int tableRows = 0;
+            for (QTableView *t : v->findChildren<QTableView *>())
+                if (t->isVisibleTo(v)) tableRows = std::max(tableRows, t->verticalHeader()->length());
+            const QSize before = v->size();
             for (const char *suffix : {".png", ".svg", ".pdf"}) {
                 const QString path = out.filePath(v->fileStem() + QLatin1String(suffix));
                 QString error;
                 QVERIFY2(exportWidget(v, path, &error), qPrintable(error));
+                QCOMPARE(v->size(), before); // laid out full height for the figure only
+                for (QTableView *t : v->findChildren<QTableView *>())
+                    QCOMPARE(t->verticalScrollBarPolicy(), Qt::ScrollBarAsNeeded);
                 QFile f(path);
                 QVERIFY(f.open(QIODevice::ReadOnly));
                 const QByteArray head = f.read(8);
@@ -635,6 +645,7 @@ private slots:
                     const QImage image(path);
                     QVERIFY(!image.isNull());
                     QCOMPARE(image.width(), v->width() * 2); // high-DPI
+                    QVERIFY2(image.height() >= 2 * tableRows, qPrintable(path));
                 } else if (QLatin1String(suffix) == QLatin1String(".svg")) {
                     QVERIFY(QSvgRenderer(path).isValid());
                     // Charts are drawn as vectors: their titles are text in the drawing, not pixels.

@@ -3,12 +3,20 @@
 #include "atlas_view.h"
 
 #include <QLabel>
+#include <algorithm>
 #include <vector>
 
 #include "chart_widget.h"
 
 #include <QFileInfo>
+#include <QHeaderView>
 #include <QImage>
+#include <QLayout>
+#include <QPointer>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QTableView>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
@@ -20,6 +28,90 @@ namespace atlas {
 namespace {
 
 constexpr int kCaptionHeight = 26;
+
+// While alive, the view is laid out at the height its scrolling parts need to show everything (every
+// table row, the whole page of a scroll area) with their vertical scroll bars off: a figure shows what
+// scrolls, not the window's slice of it. Only the view's own layout is redone (its ancestors' pending
+// layout requests see the restored sizes), so the window around it does not move.
+class FullHeight
+{
+public:
+    explicit FullHeight(QWidget *view) : m_view(view), m_size(view->size())
+    {
+        // Tables first: a scroll area's page grows with the tables in it.
+        for (QTableView *t : view->findChildren<QTableView *>()) {
+            if (!t->isVisibleTo(view)) continue;
+            const QHeaderView *header = t->horizontalHeader();
+            int full = t->verticalHeader()->length() + 2 * t->frameWidth() +
+                       (header->isVisibleTo(t) ? std::max(header->height(), header->sizeHint().height()) : 0) + 2;
+            if (t->horizontalScrollBar()->isVisibleTo(t)) full += t->horizontalScrollBar()->sizeHint().height();
+            grow(t, full);
+        }
+        for (QScrollArea *s : view->findChildren<QScrollArea *>()) {
+            if (!s->isVisibleTo(view) || !s->widget()) continue;
+            QWidget *page = s->widget();
+            if (page->layout()) page->layout()->activate();
+            int full = std::max(page->minimumSizeHint().height(), page->sizeHint().height());
+            full = std::max(full, page->minimumHeight()) + 2 * s->frameWidth();
+            if (s->horizontalScrollBar()->isVisibleTo(s)) full += s->horizontalScrollBar()->sizeHint().height();
+            grow(s, full);
+        }
+        if (m_saved.empty()) return;
+        relayout(view);
+        const int height = std::max(view->height(), view->minimumSizeHint().height());
+        view->resize(view->width(), height);
+        relayout(view);
+    }
+    ~FullHeight()
+    {
+        if (m_saved.empty()) return;
+        for (auto it = m_saved.rbegin(); it != m_saved.rend(); ++it) {
+            if (!it->area) continue;
+            it->area->setMinimumHeight(it->minimumHeight);
+            it->area->setVerticalScrollBarPolicy(it->policy);
+        }
+        relayout(m_view);
+        m_view->resize(m_size);
+        relayout(m_view);
+    }
+    FullHeight(const FullHeight &) = delete;
+    FullHeight &operator=(const FullHeight &) = delete;
+
+private:
+    // Lays the view's insides out again now, innermost first: splitters and layouts would otherwise only
+    // see changed minimum sizes when the event loop next runs.
+    static void relayout(QWidget *view)
+    {
+        const QList<QWidget *> inside = view->findChildren<QWidget *>(); // parents before their children
+        for (auto it = inside.rbegin(); it != inside.rend(); ++it) {
+            if (auto *splitter = qobject_cast<QSplitter *>(*it)) splitter->refresh();
+            if (QLayout *l = (*it)->layout()) {
+                l->invalidate();
+                l->activate();
+            }
+        }
+        if (QLayout *l = view->layout()) {
+            l->invalidate();
+            l->activate();
+        }
+    }
+    void grow(QAbstractScrollArea *area, int full)
+    {
+        if (full <= area->height()) return;
+        m_saved.push_back({area, area->minimumHeight(), area->verticalScrollBarPolicy()});
+        area->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        area->setMinimumHeight(full);
+    }
+    struct Saved
+    {
+        QPointer<QAbstractScrollArea> area;
+        int minimumHeight;
+        Qt::ScrollBarPolicy policy;
+    };
+    QWidget *m_view;
+    QSize m_size;
+    std::vector<Saved> m_saved;
+};
 
 // The widget, then the caption in a strip of its own below it.
 void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
@@ -54,6 +146,7 @@ void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
 bool exportWidget(QWidget *widget, const QString &path, QString *error, const QString &caption)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
+    const FullHeight fullHeight(widget);
     const QSize size = widget->size() + QSize(0, caption.isEmpty() ? 0 : kCaptionHeight);
     auto fail = [&](const QString &why) {
         if (error) *error = why;

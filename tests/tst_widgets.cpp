@@ -621,6 +621,19 @@ private slots:
         QCOMPARE(routing->loadChart()->pointCount(QStringLiteral("FP32 reference")), 256);
         QVERIFY(routing->noteText().contains(QLatin1String("not an estimate of real traffic")));
 
+        // A 1024 × 700 window holds every view of this 78-layer checkpoint: the views reflow (card grids,
+        // the plan's controls, wrapped chart titles, combo boxes that elide) instead of holding it wider.
+        const QSize before = window.size();
+        window.resize(1024, 700);
+        for (AtlasView *v : window.views()) {
+            window.showView(v);
+            QCoreApplication::processEvents();
+            QVERIFY2(window.minimumSizeHint().width() <= 1024, qPrintable(v->fileStem()));
+            QVERIFY2(window.minimumSizeHint().height() <= 700, qPrintable(v->fileStem()));
+            QCOMPARE(window.size(), QSize(1024, 700));
+        }
+        window.resize(before);
+
         // Every view renders and exports; the files open again.
         QTemporaryDir out;
         for (AtlasView *v : window.views()) {
@@ -652,9 +665,11 @@ private slots:
                     f.seek(0);
                     const QString svg = QString::fromUtf8(f.readAll());
                     for (ChartWidget *chart : v->findChildren<ChartWidget *>())
-                        if (chart->isVisibleTo(v) && !chart->isEmpty())
-                            QVERIFY2(svg.contains(QLatin1Char('>') + chart->title() + QLatin1Char('<')),
-                                 qPrintable(path));
+                        if (chart->isVisibleTo(v) && !chart->isEmpty()) {
+                            QCOMPARE(chart->titleLines().join(QLatin1Char(' ')), chart->title());
+                            for (const QString &line : chart->titleLines())
+                                QVERIFY2(svg.contains(QLatin1Char('>') + line + QLatin1Char('<')), qPrintable(path));
+                        }
                 } else {
                     QVERIFY(head.startsWith("%PDF"));
                     QVERIFY(f.size() > 2000);

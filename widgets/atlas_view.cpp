@@ -2,6 +2,8 @@
 
 #include "report.h"
 
+#include <QAbstractItemView>
+#include <QComboBox>
 #include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
@@ -127,6 +129,20 @@ QLabel *makeCaption(const QString &text, QWidget *parent)
     p.setColor(QPalette::WindowText, c);
     l->setPalette(p);
     return l;
+}
+
+void letComboShrink(QComboBox *combo, int characters)
+{
+    combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    combo->setMinimumContentsLength(characters);
+    combo->setSizePolicy(QSizePolicy::Expanding, combo->sizePolicy().verticalPolicy());
+    auto fitList = [combo] {
+        QAbstractItemView *list = combo->view();
+        list->setMinimumWidth(list->sizeHintForColumn(0) + 2 * list->frameWidth() + 24);
+    };
+    QObject::connect(combo->model(), &QAbstractItemModel::rowsInserted, combo, fitList);
+    QObject::connect(combo->model(), &QAbstractItemModel::dataChanged, combo, fitList);
+    fitList();
 }
 
 QTableWidget *makeTable(const QStringList &headers, QWidget *parent)

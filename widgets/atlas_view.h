@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+class QComboBox;
 class QLabel;
 class QTableWidget;
 
@@ -81,6 +82,9 @@ QString percentQ(double fraction, int decimals = 2);
 // A heading label and a muted caption label, styled once.
 QLabel *makeHeading(const QString &text, QWidget *parent = nullptr);
 QLabel *makeCaption(const QString &text, QWidget *parent = nullptr);
+// A combo box whose width does not follow its longest item: a narrow window elides the shown text;
+// the list that drops down stays as wide as its items.
+void letComboShrink(QComboBox *combo, int characters = 18);
 // A read-only table with these column headers, stretched columns and alternating rows.
 QTableWidget *makeTable(const QStringList &headers, QWidget *parent);
 

@@ -7,6 +7,7 @@
 
 #include "bf16.h"
 #include "chart_widget.h"
+#include "reflow_grid.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -69,7 +70,10 @@ QFrame *summaryCard(QWidget *parent, QLabel **value, const QString &name)
     f.setPointSizeF(f.pointSizeF() * 1.2);
     (*value)->setFont(f);
     (*value)->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    (*value)->setWordWrap(true);
+    frame->setMinimumWidth(120);
     v->addWidget(*value);
+    v->addStretch(1);
     return frame;
 }
 
@@ -105,17 +109,16 @@ BiasView::BiasView(QWidget *parent)
     v = new QVBoxLayout(m_body);
     v->setContentsMargins(0, 0, 0, 0);
     // The checkpoint-wide table of the reference article, computed.
-    auto *cards = new QGridLayout();
-    cards->setSpacing(8);
+    auto *cards = new ReflowGrid(8, m_body); // one row on a wide window, two or more on a narrow one
     const QStringList names = {tr("Tensors"), tr("Values per tensor"), tr("Bytes read"), tr("In BF16"),
                                tr("Median distinct stored → BF16"), tr("BF16 levels per layer"),
                                tr("Layers losing levels"), tr("Changed at zero logits")};
     for (int i = 0; i < names.size(); ++i) {
         QLabel *value = nullptr;
-        cards->addWidget(summaryCard(m_body, &value, names[i]), 0, i);
+        cards->addCell(summaryCard(m_body, &value, names[i]));
         m_summary.append({names[i], value});
     }
-    v->addLayout(cards);
+    v->addWidget(cards);
     auto *row = new QHBoxLayout();
     row->addWidget(new QLabel(tr("Layer"), this));
     row->addWidget(m_layer);

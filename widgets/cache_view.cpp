@@ -38,6 +38,8 @@ CacheView::CacheView(QWidget *parent)
         const auto d = cachePresetDescription(p);
         m_preset->addItem(QString::fromUtf8(d.data(), qsizetype(d.size())), int(p));
     }
+    for (QComboBox *c : {m_kv, m_preset, m_entry, m_state})
+        letComboShrink(c, 24);
     m_breakdown->setWordWrap(true);
     m_breakdown->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_chart->setTitle(tr("Cache per sequence against context length"));

@@ -57,7 +57,8 @@ ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomP
     m_plot->legend->setWrap(6);
     m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
     m_plot->legend->setVisible(true);
-    m_plot->setMinimumHeight(220);
+    m_plot->setMinimumHeight(180);
+    m_plot->setMinimumWidth(240); // not the title's width: a long title wraps (fitLegend)
     m_plot->setMouseTracking(true); // every bar and point reads out on hover
     m_plot->installEventFilter(this);
     applyPalette();
@@ -111,6 +112,7 @@ void ChartWidget::setTitle(const QString &title)
     m_title = title;
     if (m_titleElement) {
         m_titleElement->setText(title);
+        fitLegend();
     } else {
         m_plot->plotLayout()->insertRow(0);
         m_titleElement = new QCPTextElement(m_plot, title,
@@ -120,6 +122,11 @@ void ChartWidget::setTitle(const QString &title)
     applyPalette();
 }
 
+QStringList ChartWidget::titleLines() const
+{
+    return m_titleElement ? m_titleElement->text().split(QLatin1Char('\n')) : QStringList();
+}
+
 void ChartWidget::setEmptyMessage(const QString &message)
 {
     m_emptyMessage = message;
@@ -127,7 +134,7 @@ void ChartWidget::setEmptyMessage(const QString &message)
         m_empty = makeCaption(QString(), this); // muted, wrapped, as every caption
         m_empty->setAlignment(Qt::AlignCenter);
         m_empty->setMargin(24);
-        m_empty->setMinimumHeight(220);
+        m_empty->setMinimumHeight(180);
         layout()->addWidget(m_empty);
         m_empty->hide();
     }
@@ -309,11 +316,29 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
 
 void ChartWidget::fitLegend()
 {
+    // The title wraps onto further lines when the chart is narrower than it, instead of holding the
+    // chart wide.
+    if (m_titleElement) {
+        const QFontMetrics fm(m_titleElement->font());
+        const int room = std::max(80, m_plot->width() - 16);
+        QString text;
+        QString line;
+        for (const QString &word : m_title.split(QLatin1Char(' '))) {
+            const QString wider = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+            if (!line.isEmpty() && fm.horizontalAdvance(wider) > room) {
+                text += line + QLatin1Char('\n');
+                line = word;
+            } else
+                line = wider;
+        }
+        text += line;
+        if (m_titleElement->text() != text) m_titleElement->setText(text);
+    }
     // As many legend columns as names fit side by side, so that none is cut.
     int longest = 0;
     for (int i = 0; i < m_plot->legend->itemCount(); ++i)
         if (auto *item = qobject_cast<QCPPlottableLegendItem *>(m_plot->legend->item(i)))
-            longest = std::max(longest, int(QFontMetrics(m_plot->legend->font()).horizontalAdvance(item->plottable()->name())));
+            longest = std::max(longest, int(QFontMetrics(item->font()).horizontalAdvance(item->plottable()->name())));
     const int column = longest + 60; // the icon, its gap and the spacing
     m_plot->legend->setWrap(std::clamp(m_plot->width() / std::max(column, 1), 1, 6));
 }

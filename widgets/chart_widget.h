@@ -44,6 +44,8 @@ public:
 
     void setTitle(const QString &title);
     QString title() const { return m_title; }
+    // The title as drawn: wrapped onto lines when the chart is narrower than it.
+    QStringList titleLines() const;
     // Grouped bars, one group per label; stacked: one bar per label, the series on top of each other.
     void showBars(const QStringList &labels, const QList<BarSeries> &series, const QString &valueLabel,
                   bool logValues, bool stacked = false);

@@ -3,6 +3,7 @@
 #include "architecture.h"
 
 #include "cache_budget.h"
+#include "reflow_grid.h"
 
 #include <QFrame>
 #include <QGridLayout>
@@ -25,6 +26,9 @@ QFrame *card(QWidget *parent, QLabel **value, const QString &name)
     v->setContentsMargins(14, 10, 14, 10);
     auto *caption = makeCaption(name, frame);
     *value = new QLabel(QStringLiteral("—"), frame);
+    // A narrow window wraps a long value onto a second line rather than holding the page wide.
+    (*value)->setWordWrap(true);
+    frame->setMinimumWidth(170);
     QFont f = (*value)->font();
     f.setPointSizeF(f.pointSizeF() * 1.6);
     f.setWeight(QFont::DemiBold);
@@ -32,6 +36,7 @@ QFrame *card(QWidget *parent, QLabel **value, const QString &name)
     (*value)->setTextInteractionFlags(Qt::TextSelectableByMouse);
     v->addWidget(caption);
     v->addWidget(*value);
+    v->addStretch(1); // a card beside a taller one keeps its text at the top
     return frame;
 }
 
@@ -69,19 +74,17 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     m_identity->setWordWrap(true);
     v->addWidget(m_identity);
 
-    m_cards = new QGridLayout();
-    m_cards->setSpacing(10);
+    m_cards = new ReflowGrid(4, page);
     const QStringList names{tr("Parameters"), tr("Active per token"), tr("Tensors"),
                             tr("Shards"),     tr("Tensor data"),      tr("Layers"),
                             tr("Indexers"),   tr("KV + index cache")};
     for (int i = 0; i < names.size(); ++i)
-        addCard(names[i], i / 4, i % 4);
-    v->addLayout(m_cards);
+        addCard(names[i]);
+    v->addWidget(m_cards);
 
     v->addWidget(makeHeading(tr("Architecture"), page));
-    m_arch = new QGridLayout();
-    m_arch->setSpacing(10);
-    v->addLayout(m_arch);
+    m_arch = new ReflowGrid(4, page);
+    v->addWidget(m_arch);
 
     v->addWidget(makeHeading(tr("Quantization layout"), page));
     m_quant = makeTable({tr("Category"), tr("Format"), tr("Stored as"), tr("Parameters"), tr("Scale tensors"),
@@ -127,10 +130,10 @@ void OverviewView::setCacheBudget(const CacheBudget &cache)
                           .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens)));
 }
 
-QLabel *OverviewView::addCard(const QString &name, int row, int column)
+QLabel *OverviewView::addCard(const QString &name)
 {
     QLabel *value = nullptr;
-    m_cards->addWidget(card(this, &value, name), row, column);
+    m_cards->addCell(card(this, &value, name));
     m_cardValues.append({name, value});
     return value;
 }
@@ -232,10 +235,7 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     setCacheBudget(m_data->cache);
 
     // The architecture in numbers: a smaller card per fact, four to a row.
-    while (QLayoutItem *item = m_arch->takeAt(0)) {
-        delete item->widget();
-        delete item;
-    }
+    m_arch->clear();
     m_archValues.clear();
     const auto facts = architectureFacts(cfg, a);
     for (std::size_t i = 0; i < facts.size(); ++i) {
@@ -247,7 +247,7 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         value->setText(qs(facts[i].value));
         value->setToolTip(qs(facts[i].detail));
         f->setToolTip(qs(facts[i].detail));
-        m_arch->addWidget(f, int(i / 4), int(i % 4));
+        m_arch->addCell(f);
         m_archValues.append({qs(facts[i].name), value});
     }
 

@@ -3,11 +3,12 @@
 #include "atlas_view.h"
 #include "cache_budget.h"
 
-class QGridLayout;
 class QLabel;
 class QTableWidget;
 
 namespace atlas {
+
+class ReflowGrid;
 
 // Identity, headline numbers and the quantization layout.
 class OverviewView final : public AtlasView
@@ -29,12 +30,12 @@ public:
     bool syntheticBannerShown() const;
 
 private:
-    QLabel *addCard(const QString &name, int row, int column);
+    QLabel *addCard(const QString &name);
     std::shared_ptr<const LoadedCheckpoint> m_data;
     QLabel *m_banner;
     QLabel *m_identity;
-    QGridLayout *m_cards;
-    QGridLayout *m_arch; // the architecture in numbers, a card per fact
+    ReflowGrid *m_cards;
+    ReflowGrid *m_arch; // the architecture in numbers, a card per fact
     QList<QPair<QString, QLabel *>> m_archValues;
     QList<QPair<QString, QLabel *>> m_cardValues;
     QTableWidget *m_quant;

@@ -2,6 +2,7 @@
 
 #include "chart_widget.h"
 #include "errors.h"
+#include "reflow_grid.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -9,6 +10,7 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -65,29 +67,38 @@ PlanView::PlanView(QWidget *parent)
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_chart->setTitle(tr("Memory of each GPU"));
 
-    auto *v = new QVBoxLayout(this);
+    // A window too short for the verdict, the controls, the details and the chart scrolls, rather than
+    // squeezing the controls.
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    outer->addWidget(scroll);
+    auto *page = new QWidget(scroll);
+    scroll->setWidget(page);
+    auto *v = new QVBoxLayout(page);
     v->setContentsMargins(20, 16, 20, 16);
     v->addWidget(makeHeading(tr("Capacity plan: GPUs, parallelism and cache room"), this));
     v->addWidget(m_verdict);
-    auto *grid = new QGridLayout();
-    auto add = [&](int row, int col, const QString &label, QWidget *w) {
-        grid->addWidget(new QLabel(label, this), row, col * 2);
-        grid->addWidget(w, row, col * 2 + 1);
-    };
-    add(0, 0, tr("GPU"), m_gpu);
-    add(0, 1, tr("GPUs"), m_gpus);
-    add(0, 2, tr("Tensor parallel"), m_tp);
-    add(0, 3, tr("Pipeline stages"), m_pp);
-    add(1, 0, tr("Engine"), m_engine);
-    add(1, 1, tr("Expert parallel"), m_ep);
-    add(1, 2, tr("Redundant experts"), m_redundant);
-    add(1, 3, tr("DP attention"), m_dp);
-    add(2, 0, tr("Context"), m_context);
-    add(2, 1, tr("Memory fraction"), m_fraction);
-    add(2, 2, tr("Reserve"), m_reserve);
-    grid->addWidget(m_mtp, 3, 0, 1, 8);
-    grid->setColumnStretch(1, 2);
-    v->addLayout(grid);
+    // Four pairs to a row on a wide window, fewer on a narrow one.
+    auto *grid = new ReflowGrid(4, this);
+    auto add = [&](const QString &label, QWidget *w) { grid->addField(new QLabel(label, this), w); };
+    add(tr("GPU"), m_gpu);
+    add(tr("GPUs"), m_gpus);
+    add(tr("Tensor parallel"), m_tp);
+    add(tr("Pipeline stages"), m_pp);
+    add(tr("Engine"), m_engine);
+    add(tr("Expert parallel"), m_ep);
+    add(tr("Redundant experts"), m_redundant);
+    add(tr("DP attention"), m_dp);
+    add(tr("Context"), m_context);
+    add(tr("Memory fraction"), m_fraction);
+    add(tr("Reserve"), m_reserve);
+    letComboShrink(m_gpu);
+    v->addWidget(grid);
+    v->addWidget(m_mtp);
     v->addWidget(m_details);
     v->addWidget(m_chart, 1);
 

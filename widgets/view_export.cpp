@@ -57,8 +57,16 @@ public:
             grow(s, full);
         }
         if (m_saved.empty()) return;
+        // Everything else keeps its size: the view grows by what its outermost scrolling parts grow.
+        int extra = 0;
+        for (const Saved &s : m_saved) {
+            bool inner = false;
+            for (const Saved &o : m_saved)
+                inner = inner || (o.area != s.area && o.area->isAncestorOf(s.area));
+            if (!inner) extra += s.area->minimumHeight() - s.height;
+        }
         relayout(view);
-        const int height = std::max(view->height(), view->minimumSizeHint().height());
+        const int height = std::max(view->height() + extra, view->minimumSizeHint().height());
         view->resize(view->width(), height);
         relayout(view);
     }
@@ -98,7 +106,7 @@ private:
     void grow(QAbstractScrollArea *area, int full)
     {
         if (full <= area->height()) return;
-        m_saved.push_back({area, area->minimumHeight(), area->verticalScrollBarPolicy()});
+        m_saved.push_back({area, area->minimumHeight(), area->height(), area->verticalScrollBarPolicy()});
         area->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         area->setMinimumHeight(full);
     }
@@ -106,6 +114,7 @@ private:
     {
         QPointer<QAbstractScrollArea> area;
         int minimumHeight;
+        int height; // before
         Qt::ScrollBarPolicy policy;
     };
     QWidget *m_view;

@@ -5,6 +5,7 @@
 #include "budget_view.h"
 #include "cache_view.h"
 #include "checkpoint_loader.h"
+#include "colours.h"
 #include "compare_view.h"
 #include "errors.h"
 #include "indexshare_view.h"
@@ -35,7 +36,9 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
 #include <QProgressBar>
+#include <QProxyStyle>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyleFactory>
@@ -108,9 +111,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
 
     m_error->setWordWrap(true);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_error->setStyleSheet(
-        QStringLiteral("QLabel { background: #FDECEC; color: #7A1F1F; border: 1px solid #E7A3A3;"
-                       " border-radius: 6px; padding: 8px 12px; margin: 8px 12px 0 12px; }"));
+    m_error->setStyleSheet(bannerStyle(Banner::Error, QStringLiteral("margin: 8px 12px 0 12px;")));
     m_error->hide();
 
     auto *central = new QWidget(this);
@@ -646,9 +647,44 @@ void MainWindow::dropEvent(QDropEvent *event)
     if (!urls.isEmpty()) openSource(urls.front().toLocalFile());
 }
 
+namespace {
+
+// Fusion, with check boxes and radio buttons whose frame stays visible on the dark theme (Fusion draws it
+// a shade darker than the window, which on a dark window is nearly black on black).
+class AtlasStyle final : public QProxyStyle
+{
+public:
+    AtlasStyle() : QProxyStyle(QStyleFactory::create(QStringLiteral("Fusion"))) {}
+    void drawPrimitive(PrimitiveElement element, const QStyleOption *option, QPainter *painter,
+                       const QWidget *widget) const override
+    {
+        QProxyStyle::drawPrimitive(element, option, painter, widget);
+        if ((element != PE_IndicatorCheckBox && element != PE_IndicatorRadioButton) || !darkTheme()) return;
+        painter->save();
+        painter->setRenderHint(QPainter::Antialiasing);
+        painter->setPen(QPen(QColor(0x8A, 0x90, 0x9A), 1));
+        painter->setBrush(Qt::NoBrush);
+        const QRectF r = QRectF(option->rect).adjusted(0.5, 0.5, -0.5, -0.5);
+        if (element == PE_IndicatorRadioButton)
+            painter->drawEllipse(r);
+        else
+            painter->drawRoundedRect(r, 2, 2);
+        painter->restore();
+    }
+};
+
+} // namespace
+
+void MainWindow::themeChanged()
+{
+    m_error->setStyleSheet(bannerStyle(Banner::Error, QStringLiteral("margin: 8px 12px 0 12px;")));
+    for (AtlasView *v : m_views)
+        v->themeChanged();
+}
+
 void MainWindow::applyTheme(Theme theme)
 {
-    qApp->setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    qApp->setStyle(new AtlasStyle);
     QPalette p;
     if (theme == Theme::Dark) {
         const QColor window(0x24, 0x27, 0x2E), base(0x1B, 0x1E, 0x24), text(0xE6, 0xE8, 0xEC),
@@ -675,6 +711,8 @@ void MainWindow::applyTheme(Theme theme)
         p.setColor(QPalette::Highlight, QColor(0x2F, 0x6F, 0xB3));
     }
     qApp->setPalette(p);
+    for (QWidget *w : QApplication::topLevelWidgets())
+        if (auto *window = qobject_cast<MainWindow *>(w)) window->themeChanged();
 }
 
 } // namespace atlas

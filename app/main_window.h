@@ -71,6 +71,8 @@ public:
 
     enum class Theme { Light, Dark };
     static void applyTheme(Theme theme);
+    // Colours chosen in code (the error banner, the views' banners, verdicts and series) follow the theme.
+    void themeChanged();
 
 protected:
     void closeEvent(QCloseEvent *event) override;

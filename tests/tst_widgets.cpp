@@ -42,6 +42,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QHeaderView>
+#include <QLabel>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QListWidget>
@@ -537,7 +538,8 @@ private slots:
         QCOMPARE(planView->plan()->perGpu.weightBytes, std::uint64_t(94'683'065'664));
         QCOMPARE(planView->chart()->seriesNames(),
                  (QStringList{QStringLiteral("replicated"), QStringLiteral("split by TP"), QStringLiteral("routed experts"),
-                              QStringLiteral("reserve"), QStringLiteral("cache room")}));
+                              QStringLiteral("cache room")})); // no reserve set, no reserve drawn
+        QCOMPARE(planView->chart()->categoryLabels(), QStringList{QStringLiteral("each of the 8 GPUs")});
         planView->setGpus(4);
         QVERIFY(planView->plan() && !planView->plan()->fits);
         QVERIFY2(planView->verdict().contains(QStringLiteral("Does not fit")), qPrintable(planView->verdict()));
@@ -550,12 +552,15 @@ private slots:
         QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(78 * 1152 + 21 * 132));
         cacheView->setPreset(CachePreset::Article);
         QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(92880));
-        // Two pipeline stages of TP 4: a bar per GPU, each named by its stage; SGLang's own fraction.
+        // Two pipeline stages of TP 4: a bar per stage, named by its GPUs and layers; SGLang's own fraction.
         planView->setPipelineStages(2);
         QCOMPARE(planView->plan()->stages.size(), std::size_t(2));
         QCOMPARE(*planView->plan()->options.tp, 4);
-        QCOMPARE(planView->chart()->categoryLabels().size(), 8);
-        QVERIFY(planView->chart()->categoryLabels().last().contains(QStringLiteral("stage 2")));
+        QCOMPARE(planView->chart()->categoryLabels().size(), 2);
+        QCOMPARE(planView->chart()->categoryLabels().last(),
+                 QStringLiteral("stage 2: GPUs 4–7, layers %1–%2")
+                     .arg(planView->plan()->stages[1].firstLayer)
+                     .arg(planView->plan()->stages[1].endLayer - 1));
         QVERIFY2(planView->verdict().contains(QStringLiteral("stage")) ||
                      planView->plan()->fits,
                  qPrintable(planView->verdict()));
@@ -703,7 +708,17 @@ private slots:
         QCoreApplication::processEvents();
         const QImage image = budget->chart()->grab().toImage();
         QVERIFY(QColor(image.pixel(5, 5)).lightness() < 80);
+        // Colours chosen in code follow the switch: the synthetic banner turns dark, its text light.
+        window.showView(overview);
+        QCoreApplication::processEvents();
+        QVERIFY(overview->syntheticBannerShown());
+        auto *banner = overview->findChild<QLabel *>(QStringLiteral("syntheticBanner"));
+        QVERIFY(banner);
+        const QImage dark = banner->grab().toImage();
+        QVERIFY(QColor(dark.pixel(dark.width() / 2, 3)).lightness() < 100);
         MainWindow::applyTheme(MainWindow::Theme::Light);
+        const QImage light = banner->grab().toImage();
+        QVERIFY(QColor(light.pixel(light.width() / 2, 3)).lightness() > 180);
     }
 
     void errorsAreShownNotFrozen()

@@ -1,5 +1,7 @@
 #include "anatomy_view.h"
 
+#include "colours.h"
+
 #include <QComboBox>
 #include <QEvent>
 #include <QHBoxLayout>
@@ -31,13 +33,13 @@ QColor kindColor(BoxKind k)
     case BoxKind::Norm:
         return QColor(0x8A, 0x8F, 0x98);
     case BoxKind::Latent:
-        return QColor(0xE0, 0x8A, 0x2E);
+        return toneColor(Tone::Cached);
     case BoxKind::Heads:
         return QColor(0x2E, 0x9C, 0x9C);
     case BoxKind::Attention:
         return QColor(0x8E, 0x5C, 0xC2);
     case BoxKind::Indexer:
-        return QColor(0x3A, 0x9E, 0x6E);
+        return toneColor(Tone::IndexerOwner);
     case BoxKind::Router:
         return QColor(0xC9, 0x4B, 0x4B);
     case BoxKind::Experts:
@@ -50,8 +52,9 @@ QColor kindColor(BoxKind k)
 
 QColor roleColor(IndexerRole r)
 {
-    return r == IndexerRole::Full ? QColor(0x3A, 0x9E, 0x6E) : r == IndexerRole::Shared ? QColor(0x9F, 0xD4, 0xB8)
-                                                                                         : QColor(0xB8, 0xBC, 0xC4);
+    return toneColor(r == IndexerRole::Full     ? Tone::IndexerOwner
+                     : r == IndexerRole::Shared ? Tone::IndexerShared
+                                                : Tone::IndexerNone);
 }
 
 QString kindText(LayerKind k)

@@ -53,6 +53,8 @@ public:
 
     // Another view (or Back / Forward) picked a layer: show it too, without announcing it again.
     virtual void followLayer(int) {}
+    // The light / dark theme changed: colours chosen in code (banners, verdicts, series) are chosen again.
+    virtual void themeChanged() { update(); }
 
 signals:
     void applicabilityChanged(const QString &why);

@@ -7,6 +7,7 @@
 
 #include "bf16.h"
 #include "chart_widget.h"
+#include "colours.h"
 #include "reflow_grid.h"
 
 #include <QComboBox>
@@ -296,9 +297,10 @@ void BiasView::showLayer()
     QString note;
     if (s.nanCount || s.infCount)
         note =
-            tr(" <span style='color:#C94B4B'>%1 NaN and %2 infinite values are left out of the plot.</span>")
+            tr(" <span style='color:%3'>%1 NaN and %2 infinite values are left out of the plot.</span>")
                 .arg(s.nanCount)
-                .arg(s.infCount);
+                .arg(s.infCount)
+                .arg(toneHex(Tone::Bad));
     m_layerSummary->setText(
         tr("%1 values, %2 distinct as stored (%7) → <b>%3 BF16 levels</b>; zero-logit probe: %4 of the "
            "top-k replaced%5.%6")

@@ -1,5 +1,7 @@
 #include "compare_view.h"
 
+#include "colours.h"
+
 #include "chart_widget.h"
 
 #include <QHBoxLayout>
@@ -175,7 +177,7 @@ void CompareView::showComparisonCancelled(const QString &label)
 
 void CompareView::showComparisonFailure(const QString &message)
 {
-    m_summary->setText(tr("<span style='color:#C94B4B'>Could not compare: %1</span>").arg(message.toHtmlEscaped()));
+    m_summary->setText(tr("<span style='color:%1'>Could not compare: %2</span>").arg(toneHex(Tone::Bad), message.toHtmlEscaped()));
 }
 
 void CompareView::setComparison(std::shared_ptr<const LoadedCheckpoint> b, std::shared_ptr<const CheckpointDiff> diff,
@@ -287,7 +289,7 @@ void CompareView::showBiases()
                                : lost        ? tr("different (F32 → %1: precision lost)").arg(qs(r.b.dtype))
                                              : tr("different")));
         m_biases->item(i, 0)->setToolTip(qs(r.tensor));
-        if (!r.sameBytes) m_biases->item(i, 5)->setForeground(QColor(0xC9, 0x4B, 0x4B));
+        if (!r.sameBytes) m_biases->item(i, 5)->setForeground(toneColor(Tone::Bad));
     }
 }
 

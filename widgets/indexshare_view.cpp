@@ -1,5 +1,7 @@
 #include "indexshare_view.h"
 
+#include "colours.h"
+
 #include "cache_budget.h"
 
 #include <QHeaderView>
@@ -30,16 +32,17 @@ IndexStrip::IndexStrip(QWidget *parent) : QWidget(parent)
 
 QColor IndexStrip::roleColor(IndexerRole role, bool mtp)
 {
-    if (mtp) return QColor(0x8E, 0x6C, 0xC2);
+    // The same greens as the Anatomy view's indexer: one meaning, one colour.
+    if (mtp) return toneColor(Tone::Mtp);
     switch (role) {
     case IndexerRole::Full:
-        return QColor(0x3B, 0x82, 0xC4);
+        return toneColor(Tone::IndexerOwner);
     case IndexerRole::Shared:
-        return QColor(0xB8, 0xD4, 0xEE);
+        return toneColor(Tone::IndexerShared);
     case IndexerRole::None:
         break;
     }
-    return QColor(0xC8, 0xC8, 0xC8);
+    return toneColor(Tone::IndexerNone);
 }
 
 void IndexStrip::setLayers(std::vector<LayerInfo> layers)
@@ -276,7 +279,7 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
                      .arg(layers.join(QStringLiteral(", ")));
     }
     for (const auto &mm : m.mismatches)
-        notes << QStringLiteral("<span style='color:#C94B4B'>") + tr("Disagreement: ") +
+        notes << QStringLiteral("<span style='color:%1'>").arg(toneHex(Tone::Bad)) + tr("Disagreement: ") +
                      qs(mm).toHtmlEscaped() + QStringLiteral("</span>");
     m_mismatches->setText(notes.isEmpty() ? tr("The map agrees with the tensors on disk for every layer.")
                                           : notes.join(QStringLiteral("<br>")));
@@ -287,11 +290,11 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         m_table->setItem(r, 0, new QTableWidgetItem(QString::number(l.index)));
         m_table->setItem(r, 1, new QTableWidgetItem(qs(std::string(layerKindName(l.kind)))));
         auto *role = new QTableWidgetItem(qs(std::string(indexerRoleName(l.indexer))));
-        role->setForeground(l.indexer == IndexerRole::Shared
-                                ? QColor(0x4A, 0x7D, 0xAE)
-                                : IndexStrip::roleColor(l.indexer, l.kind == LayerKind::Mtp &&
-                                                                          l.indexer != IndexerRole::None)
-                                      .darker(115));
+        // Text in the role's colour; the pale shared green is too faint for text, so it is read darker
+        // (lighter on the dark theme).
+        QColor roleText = IndexStrip::roleColor(l.indexer, l.kind == LayerKind::Mtp && l.indexer != IndexerRole::None);
+        if (l.indexer == IndexerRole::Shared) roleText = darkTheme() ? roleText.lighter(190) : roleText.darker(150);
+        role->setForeground(roleText);
         m_table->setItem(r, 2, role);
         m_table->setItem(r, 3,
                          new QTableWidgetItem(l.indexer == IndexerRole::Shared && l.reusesLayer >= 0

@@ -3,6 +3,7 @@
 #include "architecture.h"
 
 #include "cache_budget.h"
+#include "colours.h"
 #include "reflow_grid.h"
 
 #include <QFrame>
@@ -57,14 +58,13 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->setSpacing(12);
 
     m_banner = new QLabel(page);
+    m_banner->setObjectName(QStringLiteral("syntheticBanner"));
     m_banner->setWordWrap(true);
     m_banner->setText(
         tr("<b>Synthetic checkpoint.</b> Written by Checkpoint Atlas from a real architecture's "
            "layout: every header is faithful, the weights are empty and the router biases are "
            "made up. No figure here describes a released model's values."));
-    m_banner->setStyleSheet(
-        QStringLiteral("QLabel { background: #FFF4D6; color: #5C4400; border: 1px solid #E8C66A;"
-                       " border-radius: 6px; padding: 8px 12px; }"));
+    m_banner->setStyleSheet(bannerStyle(Banner::Notice));
     m_banner->hide();
     v->addWidget(m_banner);
 
@@ -155,6 +155,12 @@ QString OverviewView::cardValue(const QString &name) const
 bool OverviewView::syntheticBannerShown() const
 {
     return !m_banner->isHidden();
+}
+
+void OverviewView::themeChanged()
+{
+    m_banner->setStyleSheet(bannerStyle(Banner::Notice));
+    update();
 }
 
 void OverviewView::clearAll()

@@ -20,6 +20,7 @@ public:
     QString fileStem() const override { return QStringLiteral("overview"); }
     void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
     void clearAll() override;
+    void themeChanged() override;
 
     // The cache card follows the Cache view's settings (preset, KV layout, state dtype, context).
     void setCacheBudget(const CacheBudget &budget);

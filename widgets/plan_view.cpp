@@ -1,6 +1,7 @@
 #include "plan_view.h"
 
 #include "chart_widget.h"
+#include "colours.h"
 #include "errors.h"
 #include "reflow_grid.h"
 
@@ -145,6 +146,12 @@ void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::
     replan();
 }
 
+void PlanView::themeChanged()
+{
+    if (m_data) replan(); // the verdict's colour
+    update();
+}
+
 void PlanView::clearAll()
 {
     m_data.reset();
@@ -211,7 +218,7 @@ void PlanView::replan()
                               m_cache ? &*m_cache : nullptr);
     } catch (const AtlasError &e) {
         m_plan.reset();
-        m_verdict->setText(QStringLiteral("<span style='color:#B03030'>%1</span>").arg(qs(e.what()).toHtmlEscaped()));
+        m_verdict->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(toneHex(Tone::Bad), qs(e.what()).toHtmlEscaped()));
         m_details->setText(tr("This combination cannot run; change the GPU count or the parallelism."));
         m_chart->clear();
         return;
@@ -219,7 +226,7 @@ void PlanView::replan()
     const CapacityPlan &p = *m_plan;
     const PlanPerGpu &g = p.perGpu;
     m_verdict->setText(QStringLiteral("<span style='color:%1'><b>%2</b></span>")
-                           .arg(p.fits ? QStringLiteral("#1F7A3A") : QStringLiteral("#B03030"),
+                           .arg(toneHex(p.fits ? Tone::Good : Tone::Bad),
                                 qs(p.reason).toHtmlEscaped() + QLatin1Char('.')));
     const CacheBudget &cache = m_cache ? *m_cache : m_data->cache;
     const QString who = p.stages.size() > 1 ? tr("Per GPU of stage %1 (layers %2–%3, the least room):")
@@ -249,31 +256,41 @@ void PlanView::replan()
         details += QStringLiteral("<br><span style='color:gray'>") + qs(n).toHtmlEscaped() + QStringLiteral("</span>");
     m_details->setText(details);
 
-    // A stacked bar per GPU (every GPU of a stage holds the same): what fills it.
+    // A stacked bar per pipeline stage (every GPU of a stage holds the same): what fills each GPU.
     const double gib = double(1ull << 30);
-    const int bars = std::min(p.options.gpus, 64);
     QStringList labels;
     BarSeries rep{tr("replicated"), {}, ChartWidget::seriesColor(0)};
     BarSeries split{tr("split by TP"), {}, ChartWidget::seriesColor(2)};
     BarSeries ex{tr("routed experts"), {}, ChartWidget::seriesColor(3)};
-    BarSeries reserve{tr("reserve"), {}, QColor(0x99, 0x99, 0x99)};
-    BarSeries room{tr("cache room"), {}, ChartWidget::seriesColor(1)};
+    BarSeries reserve{tr("reserve"), {}, ChartWidget::seriesColor(5)};
+    BarSeries room{tr("cache room"), {}, toneColor(Tone::Cached)};
     const int tp = std::max(*p.options.tp, 1);
-    for (int i = 0; i < bars; ++i) {
-        const std::size_t stage = std::min(std::size_t(i / tp), p.stages.size() - 1);
+    const std::size_t stages = std::max<std::size_t>(p.stages.size(), 1);
+    for (std::size_t stage = 0; stage < stages; ++stage) {
         const PlanPerGpu &s = p.stages.empty() ? g : p.stages[stage].perGpu;
-        labels << (p.stages.size() > 1 ? tr("GPU %1 · stage %2").arg(i).arg(stage + 1) : tr("GPU %1").arg(i));
+        const int first = int(stage) * tp; // TP × PP = GPUs: a stage is TP GPUs
+        const int gpus = p.stages.size() > 1 ? tp : p.options.gpus;
+        labels << (p.stages.size() > 1 ? tr("stage %1: GPUs %2–%3, layers %4–%5")
+                                             .arg(stage + 1)
+                                             .arg(first)
+                                             .arg(first + gpus - 1)
+                                             .arg(p.stages[stage].firstLayer)
+                                             .arg(p.stages[stage].endLayer - 1)
+                                       : gpus == 1 ? tr("the GPU") : tr("each of the %1 GPUs").arg(gpus));
         rep.values << double(s.replicatedBytes) / gib;
         split.values << double(s.splitBytes) / gib;
         ex.values << double(s.expertBytes) / gib;
         reserve.values << double(p.options.reserve) / gib;
         room.values << std::max(0.0, double(s.cacheRoomBytes) / gib);
     }
+    QList<BarSeries> parts{rep, split, ex};
+    if (p.options.reserve > 0) parts << reserve; // no legend entry for what is not there
+    parts << room;
     m_chart->setTitle(g.cacheRoomBytes > 0
-                          ? tr("Memory of each GPU (usable: %1)").arg(binaryBytesQ(g.usableBytes))
+                          ? tr("Memory of a GPU (usable: %1)").arg(binaryBytesQ(g.usableBytes))
                           : tr("Memory each GPU would need: %1 more than its usable %2")
                                 .arg(binaryBytesQ(std::uint64_t(-g.cacheRoomBytes)), binaryBytesQ(g.usableBytes)));
-    m_chart->showBars(labels, {rep, split, ex, reserve, room}, tr("GiB"), false, true);
+    m_chart->showBars(labels, parts, tr("GiB per GPU"), false, true);
 }
 
 } // namespace atlas

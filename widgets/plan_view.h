@@ -27,6 +27,7 @@ public:
     void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
                        std::shared_ptr<const PreparedView> prepared) override;
     void clearAll() override;
+    void themeChanged() override;
 
     // Plan with the Cache view's settings (preset, dtypes) instead of the load's.
     void setCacheBudget(const CacheBudget &budget);

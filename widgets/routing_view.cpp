@@ -1,5 +1,7 @@
 #include "routing_view.h"
 
+#include "colours.h"
+
 #include <algorithm>
 
 #include "bias_report.h"
@@ -327,6 +329,12 @@ void RoutingView::followLayer(int layer)
     if (i >= 0) m_layer->setCurrentIndex(i);
 }
 
+void RoutingView::themeChanged()
+{
+    showChanged();
+    update();
+}
+
 void RoutingView::showChanged()
 {
     if (!m_run) return;
@@ -337,7 +345,7 @@ void RoutingView::showChanged()
     for (int v = 0; v < kVariantCount; ++v) {
         const bool emphasised = v == chosen;
         QColor color = ChartWidget::seriesColor(v + 1);
-        if (chosen >= 0 && !emphasised) color.setAlpha(110);
+        if (chosen >= 0 && !emphasised) color.setAlpha(darkTheme() ? 170 : 110); // pale, yet readable on dark
         LineSeries s{QString::fromLatin1(variantName(static_cast<Variant>(v))) +
                          (emphasised ? tr(" (the chosen engine)") : QString()),
                      {},

@@ -69,6 +69,7 @@ private:
 
 public:
     void followLayer(int layer) override;
+    void themeChanged() override;
     static QString skippedText(const std::vector<std::string> &skipped);
 
 private:

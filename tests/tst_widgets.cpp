@@ -579,6 +579,10 @@ private slots:
         QCOMPARE(budget->chart()->seriesNames(),
                  (QStringList{QStringLiteral("Total"), QStringLiteral("Active per token")}));
         QCOMPARE(budget->chart()->pointCount(QStringLiteral("Total")), 9);
+        // On its log axis each value is a dot with its value printed (a bar's length would say nothing).
+        QCOMPARE(budget->chart()->pointLabels().size(),
+                 budget->chart()->pointCount(QStringLiteral("Total")) +
+                     budget->chart()->pointCount(QStringLiteral("Active per token")));
         // Every bar reads out on hover: the category and each series' value.
         QVERIFY2(budget->chart()->hoverText(0).contains(QStringLiteral("Total: ")), qPrintable(budget->chart()->hoverText(0)));
         QCOMPARE(budget->chart()->pointCount(QStringLiteral("Active per token")),

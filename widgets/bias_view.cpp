@@ -283,8 +283,14 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
     // A log axis only when the counts span an order of magnitude; equal counts read best on a linear one.
     const bool spread = fpMax > 0 && std::min(fpMin, bfMin) > 0 && fpMax >= 10 * std::min(fpMin, bfMin);
     const QString stored = storedDtypes(stats);
-    m_levels->setTitle(tr("Distinct values per layer: as stored (%1) vs after BF16 rounding").arg(stored));
-    m_levels->showBars(labels, {fp32, bf16}, tr("distinct values"), spread);
+    if (stored == QLatin1String("BF16")) { // one series: stored and rounded are the same values
+        m_levels->setTitle(tr("Distinct values per layer, stored as BF16 (rounding changes none)"));
+        m_levels->showBars(labels, {BarSeries{tr("BF16 distinct (as stored)"), bf16.values, ChartWidget::seriesColor(0)}},
+                           tr("distinct values"), spread);
+    } else {
+        m_levels->setTitle(tr("Distinct values per layer: as stored (%1) vs after BF16 rounding").arg(stored));
+        m_levels->showBars(labels, {fp32, bf16}, tr("distinct values"), spread);
+    }
     m_layer->setCurrentIndex(0);
     showLayer();
 }
@@ -337,7 +343,8 @@ void BiasView::showLayer()
         hist.x << lo + (b + 0.5) * width;
         hist.y << counts[b];
     }
-    m_histogram->showLines({hist}, tr("bias value"), tr("values"), false, false);
+    m_histogram->showLines({hist}, tr("bias value"), tr("count (values per bin)"), false, false);
+    if (s.dtype == "BF16") return; // every bar already stands on a BF16 level: no lines to add
     QVector<double> levels;
     for (const auto &l : s.levels)
         if (std::isfinite(l.value)) levels << double(l.value);

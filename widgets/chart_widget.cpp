@@ -18,6 +18,32 @@ namespace atlas {
 
 namespace {
 
+// 725 B, 1.9 B, 965 K, 12: a value beside a dot or on a log axis, short enough not to collide.
+QString compactNumber(double v)
+{
+    static const struct
+    {
+        double scale;
+        const char *suffix;
+    } steps[] = {{1e12, " T"}, {1e9, " B"}, {1e6, " M"}, {1e3, " K"}};
+    for (const auto &step : steps)
+        if (std::fabs(v) >= step.scale)
+            return QString::number(v / step.scale, 'g', 3) + QLatin1String(step.suffix);
+    return QString::number(v, 'g', 4);
+}
+
+// Log-axis ticks in one style from bottom to top (100 K, 1 M, 10 M … 1 T), not plain numbers that turn
+// into powers of ten half-way up.
+class CompactLogTicker final : public QCPAxisTickerLog
+{
+protected:
+    QString getTickLabel(double tick, const QLocale &, QChar, int) override { return compactNumber(tick); }
+};
+
+} // namespace
+
+namespace {
+
 bool g_vectorOutput = false;
 
 void styleAxis(QCPAxis *axis, const QPalette &pal)
@@ -186,7 +212,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     m_plot->yAxis->setLabel(valueLabel);
     if (logValues) {
         m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
-        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+        m_plot->yAxis->setTicker(QSharedPointer<CompactLogTicker>::create());
         // Plain numbers up to a million, powers beyond: an "eb" label with precision 0 rounded 1.5 to 2·10⁰.
         m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
         m_plot->yAxis->setNumberPrecision(6);
@@ -213,6 +239,48 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                 sum += i < s.values.size() ? s.values[i] : 0.0;
             hi = std::max(hi, sum);
         }
+    // On a log axis a bar's length says nothing (it starts at an arbitrary power of ten): each value is a
+    // dot at its height instead, the series side by side in a category, and with few dots their values
+    // are printed beside them.
+    if (logValues) {
+        const int n = int(series.size());
+        const bool printValues = labels.size() * n <= 24;
+        for (int k = 0; k < n; ++k) {
+            const BarSeries &s = series[k];
+            auto *dots = m_plot->addGraph();
+            dots->setName(s.name);
+            dots->setLineStyle(QCPGraph::lsNone);
+            dots->setPen(QPen(s.color, 2));
+            dots->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, s.color, s.color, 10));
+            const double offset = n > 1 ? (k - (n - 1) / 2.0) * std::min(0.3, 0.8 / n) : 0.0;
+            QVector<double> keys, values;
+            for (int i = 0; i < s.values.size(); ++i) {
+                if (s.values[i] <= 0) continue;
+                keys << i + offset;
+                values << s.values[i];
+                if (!printValues) continue;
+                auto *text = new QCPItemText(m_plot);
+                text->position->setCoords(i + offset, s.values[i]);
+                text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+                text->setPadding(QMargins(0, 0, 0, 8));
+                text->setText(compactNumber(s.values[i]));
+                m_pointLabels << text->text();
+                text->setColor(palette().color(QPalette::WindowText));
+                QFont f = font();
+                f.setPointSizeF(f.pointSizeF() * 0.85);
+                text->setFont(f);
+            }
+            dots->setData(keys, values, true);
+        }
+        if (hi > 0) // room above the highest dot for its printed value
+            m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo))),
+                                    std::pow(10.0, std::log10(hi) + 0.6));
+        m_plot->legend->setVisible(series.size() > 1);
+        fitLegend();
+        applyPalette();
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
     QCPBars *below = nullptr;
     for (const auto &s : series) {
         auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
@@ -258,7 +326,7 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
         const bool log = axis == m_plot->xAxis ? logX : logY;
         axis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
         if (log)
-            axis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+            axis->setTicker(QSharedPointer<CompactLogTicker>::create());
         else
             axis->setTicker(QSharedPointer<QCPAxisTicker>::create());
         axis->setNumberFormat(QStringLiteral("gb"));
@@ -423,6 +491,18 @@ QString ChartWidget::hoverText(double x) const
     for (int i = 0; i < m_plot->graphCount(); ++i) {
         QCPGraph *g = m_plot->graph(i);
         if (g->name().isEmpty() || g->dataCount() == 0) continue;
+        if (!m_labels.isEmpty()) { // dots by category: the category under the pointer
+            const double key = std::round(x);
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+                if (std::round(it->key) == key) {
+                    const QString category = key >= 0 && key < m_labels.size() ? m_labels[int(key)] : QString();
+                    if (lines.isEmpty()) lines << QStringLiteral("<b>%1</b>").arg(category.toHtmlEscaped());
+                    lines << QStringLiteral("<span style='color:%1'>■</span> %2: %3")
+                                 .arg(g->pen().color().name(), g->name().toHtmlEscaped(),
+                                      m_hoverFormat ? m_hoverFormat(key, it->value) : QString::number(it->value, 'g', 6));
+                }
+            continue;
+        }
         // The data point nearest x (data are sorted by key).
         auto it = g->data()->findBegin(x, true);
         if (it == g->data()->constEnd()) continue;

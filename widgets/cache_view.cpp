@@ -45,6 +45,7 @@ CacheView::CacheView(QWidget *parent)
     m_chart->setTitle(tr("Cache per sequence against context length"));
     m_parts->setTitle(tr("Per layer kind: what grows with the context, and what each sequence holds anyway"));
     m_parts->setMinimumHeight(170);
+    m_parts->setValueFormat([](double gib) { return binaryBytesQ(std::uint64_t(std::llround(gib * double(1ull << 30)))); });
 
     auto *v = new QVBoxLayout(this);
     v->setContentsMargins(20, 16, 20, 16);
@@ -392,6 +393,12 @@ void CacheView::drawCurves(const CacheBudget &c)
         every.x << x;
         every.y << double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * x / gib;
     }
+    // The curves run close together on log axes: each names its own bytes per token, so the gap is read,
+    // not guessed.
+    auto perToken = [](double bytes) { return tr(": %1 B/token").arg(groupDigitsQ(std::uint64_t(std::llround(bytes)))); };
+    if (!state) total.name += perToken(double(c.bytesPerToken));
+    kv.name += perToken(state ? c.bytesPerTokenExact : c.mla() ? double(c.kvBytesPerToken) : double(c.bytesPerToken));
+    every.name += perToken(double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer));
     series << total;
     if (state || c.mla() || c.bytesAt(std::uint64_t(maxCtx)) != std::uint64_t(double(c.bytesPerToken) * maxCtx))
         series << kv;

@@ -153,6 +153,11 @@ QStringList ChartWidget::titleLines() const
     return m_titleElement ? m_titleElement->text().split(QLatin1Char('\n')) : QStringList();
 }
 
+void ChartWidget::setValueFormat(std::function<QString(double)> format)
+{
+    m_valueFormat = std::move(format);
+}
+
 void ChartWidget::setEmptyMessage(const QString &message)
 {
     m_emptyMessage = message;
@@ -203,8 +208,19 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     if (labels.size() > 30)
         for (int step : {5, 10, 16, 20, 25, 32, 50, 64, 100, 128, 256, 500, 1000})
             if ((every = step) * 14 >= labels.size()) break;
-    for (int i = 0; i < labels.size(); ++i)
-        ticker->addTick(i, i % every == 0 || every == 1 ? labels[i] : QString());
+    // A few long labels (a layer kind, a pipeline stage) break onto two lines rather than run together.
+    const bool wrapLabels = labels.size() > 1 && labels.size() <= 6;
+    for (int i = 0; i < labels.size(); ++i) {
+        QString label = i % every == 0 || every == 1 ? labels[i] : QString();
+        if (wrapLabels && label.size() > 16) {
+            int best = -1;
+            for (int c = 0; c < label.size(); ++c)
+                if (label[c] == QLatin1Char(' ') && (best < 0 || std::abs(c - label.size() / 2) < std::abs(best - label.size() / 2)))
+                    best = c;
+            if (best > 0) label[best] = QLatin1Char('\n');
+        }
+        ticker->addTick(i, label);
+    }
     m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setTickLabelRotation(labels.size() > 6 && labels.size() <= 30 ? 35 : 0);
     m_plot->xAxis->setRange(-0.6, labels.size() - 0.4);
@@ -300,6 +316,20 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
         bars->setData(keys, values, true);
         if (logValues) bars->setBaseValue(std::pow(10.0, std::floor(std::log10(std::max(lo, 1e-12)))));
     }
+    // A stack's total printed above it when there are few: a part too thin to see still counts in it.
+    if (stacked && m_valueFormat && labels.size() <= 12)
+        for (int i = 0; i < labels.size(); ++i) {
+            double sum = 0;
+            for (const auto &s : series)
+                sum += i < s.values.size() ? std::max(0.0, s.values[i]) : 0.0;
+            auto *text = new QCPItemText(m_plot);
+            text->position->setCoords(i, sum);
+            text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+            text->setPadding(QMargins(0, 0, 0, 4));
+            text->setText(m_valueFormat(sum));
+            text->setColor(palette().color(QPalette::WindowText));
+            m_pointLabels << text->text();
+        }
     if (hi > 0) {
         if (logValues)
             m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo))),
@@ -408,7 +438,11 @@ void ChartWidget::fitLegend()
         if (auto *item = qobject_cast<QCPPlottableLegendItem *>(m_plot->legend->item(i)))
             longest = std::max(longest, int(QFontMetrics(item->font()).horizontalAdvance(item->plottable()->name())));
     const int column = longest + 60; // the icon, its gap and the spacing
-    m_plot->legend->setWrap(std::clamp(m_plot->width() / std::max(column, 1), 1, 6));
+    const int wrap = std::clamp(m_plot->width() / std::max(column, 1), 1, 6);
+    if (wrap != m_plot->legend->wrap()) {
+        m_plot->legend->setWrap(wrap);
+        m_plot->legend->setFillOrder(QCPLegend::foColumnsFirst, true); // a new wrap moves only what is added next
+    }
 }
 
 void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, const QColor &color)

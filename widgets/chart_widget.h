@@ -61,6 +61,8 @@ public:
     // nearest point; `format` turns (x, y) into text (plain numbers without one).
     void setHoverFormat(std::function<QString(double x, double y)> format);
     QString hoverText(double x) const; // what hovering at x shows
+    // With a format, a stacked bar chart of up to 12 bars prints each stack's total above it.
+    void setValueFormat(std::function<QString(double value)> format);
     void clear();
     // What an empty chart says in place of its axes (why it is empty, what to do); shown after clear().
     void setEmptyMessage(const QString &message);
@@ -90,6 +92,7 @@ private:
     QStringList m_labels;
     QStringList m_pointLabels;
     std::function<QString(double, double)> m_hoverFormat;
+    std::function<QString(double)> m_valueFormat;
     QString m_emptyMessage;
     QLabel *m_empty = nullptr;
     void showPlot(bool plot);

@@ -67,6 +67,7 @@ PlanView::PlanView(QWidget *parent)
     m_details->setWordWrap(true);
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_chart->setTitle(tr("Memory of each GPU"));
+    m_chart->setValueFormat([](double gib) { return binaryBytesQ(std::uint64_t(std::llround(gib * double(1ull << 30)))); });
 
     // A window too short for the verdict, the controls, the details and the chart scrolls, rather than
     // squeezing the controls.

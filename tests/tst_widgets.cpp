@@ -506,6 +506,23 @@ private slots:
         QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")), QStringLiteral("92,880 B/token"));
         QVERIFY(overview->syntheticBannerShown());
+        {
+            // The card counts what the IndexShare view lists, main layers only.
+            auto *indexView = qobject_cast<IndexShareView *>(window.view(QStringLiteral("indexshare")));
+            int full = 0, shared = 0;
+            for (int r = 0; r < indexView->table()->rowCount(); ++r) {
+                if (indexView->table()->item(r, 1)->text() == QLatin1String("mtp")) continue;
+                const QString role = indexView->table()->item(r, 2)->text();
+                full += role == QLatin1String("full");
+                shared += role == QLatin1String("shared");
+            }
+            QVERIFY(full > 0 && shared > 0);
+            QCOMPARE(overview->cardValue(QStringLiteral("Indexers")), QStringLiteral("%1 full / %2 shared").arg(full).arg(shared));
+        }
+        // Layers without an indexer are counted when there are any; a shared count only when there is one.
+        QCOMPARE(OverviewView::indexerCount(21, 0, 43), QStringLiteral("21 full / 22 none"));
+        QCOMPARE(OverviewView::indexerCount(3, 9, 12), QStringLiteral("3 full / 9 shared"));
+        QCOMPARE(OverviewView::indexerCount(12, 0, 12), QStringLiteral("12 full / 0 shared"));
         // The architecture in numbers, from the written config.json.
         {
             const synth::LayoutSpec spec = synth::glm5Fp8();

@@ -112,11 +112,12 @@ void OverviewView::setCacheBudget(const CacheBudget &cache)
         return;
     }
     // The settings the figure assumes, named on the card itself (exported figures have no tooltips).
-    const QString layout = cache.layoutNote.empty() ? qs(std::string(kvDtypeName(cache.kvDtype))).toUpper()
-                                                    : qs(cache.layoutNote);
+    // Short enough for the card (the layout's full wording is in the tooltip and the Cache view).
+    QString layout = qs(std::string(kvDtypeName(cache.kvDtype))).toUpper();
+    if (!cache.layoutNote.empty()) layout = tr("%1 rows").arg(layout);
     QString small = tr("preset %1 · %2").arg(qs(std::string(cachePresetName(cache.preset))), layout);
     if (cache.fixedStateBytes)
-        small = tr("+ %1 per sequence (%2 state) · ")
+        small = tr("+ %1/sequence (%2 state) · ")
                     .arg(binaryBytesQ(*cache.fixedStateBytes), qs(std::string(stateDtypeName(cache.stateDtype))).toUpper()) +
                 small;
     label->setTextFormat(Qt::RichText);
@@ -127,7 +128,19 @@ void OverviewView::setCacheBudget(const CacheBudget &cache)
                    QStringLiteral("<div style='font-size:9pt; font-weight:normal'>") + small.toHtmlEscaped() +
                    QStringLiteral("</div>"));
     label->setToolTip(tr("%1 at %2 tokens (per sequence, state included)")
-                          .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens)));
+                          .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens)) +
+                      (cache.layoutNote.empty() ? QString() : QStringLiteral("\n") + qs(cache.layoutNote)));
+}
+
+// "21 full / 57 shared", and the layers with no indexer counted too when there are any (DeepSeek-V4:
+// "21 full / 22 none").
+QString OverviewView::indexerCount(std::size_t full, std::size_t shared, std::size_t mainLayers)
+{
+    QStringList parts{tr("%1 full").arg(full)};
+    if (shared) parts << tr("%1 shared").arg(shared);
+    if (mainLayers > full + shared) parts << tr("%1 none").arg(mainLayers - full - shared);
+    if (parts.size() == 1) parts << tr("0 shared");
+    return parts.join(QStringLiteral(" / "));
 }
 
 QLabel *OverviewView::addCard(const QString &name)
@@ -234,9 +247,7 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     set(5, tr("%1 + %2 MTP").arg(a.mainLayers).arg(mtp), tr("%1 dense, %2 MoE").arg(dense).arg(moe));
     const auto &m = a.indexShare;
     set(6,
-        m.source == IndexShareSource::None
-            ? tr("none")
-            : tr("%1 full / %2 shared").arg(m.full.size()).arg(m.shared.size()),
+        m.source == IndexShareSource::None ? tr("none") : indexerCount(m.full.size(), m.shared.size(), std::size_t(std::max(a.mainLayers, 0))),
         tr("map from %1").arg(qs(std::string(indexShareSourceName(m.source)))));
     setCacheBudget(m_data->cache);
 

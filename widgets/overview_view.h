@@ -29,6 +29,7 @@ public:
     QString architectureValue(const QString &name) const; // a card of the Architecture row ("Experts")
     QTableWidget *quantTable() const { return m_quant; }
     bool syntheticBannerShown() const;
+    static QString indexerCount(std::size_t full, std::size_t shared, std::size_t mainLayers);
 
 private:
     QLabel *addCard(const QString &name);

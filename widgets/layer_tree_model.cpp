@@ -257,6 +257,7 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
         f.setWeight(QFont::DemiBold);
         return f;
     }
+    if (role == Qt::ToolTipRole && index.column() == Bytes) return tr("%1 bytes").arg(groupDigitsQ(n.bytes));
     if (role == Qt::ToolTipRole && n.tensor) return qs(n.tensor->name);
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
@@ -273,8 +274,8 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
     }
     case Parameters:
         return n.parameters ? groupDigitsQ(n.parameters) : QString();
-    case Bytes:
-        return groupDigitsQ(n.bytes);
+    case Bytes: // readable at a glance; the exact count is the tooltip, and the sort uses it
+        return binaryBytesQ(n.bytes);
     case Shard:
         return n.tensor ? qs(m_data->checkpoint.shards[n.tensor->shard].file) : QString();
     default:
@@ -295,7 +296,7 @@ QVariant LayerTreeModel::headerData(int section, Qt::Orientation orientation, in
     case Parameters:
         return tr("Parameters");
     case Bytes:
-        return tr("Bytes");
+        return tr("Stored");
     case Shard:
         return tr("Shard");
     default:

@@ -17,6 +17,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
+#include <QTreeView>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
@@ -45,6 +46,15 @@ public:
             int full = t->verticalHeader()->length() + 2 * t->frameWidth() +
                        (header->isVisibleTo(t) ? std::max(header->height(), header->sizeHint().height()) : 0) + 2;
             if (t->horizontalScrollBar()->isVisibleTo(t)) full += t->horizontalScrollBar()->sizeHint().height();
+            grow(t, full);
+        }
+        // A tree: the rows as they are expanded now (a layer list, or what the user opened).
+        for (QTreeView *t : view->findChildren<QTreeView *>()) {
+            if (!t->isVisibleTo(view)) continue;
+            const auto policy = t->sizeAdjustPolicy();
+            t->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+            const int full = t->sizeHint().height();
+            t->setSizeAdjustPolicy(policy);
             grow(t, full);
         }
         for (QScrollArea *s : view->findChildren<QScrollArea *>()) {
@@ -105,7 +115,10 @@ private:
     }
     void grow(QAbstractScrollArea *area, int full)
     {
-        if (full <= area->height()) return;
+        // Past a few screens a figure is no longer read whole (and a PNG at twice the size grows to
+        // hundreds of megabytes): such a view is shown as the window shows it.
+        constexpr int kMostExtra = 6000;
+        if (full <= area->height() || full - area->height() > kMostExtra) return;
         m_saved.push_back({area, area->minimumHeight(), area->height(), area->verticalScrollBarPolicy()});
         area->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         area->setMinimumHeight(full);

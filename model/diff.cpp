@@ -406,6 +406,21 @@ nlohmann::ordered_json diffJson(const CheckpointDiff &d)
 
 namespace {
 
+// A key only one side has: an object's keys one by one (as paths), anything else whole.
+void flattenOneSide(const std::string &path, const nlohmann::ordered_json &v, bool added,
+                    std::vector<ConfigChange> &out, int depth)
+{
+    if (v.is_object() && !v.empty() && depth < 16) {
+        for (const auto &[k, inner] : v.items())
+            flattenOneSide(path + "." + k, inner, added, out, depth + 1);
+        return;
+    }
+    if (added)
+        out.push_back({path, "added", nullptr, v});
+    else
+        out.push_back({path, "removed", v, nullptr});
+}
+
 void flattenChange(const std::string &path, const nlohmann::ordered_json &a, const nlohmann::ordered_json &b,
                    std::vector<ConfigChange> &out, int depth)
 {
@@ -413,12 +428,12 @@ void flattenChange(const std::string &path, const nlohmann::ordered_json &a, con
         for (const auto &[k, v] : a.items()) {
             const auto other = b.find(k);
             if (other == b.end())
-                out.push_back({path + "." + k, "removed", v, nullptr});
+                flattenOneSide(path + "." + k, v, false, out, depth + 1);
             else if (*other != v)
                 flattenChange(path + "." + k, v, *other, out, depth + 1);
         }
         for (const auto &[k, v] : b.items())
-            if (!a.contains(k)) out.push_back({path + "." + k, "added", nullptr, v});
+            if (!a.contains(k)) flattenOneSide(path + "." + k, v, true, out, depth + 1);
         return;
     }
     out.push_back({path, "changed", a, b});
@@ -436,9 +451,9 @@ std::vector<ConfigChange> configChangesByPath(const CheckpointDiff &d)
 {
     std::vector<ConfigChange> out;
     for (const auto &[k, v] : d.configAdded.items())
-        out.push_back({k, "added", nullptr, v});
+        flattenOneSide(k, v, true, out, 0);
     for (const auto &[k, v] : d.configRemoved.items())
-        out.push_back({k, "removed", v, nullptr});
+        flattenOneSide(k, v, false, out, 0);
     for (const auto &[k, v] : d.configChanged.items())
         flattenChange(k, v["a"], v["b"], out, 0);
     return out;
@@ -503,31 +518,29 @@ std::string diffSummary(const CheckpointDiff &d)
 {
     const CLocaleScope cLocale; // printf-style columns below: never the user's decimal comma
     std::vector<std::string> parts;
-    // config
-    const std::size_t na = d.configAdded.size(), nr = d.configRemoved.size(), nc = d.configChanged.size();
-    if (!na && !nr && !nc) {
+    // config, key by key: a nested object's keys as paths, never a dump of the object
+    const std::vector<ConfigChange> changes = configChangesByPath(d);
+    if (changes.empty()) {
         parts.push_back("config identical");
     } else {
-        auto keys = [](const nlohmann::ordered_json &obj, bool changed) {
-            std::string s;
-            int n = 0;
-            for (const auto &[k, v] : obj.items()) {
-                if (n++ == 3) {
-                    s += ", …";
-                    break;
-                }
-                s += (s.empty() ? "" : ", ") + k + ": " +
-                     (changed ? jsonShort(v["a"]) + " → " + jsonShort(v["b"]) : jsonShort(v));
-            }
-            return s;
-        };
         std::string c = "config:";
-        std::vector<std::string> cs;
-        if (na) cs.push_back(std::to_string(na) + (na == 1 ? " key" : " keys") + " added (" + keys(d.configAdded, false) + ")");
-        if (nr) cs.push_back(std::to_string(nr) + " removed (" + keys(d.configRemoved, false) + ")");
-        if (nc) cs.push_back(std::to_string(nc) + " changed (" + keys(d.configChanged, true) + ")");
-        for (std::size_t i = 0; i < cs.size(); ++i)
-            c += (i ? ", " : " ") + cs[i];
+        bool first = true;
+        for (const char *kind : {"added", "removed", "changed"}) {
+            std::size_t n = 0;
+            std::string shown;
+            for (const auto &ch : changes) {
+                if (ch.kind != kind || ++n > 3) continue; // the first three named, the rest counted
+                shown += (shown.empty() ? "" : ", ") + ch.path + ": " +
+                         (ch.kind == "added"     ? jsonShort(ch.b)
+                          : ch.kind == "removed" ? jsonShort(ch.a)
+                                                 : jsonShort(ch.a) + " → " + jsonShort(ch.b));
+            }
+            if (!n) continue;
+            if (n > 3) shown += ", …";
+            c += std::string(first ? " " : ", ") + std::to_string(n) +
+                 (first ? (n == 1 ? " key " : " keys ") : " ") + kind + " (" + shown + ")";
+            first = false;
+        }
         parts.push_back(c);
     }
     // tensors
@@ -576,14 +589,14 @@ std::string formatDiff(const CheckpointDiff &d)
     };
     o << "A  " << where(d.a) << "\nB  " << where(d.b) << "\n\n" << diffSummary(d) << ".\n";
 
-    if (!d.configAdded.empty() || !d.configRemoved.empty() || !d.configChanged.empty()) {
+    if (const auto changes = configChangesByPath(d); !changes.empty()) {
         o << "\nConfig\n";
-        for (const auto &[k, v] : d.configAdded.items())
-            o << "  + " << k << ": " << jsonShort(v) << "\n";
-        for (const auto &[k, v] : d.configRemoved.items())
-            o << "  - " << k << ": " << jsonShort(v) << "\n";
-        for (const auto &[k, v] : d.configChanged.items())
-            o << "  ~ " << k << ": " << jsonShort(v["a"]) << " → " << jsonShort(v["b"]) << "\n";
+        for (const auto &ch : changes)
+            o << (ch.kind == "added" ? "  + " : ch.kind == "removed" ? "  - " : "  ~ ") << ch.path << ": "
+              << (ch.kind == "added"     ? jsonShort(ch.b)
+                  : ch.kind == "removed" ? jsonShort(ch.a)
+                                         : jsonShort(ch.a) + " → " + jsonShort(ch.b))
+              << "\n";
     }
     if (!d.groups.empty()) {
         o << "\nTensors (" << d.groups.size() << " groups)\n";

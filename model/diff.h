@@ -85,7 +85,8 @@ bool precisionLost(std::string_view before, std::string_view after);
 std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b);
 
 // config.json's changes key by key: nested objects compared key by key, their keys as paths
-// ("quantization_config.quant_method"); arrays and scalars whole. kind: "added", "removed", "changed".
+// ("quantization_config.quant_method"), an object only one side has key by key too; arrays and scalars
+// whole. kind: "added", "removed", "changed".
 struct ConfigChange
 {
     std::string path, kind;

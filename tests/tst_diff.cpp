@@ -212,6 +212,17 @@ private slots:
         // The config: quantization_config changed, nothing else.
         QCOMPARE(j["config"]["changed"].size(), std::size_t(1));
         QVERIFY(j["config"]["changed"].contains("quantization_config"));
+        // The readable diff names its changed keys as paths, never a dump of the nested object.
+        const Run r = ckptAtlas({QStringLiteral("diff"), da.path(), db.path()});
+        QCOMPARE(r.exitCode, 0);
+        const QString text = QString::fromUtf8(r.out);
+        const QString lead = text.section(QLatin1Char('\n'), 3, 3); // after the A and B lines and a blank one
+        QVERIFY2(lead.startsWith(QLatin1String("config: ")) && lead.contains(QLatin1String("quantization_config.")),
+                 qPrintable(lead));
+        QVERIFY2(!lead.contains(QLatin1Char('{')), qPrintable(lead));
+        QVERIFY2(text.contains(QLatin1String("\n  ~ quantization_config.")) ||
+                     text.contains(QLatin1String("\n  + quantization_config.")),
+                 qPrintable(text.left(1200)));
     }
 
     void groupsCollapseLayerAndExpertNumbers()

@@ -115,7 +115,10 @@ nlohmann::ordered_json routingJson(const RoutingRun &run)
         layers.push_back(row);
     }
     out["layers"] = layers;
-    out["skipped"] = run.skipped;
+    auto skipped = nlohmann::ordered_json::array();
+    for (const auto &s : run.skipped)
+        skipped.push_back(s.text());
+    out["skipped"] = skipped;
     return out;
 }
 
@@ -208,7 +211,7 @@ std::string formatRoutingTable(const RoutingRun &run)
         o << line;
     }
     for (const auto &s : run.skipped)
-        o << "  skipped " << s << "\n";
+        o << "  skipped " << s.text() << "\n";
     if (run.logitsNonFinite)
         o << "  warning: " << run.logitsNonFinite
           << " captured logits are NaN or infinite; NaN choice scores rank as -inf (ties: lower expert "

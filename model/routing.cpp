@@ -858,17 +858,16 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
     std::vector<const LayerBias *> todo;
     for (const auto &b : biases) {
         if (!b.skip.empty()) {
-            run.skipped.push_back("layer " + std::to_string(b.layer) + ": " + b.skip);
+            run.skipped.push_back({b.layer, b.skip});
             continue;
         }
         if (static_cast<int>(b.values.size()) != router.experts) {
-            run.skipped.push_back("layer " + std::to_string(b.layer) + ": " +
-                                  std::to_string(b.values.size()) + " bias values for " +
-                                  std::to_string(router.experts) + " experts");
+            run.skipped.push_back({b.layer, std::to_string(b.values.size()) + " bias values for " +
+                                                std::to_string(router.experts) + " experts"});
             continue;
         }
         if (opt.captured && !opt.captured->forLayer(b.layer)) {
-            run.skipped.push_back("layer " + std::to_string(b.layer) + ": no captured logits");
+            run.skipped.push_back({b.layer, "no captured logits"});
             continue;
         }
         todo.push_back(&b);

@@ -196,6 +196,14 @@ struct RoutingOptions
     std::uint64_t memoryLimit = 0; // 0: routingMemoryLimit()
 };
 
+// A layer the simulation left out, and why ("hash-routed: no scores to rank").
+struct SkippedLayer
+{
+    int layer = -1;
+    std::string reason;
+    std::string text() const { return "layer " + std::to_string(layer) + ": " + reason; } // as reports print it
+};
+
 struct RoutingRun
 {
     std::uint32_t tokens = 0;
@@ -205,7 +213,7 @@ struct RoutingRun
     std::uint64_t logitsNonFinite = 0; // captured NaN / infinite logits (flagged in the report)
     RouterConfig router;
     std::vector<LayerRouting> layers;
-    std::vector<std::string> skipped; // layers that could not be simulated, with the reason
+    std::vector<SkippedLayer> skipped; // layers that could not be simulated, with the reason
 };
 
 // One layer's bias to simulate with.

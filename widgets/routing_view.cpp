@@ -308,15 +308,13 @@ void RoutingView::showRun()
 }
 
 // "Skipped 3 layers (0, 1, 2): hash-routed …": every skipped layer, the reasons once each.
-QString RoutingView::skippedText(const std::vector<std::string> &skipped)
+QString RoutingView::skippedText(const std::vector<SkippedLayer> &skipped)
 {
     if (skipped.empty()) return {};
     QStringList layers, reasons;
     for (const auto &s : skipped) {
-        const QString line = qs(s);
-        const int colon = line.indexOf(QLatin1String(": "));
-        layers << (line.startsWith(QLatin1String("layer ")) && colon > 6 ? line.mid(6, colon - 6) : line);
-        const QString why = colon > 0 ? line.mid(colon + 2) : QString();
+        layers << QString::number(s.layer);
+        const QString why = qs(s.reason);
         if (!why.isEmpty() && !reasons.contains(why)) reasons << why;
     }
     return tr(" Skipped %n layer(s) (%1): %2", nullptr, int(skipped.size()))

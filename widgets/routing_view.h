@@ -70,7 +70,7 @@ private:
 public:
     void followLayer(int layer) override;
     void themeChanged() override;
-    static QString skippedText(const std::vector<std::string> &skipped);
+    static QString skippedText(const std::vector<SkippedLayer> &skipped);
 
 private:
     std::shared_ptr<const BiasAudit> m_audit;

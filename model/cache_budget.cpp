@@ -78,6 +78,35 @@ std::string_view cachePresetDescription(CachePreset p)
     return "";
 }
 
+std::string_view cachePresetDescription(CachePreset p, PresetContext context)
+{
+    if (context == PresetContext::DeepSeekV4Rows) switch (p) {
+        case CachePreset::Article:
+        case CachePreset::Reference:
+            return "DeepSeek's reference implementation: BF16 rows (1,024 B a compressed or window row, 256 B an "
+                   "index row), no MTP layer";
+        case CachePreset::Vllm:
+            return "vLLM: FP8 rows (584 B a row, 132 B an index row), no MTP layer";
+        case CachePreset::VllmMtp:
+            return "vLLM with MTP speculative decoding: FP8 rows, the MTP layer's too";
+        case CachePreset::Atom:
+            return "ATOM: the draft (MTP) layer's cache too";
+        }
+    if (context == PresetContext::NoIndexKeys) switch (p) {
+        case CachePreset::Article:
+            return "the reference article's accounting: every layer's KV, no MTP layer";
+        case CachePreset::Vllm:
+            return "vLLM: every layer's KV, no MTP layer";
+        case CachePreset::VllmMtp:
+            return "vLLM with MTP speculative decoding: the MTP layer's KV too";
+        case CachePreset::Atom:
+            return "ATOM: the draft (MTP) layer's KV too";
+        case CachePreset::Reference:
+            return "the reference implementation: every layer's KV, no MTP layer";
+        }
+    return cachePresetDescription(p);
+}
+
 std::optional<KvDtype> kvDtypeFromName(std::string_view name)
 {
     for (KvDtype k : {KvDtype::BF16, KvDtype::FP8, KvDtype::FP8_DS_MLA})

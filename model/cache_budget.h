@@ -27,6 +27,10 @@ enum class CachePreset { Article, Vllm, VllmMtp, Atom, Reference };
 std::string_view cachePresetName(CachePreset p); // "article", "vllm", "vllm-mtp", "atom", "reference"
 std::optional<CachePreset> cachePresetFromName(std::string_view name);
 std::string_view cachePresetDescription(CachePreset p);
+// The same, for what this checkpoint caches: without DSA index keys the presets differ only in the MTP
+// layer, and DeepSeek-V4's rows are named instead of MLA index entries.
+enum class PresetContext { DsaIndexKeys, DeepSeekV4Rows, NoIndexKeys };
+std::string_view cachePresetDescription(CachePreset p, PresetContext context);
 
 // The dtype of per-sequence states (recurrent states of KDA / Gated DeltaNet / Mamba-2, DeepSeek-V4's
 // compressor states): FP32 by default, as vLLM keeps them; BF16 halves them. Convolution windows stay BF16.

@@ -305,7 +305,7 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
     bold.setBold(true);
     QFont small = normal;
     small.setPointSizeF(normal.pointSizeF() * 0.88);
-    const QFontMetricsF fm(normal), fmSmall(small);
+    const QFontMetricsF fm(normal), fmSmall(small), fmBold(bold);
     const QColor text = palette().color(QPalette::WindowText);
     QColor muted = text;
     muted.setAlphaF(0.65);
@@ -318,11 +318,21 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
     auto wrapped = [&](const QFontMetricsF &m, const QString &t, double w) {
         return m.boundingRect(QRectF(0, 0, std::max(w, 40.0), 10000), Qt::TextWordWrap | Qt::AlignLeft, t).height();
     };
+    // A box's title and its stored-as line wrap too (a tensor name may break after an underscore).
+    auto titleOf = [](const AnatomyBox &b) {
+        QString t = qs(b.title) + (b.fromConfig ? QStringLiteral(" †") : QString());
+        return t.replace(QLatin1Char('_'), QStringLiteral("_\u200B"));
+    };
+    auto storedOf = [](const AnatomyBox &b) {
+        QString s = qs(b.dtypes);
+        if (b.parameters) s += (s.isEmpty() ? QString() : QStringLiteral(" · ")) + shortCountQ(b.parameters);
+        return s;
+    };
     auto boxHeight = [&](const AnatomyBox &b, double w) {
         const double tw = w - 2 * pad - 4;
-        double h = pad * 2 + line;
+        double h = pad * 2 + std::max(line, wrapped(fmBold, titleOf(b), tw));
         if (!b.detail.empty()) h += wrapped(fm, qs(b.detail), tw);
-        if (!b.dtypes.empty() || b.parameters) h += smallLine;
+        if (!b.dtypes.empty() || b.parameters) h += std::max(smallLine, wrapped(fmSmall, storedOf(b), tw));
         if (!b.cacheNote.empty()) h += wrapped(fmSmall, tr("cached: %1").arg(qs(b.cacheNote)), tw);
         return h;
     };
@@ -339,10 +349,11 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         QRectF t = r.adjusted(pad + 2, pad, -pad - 2, 0);
         p->setPen(b.skipped ? muted : text);
         p->setFont(bold);
-        const QString title = qs(b.title) + (b.fromConfig ? QStringLiteral(" †") : QString());
-        p->drawText(QRectF(t.left(), t.top(), t.width(), line), Qt::AlignLeft | Qt::AlignVCenter,
-                    fm.elidedText(title, Qt::ElideRight, t.width()));
-        double y = t.top() + line;
+        const QString title = titleOf(b);
+        const double titleH = std::max(line, wrapped(fmBold, title, t.width()));
+        p->drawText(QRectF(t.left(), t.top(), t.width(), titleH), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+                    title);
+        double y = t.top() + titleH;
         p->setFont(normal);
         if (!b.detail.empty()) {
             const double h = wrapped(fm, qs(b.detail), t.width());
@@ -352,11 +363,10 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         p->setFont(small);
         if (!b.dtypes.empty() || b.parameters) {
             p->setPen(muted);
-            QString s = qs(b.dtypes);
-            if (b.parameters) s += (s.isEmpty() ? QString() : QStringLiteral(" · ")) + shortCountQ(b.parameters);
-            p->drawText(QRectF(t.left(), y, t.width(), smallLine), Qt::AlignLeft | Qt::AlignVCenter,
-                        fmSmall.elidedText(s, Qt::ElideRight, t.width()));
-            y += smallLine;
+            const QString s = storedOf(b);
+            const double h = std::max(smallLine, wrapped(fmSmall, s, t.width()));
+            p->drawText(QRectF(t.left(), y, t.width(), h), Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap, s);
+            y += h;
         }
         if (!b.cacheNote.empty()) {
             p->setPen(text); // on the orange fill, the text colour reads in light and dark alike
@@ -471,8 +481,9 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
     QStringList lines;
     for (const auto &n : m_anatomy.notes)
         lines << qs(n);
-    lines << tr("Orange: what the cache keeps (per token, or per sequence for a recurrent state); greyed and "
-                "dashed with \u201cnot run\u201d: a block this layer skips. † a dimension from config.json (no shape holds "
+    lines << tr("Orange: what the cache keeps (per token, or per sequence for a recurrent state); grey dashed: "
+                "a step with no weights of its own (a sum, the residual streams), or, faded and marked "
+                "\u201cnot run\u201d, a block this layer skips. † a dimension from config.json (no shape holds "
                 "it alone).") +
                  (exportingFigure() ? QString() : tr(" Hover a block for its tensors; click to list them in Layers."));
     if (!m_anatomy.unplaced.empty())
@@ -661,8 +672,8 @@ void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
         if (!found && r.kind == LayerKind::Moe) pick = r.first, found = true;
     m_stack->setRuns(runs);
     m_summary->setText(
-        (m_stack->showsIndexerRoles() ? tr("%1 layers in %2 run(s). A cell per layer: dark green owns a DSA indexer, light green reuses "
-                      "one (IndexShare), grey has none%3. Click a layer (or step with the arrow keys).")
+        (m_stack->showsIndexerRoles() ? tr("%1 layers in %2 run(s). A cell per layer: strong green owns a DSA indexer, faint green "
+                      "reuses one (IndexShare), grey has none%3. Click a layer (or step with the arrow keys).")
                                             .arg(QStringLiteral("%1"), QStringLiteral("%2"),
                                                  m_data->checkpoint.config.compressRatios.empty()
                                                      ? QString()

@@ -411,7 +411,7 @@ void CacheView::drawCurves(const CacheBudget &c)
     // The curves run close together on log axes: each names its own bytes per token, so the gap is read,
     // not guessed.
     auto perToken = [](double bytes) { return tr(": %1 B/token").arg(groupDigitsQ(std::uint64_t(std::llround(bytes)))); };
-    if (!state) total.name += perToken(double(c.bytesPerToken));
+    if (c.mla()) total.name += perToken(double(c.bytesPerToken)); // a sliding or stateful total has no one figure
     kv.name += perToken(state ? c.bytesPerTokenExact : c.mla() ? double(c.kvBytesPerToken) : double(c.bytesPerToken));
     every.name += perToken(double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer));
     series << total;

@@ -212,7 +212,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     const bool wrapLabels = labels.size() > 1 && labels.size() <= 6;
     for (int i = 0; i < labels.size(); ++i) {
         QString label = i % every == 0 || every == 1 ? labels[i] : QString();
-        if (wrapLabels && label.size() > 16) {
+        if (wrapLabels && label.size() > 10) {
             int best = -1;
             for (int c = 0; c < label.size(); ++c)
                 if (label[c] == QLatin1Char(' ') && (best < 0 || std::abs(c - label.size() / 2) < std::abs(best - label.size() / 2)))
@@ -277,8 +277,12 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                 if (!printValues) continue;
                 auto *text = new QCPItemText(m_plot);
                 text->position->setCoords(i + offset, s.values[i]);
-                text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-                text->setPadding(QMargins(0, 0, 0, 8));
+                // The first series' values above its dots, the next below theirs: side by side they
+                // would run together in a narrow category.
+                const bool above = k % 2 == 0;
+                text->setClipToAxisRect(false); // the highest value's label may reach into the title's margin
+                text->setPositionAlignment(Qt::AlignHCenter | (above ? Qt::AlignBottom : Qt::AlignTop));
+                text->setPadding(above ? QMargins(0, 0, 0, 8) : QMargins(0, 8, 0, 0));
                 text->setText(compactNumber(s.values[i]));
                 m_pointLabels << text->text();
                 text->setColor(palette().color(QPalette::WindowText));
@@ -289,8 +293,8 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
             dots->setData(keys, values, true);
         }
         if (hi > 0) // room above the highest dot for its printed value
-            m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo))),
-                                    std::pow(10.0, std::log10(hi) + 0.6));
+            m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo)) - (printValues && n > 1 ? 0.5 : 0.0)),
+                                    std::pow(10.0, std::log10(hi) + 0.9));
         m_plot->legend->setVisible(series.size() > 1);
         fitLegend();
         applyPalette();
@@ -323,6 +327,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
             for (const auto &s : series)
                 sum += i < s.values.size() ? std::max(0.0, s.values[i]) : 0.0;
             auto *text = new QCPItemText(m_plot);
+            text->setClipToAxisRect(false);
             text->position->setCoords(i, sum);
             text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
             text->setPadding(QMargins(0, 0, 0, 4));
@@ -335,7 +340,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
             m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo))),
                                     std::pow(10.0, std::ceil(std::log10(hi)) + 0.3));
         else
-            m_plot->yAxis->setRange(0, hi * 1.12);
+            m_plot->yAxis->setRange(0, hi * (stacked && m_valueFormat ? 1.25 : 1.12)); // room for printed totals
     }
     m_plot->legend->setVisible(series.size() > 1);
     fitLegend();

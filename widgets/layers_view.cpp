@@ -49,14 +49,13 @@ LayersView::LayersView(QWidget *parent)
     m_tree->header()->setSectionResizeMode(LayerTreeModel::Name, QHeaderView::Stretch);
     for (int c = LayerTreeModel::Dtype; c < LayerTreeModel::ColumnCount; ++c)
         m_tree->header()->setSectionResizeMode(c, QHeaderView::Interactive);
-    // The name takes what the other columns leave: they stay narrow (a shard's file name elides in the
-    // middle, keeping its number), so a 1024-pixel window still reads every layer's note.
+    // The name takes what the other columns leave: they stay narrow (a shard's file name elides), so a
+    // 1024-pixel window reads a layer's kind and most of its note.
     m_tree->setColumnWidth(LayerTreeModel::Dtype, 70);
-    m_tree->setColumnWidth(LayerTreeModel::Shape, 110);
+    m_tree->setColumnWidth(LayerTreeModel::Shape, 95);
     m_tree->setColumnWidth(LayerTreeModel::Parameters, 115);
     m_tree->setColumnWidth(LayerTreeModel::Bytes, 85);
-    m_tree->setColumnWidth(LayerTreeModel::Shard, 150);
-    m_tree->setTextElideMode(Qt::ElideMiddle);
+    m_tree->setColumnWidth(LayerTreeModel::Shard, 120);
 
     m_filter->setPlaceholderText(tr("Filter tensors, modules or layers (e.g. indexer, e_score, experts.17)"));
     m_filter->setClearButtonEnabled(true);

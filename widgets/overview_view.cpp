@@ -6,6 +6,7 @@
 #include "colours.h"
 #include "reflow_grid.h"
 
+#include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
 #include <QHeaderView>
@@ -90,10 +91,17 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     m_quant = makeTable({tr("Category"), tr("Format"), tr("Stored as"), tr("Parameters"), tr("Scale tensors"),
                          tr("Scale bytes")},
                         page);
+    // The names and counts keep their width; the two format columns share the rest and wrap, so a narrow
+    // window never scrolls the table sideways. Its height is its rows' (the page scrolls, not the table).
     m_quant->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_quant->horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
     m_quant->horizontalHeader()->setSectionResizeMode(2, QHeaderView::Stretch);
+    m_quant->setWordWrap(true);
+    m_quant->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_quant->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_quant->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_quant->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_quant->setMinimumHeight(300);
+    m_quant->installEventFilter(this);
     v->addWidget(m_quant);
 
     m_warnings = makeCaption(QString(), page);
@@ -168,6 +176,22 @@ QString OverviewView::cardValue(const QString &name) const
 bool OverviewView::syntheticBannerShown() const
 {
     return !m_banner->isHidden();
+}
+
+// The table as tall as its rows at its present width (wrapped rows grow when the window narrows).
+void OverviewView::fitQuantHeight()
+{
+    const int h = m_quant->horizontalHeader()->height() + m_quant->verticalHeader()->length() + 2 * m_quant->frameWidth();
+    if (m_quant->height() != h || m_quant->minimumHeight() != h) m_quant->setFixedHeight(h);
+}
+
+bool OverviewView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_quant && event->type() == QEvent::Resize) {
+        m_quant->resizeRowsToContents();
+        fitQuantHeight();
+    }
+    return AtlasView::eventFilter(watched, event);
 }
 
 void OverviewView::themeChanged()
@@ -294,6 +318,8 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         m_quant->setItem(r, 4, scales);
         m_quant->setItem(r, 5, scaleBytes);
     }
+    m_quant->resizeRowsToContents();
+    fitQuantHeight();
     QStringList warnings;
     for (const auto &w : c.warnings)
         warnings << qs(w).toHtmlEscaped();

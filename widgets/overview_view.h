@@ -33,6 +33,8 @@ public:
 
 private:
     QLabel *addCard(const QString &name);
+    bool eventFilter(QObject *watched, QEvent *event) override;
+    void fitQuantHeight();
     std::shared_ptr<const LoadedCheckpoint> m_data;
     QLabel *m_banner;
     QLabel *m_identity;

@@ -331,7 +331,7 @@ int countLayers(const Checkpoint &ckpt, int &mainLayers)
 
 std::uint64_t CheckpointAnalysis::parametersOf(const TensorInfo &t) const
 {
-    if (isQuantScale(t.name, t.dtype)) return 0;
+    if (isQuantScale(t.name, t.dtype) || tableTensors.count(t.name)) return 0;
     if (auto it = packedElements.find(t.name); it != packedElements.end()) return it->second;
     return t.numel;
 }
@@ -709,6 +709,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             }
             if (cat == Category::RouterTables) {
                 b.routerTables.add(t);
+                a.tableTensors.insert(t.name);
                 if (layer) layer->scales.add(t);
                 continue;
             }

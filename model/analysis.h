@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace atlas {
@@ -156,6 +157,9 @@ struct CheckpointAnalysis
     // Logical elements of packed weights (MXFP4 blocks, NVFP4, compressed-tensors, AWQ / GPTQ), by name;
     // every other tensor holds numel. parametersOf() is what a view shows.
     std::unordered_map<std::string, std::uint64_t> packedElements;
+    // Stored tensors that are not parameters though not scales either (hash routing's tid2eid tables):
+    // parametersOf() gives them 0, as the budget counts them.
+    std::unordered_set<std::string> tableTensors;
     std::uint64_t parametersOf(const TensorInfo &t) const;
 
     // The layer a tensor belongs to, or -1 outside layers and for layer numbers the model does

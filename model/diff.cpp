@@ -301,6 +301,9 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
                 b += tally.bytes;
             bytes[c] = b;
         }
+        // Hash routing's tables are stored with the router though they are no parameters: the stored
+        // size counts every byte, as the Overview's tensor data does.
+        bytes[static_cast<std::size_t>(Category::Router)] += l.analysis.budget.routerTables.bytes;
         full = l.analysis.indexShare.full;
         cachePerToken = l.cache.available ? l.cache.bytesPerToken : 0;
     };

@@ -7,6 +7,7 @@
 #include "cache_budget.h"
 #include "capacity_plan.h"
 #include "checkpoint_reader.h"
+#include "diff.h"
 #include "cli_run.h"
 #include "synthetic_layout.h"
 
@@ -205,6 +206,17 @@ private:
         QCOMPARE(*c.fixedStateBytes, n.L * window + r4 * comp4 / 2 + r128 * comp128 / 2);
 
         const LoadedCheckpoint data{o.ckpt, a, computeCacheBudget(o.ckpt, a, CacheOptions{})};
+        // One count everywhere: a tensor's parameters (Layers, IndexShare) add up to the budget, the
+        // tid2eid tables counting none; a checkpoint's stored size in Compare is every tensor byte.
+        {
+            std::uint64_t sum = 0;
+            for (const auto &s : o.ckpt.shards)
+                for (const auto &t : s.tensors)
+                    sum += a.parametersOf(t);
+            QCOMPARE(sum, a.budget.total);
+            QVERIFY(a.budget.routerTables.tensors > 0);
+            QCOMPARE(diffCheckpoints(data, data).aStoredBytes(), o.ckpt.tensorBytes());
+        }
         // The plan at TP 8 by vLLM's deepseek_v4 rules, by name: the query and K=V latent paths, norms,
         // compressors, indexers, gates (bias, tid2eid) and hyper-connections whole on every rank; the
         // attention sink padded to max(heads / 8, 64) FP32 values per rank; everything else split by 8.

@@ -219,6 +219,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                     best = c;
             if (best > 0) label[best] = QLatin1Char('\n');
         }
+        if (every > 1 && label.isEmpty()) continue; // a tick per labelled category only, not a comb of 256
         ticker->addTick(i, label);
     }
     m_plot->xAxis->setTicker(ticker);

@@ -293,7 +293,9 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         // Text in the role's colour; the pale shared green is too faint for text, so it is read darker
         // (lighter on the dark theme).
         QColor roleText = IndexStrip::roleColor(l.indexer, l.kind == LayerKind::Mtp && l.indexer != IndexerRole::None);
-        if (l.indexer == IndexerRole::Shared) roleText = darkTheme() ? roleText.lighter(190) : roleText.darker(150);
+        if (l.indexer == IndexerRole::Shared) // the shared green, but quieter than the owner's in both themes
+            roleText = darkTheme() ? QColor(0x8F, 0xB5, 0xA3) : roleText.darker(150);
+        if (l.indexer == IndexerRole::None) roleText = toneColor(Tone::Muted);
         role->setForeground(roleText);
         m_table->setItem(r, 2, role);
         m_table->setItem(r, 3,

@@ -9,6 +9,7 @@
 #include "errors.h"
 
 #include <QComboBox>
+#include <QScrollArea>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -59,7 +60,17 @@ RoutingView::RoutingView(QWidget *parent)
     m_load->setEmptyMessage(tr("After a simulation: how many tokens each expert of one layer receives, the FP32 "
                                "reference beside the chosen runtime."));
 
-    auto *v = new QVBoxLayout(this);
+    // Two charts that need height to be read: a short window scrolls the page instead of squeezing them.
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    outer->addWidget(scroll);
+    auto *page = new QWidget(scroll);
+    scroll->setWidget(page);
+    auto *v = new QVBoxLayout(page);
     v->setContentsMargins(20, 16, 20, 16);
     v->addWidget(makeHeading(tr("Routing simulation"), this));
     auto *controls = new QHBoxLayout();
@@ -98,6 +109,8 @@ RoutingView::RoutingView(QWidget *parent)
     lv->addLayout(pick);
     lv->addWidget(m_load, 1);
     split->addWidget(lower);
+    m_changed->setMinimumHeight(260);
+    m_load->setMinimumHeight(240);
     v->addWidget(split, 1);
 
     // One button: Simulate, and Cancel while a simulation runs.

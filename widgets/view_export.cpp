@@ -39,6 +39,8 @@ class FullHeight
 public:
     explicit FullHeight(QWidget *view) : m_view(view), m_size(view->size())
     {
+        for (QSplitter *s : view->findChildren<QSplitter *>())
+            m_splitters.push_back({s, s->sizes()});
         // Tables first: a scroll area's page grows with the tables in it.
         for (QTableView *t : view->findChildren<QTableView *>()) {
             if (!t->isVisibleTo(view)) continue;
@@ -79,6 +81,21 @@ public:
         const int height = std::max(view->height() + extra, view->minimumSizeHint().height());
         view->resize(view->width(), height);
         relayout(view);
+        // A splitter gives new room by its stretch factors (a chart could grow thousands of pixels): the
+        // grown part gets what it needs, the others keep their sizes.
+        for (auto &[splitter, sizes] : m_splitters) {
+            if (!splitter || splitter->orientation() != Qt::Vertical) continue;
+            QList<int> want = sizes;
+            bool grown = false;
+            for (int i = 0; i < splitter->count() && i < want.size(); ++i)
+                for (const Saved &g : m_saved)
+                    if (g.area && (splitter->widget(i) == g.area || splitter->widget(i)->isAncestorOf(g.area))) {
+                        want[i] += g.area->minimumHeight() - g.height;
+                        grown = true;
+                    }
+            if (grown) splitter->setSizes(want);
+        }
+        relayout(view);
     }
     ~FullHeight()
     {
@@ -90,6 +107,8 @@ public:
         }
         relayout(m_view);
         m_view->resize(m_size);
+        for (auto &[splitter, sizes] : m_splitters)
+            if (splitter) splitter->setSizes(sizes);
         relayout(m_view);
     }
     FullHeight(const FullHeight &) = delete;
@@ -133,6 +152,7 @@ private:
     QWidget *m_view;
     QSize m_size;
     std::vector<Saved> m_saved;
+    std::vector<std::pair<QPointer<QSplitter>, QList<int>>> m_splitters; // their sizes before
 };
 
 // The widget, then the caption in a strip of its own below it.

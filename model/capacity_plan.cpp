@@ -486,7 +486,9 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         for (std::size_t i = 0; i < wholeKinds.size(); ++i)
             what += (i == 0 ? "" : i + 1 == wholeKinds.size() ? " and " : ", ") + wholeKinds[i];
         what[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(what[0])));
-        plan.notes.push_back(what + " cannot be split by TP (one head): every one of the " + std::to_string(attnTp) +
+        const bool saysHead = what.find("head") != std::string::npos; // DeepSeek-V4's "one K=V head" already does
+        plan.notes.push_back(what + " cannot be split by TP" + (saysHead ? "" : " (one head)") + ": every one of the " +
+                             std::to_string(attnTp) +
                              " TP ranks keeps all of it (" +
                              groupDigits(static_cast<std::uint64_t>(g.cacheBytesPerToken)) +
                              " B per token on each GPU); only data-parallel attention (--dp-attention) multiplies the "

@@ -557,6 +557,9 @@ private slots:
                  (QStringList{QStringLiteral("replicated"), QStringLiteral("split by TP"), QStringLiteral("routed experts"),
                               QStringLiteral("cache room")})); // no reserve set, no reserve drawn
         QCOMPARE(planView->chart()->categoryLabels(), QStringList{QStringLiteral("each of the 8 GPUs")});
+        // The notes name the controls of this view, not the command line's options.
+        QVERIFY2(planView->detailsText().contains(QStringLiteral("Reserve sets them aside")), qPrintable(planView->detailsText()));
+        QVERIFY2(!planView->detailsText().contains(QStringLiteral("--")), qPrintable(planView->detailsText()));
         planView->setGpus(4);
         QVERIFY(planView->plan() && !planView->plan()->fits);
         QVERIFY2(planView->verdict().contains(QStringLiteral("Does not fit")), qPrintable(planView->verdict()));

@@ -31,6 +31,23 @@ QSpinBox *spin(int lo, int hi, int value, QWidget *parent, const QString &specia
     return s;
 }
 
+// The plan's notes name the command line's options; here they name the controls beside them.
+QString guiWording(QString note)
+{
+    static const std::pair<const char *, const char *> words[] = {
+        {"--mtp includes them", "\u201cload the MTP layers\u201d includes them"},
+        {"--mtp loads the MTP weights", "Loading the MTP layers counts their weights"},
+        {"--mtp is not set", "the MTP layers are not loaded"},
+        {"--cache-preset vllm-mtp counts its cache", "the Cache view's vLLM + MTP preset counts its cache"},
+        {"--reserve BYTES sets them aside", "Reserve sets them aside"},
+        {"--mem-fraction sets it", "Memory fraction sets it"},
+        {"(--dp-attention)", "(DP attention)"},
+    };
+    for (const auto &[cli, gui] : words)
+        note.replace(QString::fromUtf8(cli), QString::fromUtf8(gui));
+    return note;
+}
+
 } // namespace
 
 PlanView::PlanView(QWidget *parent)
@@ -192,6 +209,11 @@ void PlanView::setGpu(const QString &name)
         if (m_gpu->itemText(i).startsWith(name + QLatin1Char(' '))) m_gpu->setCurrentIndex(i);
 }
 
+QString PlanView::detailsText() const
+{
+    return m_details->text();
+}
+
 QString PlanView::verdict() const
 {
     return m_verdict->text();
@@ -254,7 +276,7 @@ void PlanView::replan()
                  groupDigitsQ(p.sequencesAtContext), groupDigitsQ(p.options.context),
                  QString::number(p.options.memFraction.value_or(0.9), 'f', 3));
     for (const auto &n : p.notes)
-        details += QStringLiteral("<br><span style='color:gray'>") + qs(n).toHtmlEscaped() + QStringLiteral("</span>");
+        details += QStringLiteral("<br><span style='color:gray'>") + guiWording(qs(n)).toHtmlEscaped() + QStringLiteral("</span>");
     m_details->setText(details);
 
     // A stacked bar per pipeline stage (every GPU of a stage holds the same): what fills each GPU.

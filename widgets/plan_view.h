@@ -36,6 +36,7 @@ public:
     void setEngine(PlanEngine engine);
     void setGpu(const QString &name);
     QString verdict() const;
+    QString detailsText() const; // the per-GPU figures and the notes, as shown
     const CapacityPlan *plan() const { return m_plan ? &*m_plan : nullptr; }
     ChartWidget *chart() const { return m_chart; }
 

@@ -158,12 +158,20 @@ void IndexStrip::paintEvent(QPaintEvent *)
             p.drawPath(path);
         }
     }
-    // Legend.
-    const QList<QPair<QString, QColor>> legend{
-        {tr("full: owns an indexer"), roleColor(IndexerRole::Full, false)},
-        {tr("shared: reuses the last full layer's selection"), roleColor(IndexerRole::Shared, false)},
-        {tr("MTP: its own indexer"), roleColor(IndexerRole::Full, true)},
-        {tr("no indexer"), roleColor(IndexerRole::None, false)}};
+    // Legend: only the kinds this checkpoint has.
+    bool full = false, shared = false, mtp = false, none = false;
+    for (const auto &l : m_layers) {
+        const bool isMtp = l.kind == LayerKind::Mtp && l.indexer != IndexerRole::None;
+        mtp = mtp || isMtp;
+        full = full || (!isMtp && l.indexer == IndexerRole::Full);
+        shared = shared || (!isMtp && l.indexer == IndexerRole::Shared);
+        none = none || l.indexer == IndexerRole::None;
+    }
+    QList<QPair<QString, QColor>> legend;
+    if (full) legend.append({tr("full: owns an indexer"), roleColor(IndexerRole::Full, false)});
+    if (shared) legend.append({tr("shared: reuses the last full layer's selection"), roleColor(IndexerRole::Shared, false)});
+    if (mtp) legend.append({tr("MTP: its own indexer"), roleColor(IndexerRole::Full, true)});
+    if (none) legend.append({tr("no indexer"), roleColor(IndexerRole::None, false)});
     double lx = kLeft;
     p.setFont(font());
     for (const auto &[label, color] : legend) {

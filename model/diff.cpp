@@ -442,6 +442,14 @@ void flattenChange(const std::string &path, const nlohmann::ordered_json &a, con
     out.push_back({path, "changed", a, b});
 }
 
+// What a config change reads as: the value added, the value removed, or "a → b".
+std::string changeText(const ConfigChange &ch)
+{
+    if (ch.kind == "added") return jsonShort(ch.b);
+    if (ch.kind == "removed") return jsonShort(ch.a);
+    return jsonShort(ch.a) + " → " + jsonShort(ch.b);
+}
+
 std::string signedPercent(double fraction)
 {
     const double pct = fraction * 100;
@@ -533,10 +541,7 @@ std::string diffSummary(const CheckpointDiff &d)
             std::string shown;
             for (const auto &ch : changes) {
                 if (ch.kind != kind || ++n > 3) continue; // the first three named, the rest counted
-                shown += (shown.empty() ? "" : ", ") + ch.path + ": " +
-                         (ch.kind == "added"     ? jsonShort(ch.b)
-                          : ch.kind == "removed" ? jsonShort(ch.a)
-                                                 : jsonShort(ch.a) + " → " + jsonShort(ch.b));
+                shown += (shown.empty() ? "" : ", ") + ch.path + ": " + changeText(ch);
             }
             if (!n) continue;
             if (n > 3) shown += ", …";
@@ -596,10 +601,7 @@ std::string formatDiff(const CheckpointDiff &d)
         o << "\nConfig\n";
         for (const auto &ch : changes)
             o << (ch.kind == "added" ? "  + " : ch.kind == "removed" ? "  - " : "  ~ ") << ch.path << ": "
-              << (ch.kind == "added"     ? jsonShort(ch.b)
-                  : ch.kind == "removed" ? jsonShort(ch.a)
-                                         : jsonShort(ch.a) + " → " + jsonShort(ch.b))
-              << "\n";
+              << changeText(ch) << "\n";
     }
     if (!d.groups.empty()) {
         o << "\nTensors (" << d.groups.size() << " groups)\n";

@@ -7,7 +7,9 @@
 #include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollArea>
 #include <QTableWidget>
+#include <QVBoxLayout>
 
 namespace atlas {
 
@@ -129,6 +131,22 @@ QLabel *makeCaption(const QString &text, QWidget *parent)
     p.setColor(QPalette::WindowText, c);
     l->setPalette(p);
     return l;
+}
+
+QVBoxLayout *makeScrollingPage(QWidget *view, bool sideways)
+{
+    auto *outer = new QVBoxLayout(view);
+    outer->setContentsMargins(0, 0, 0, 0);
+    auto *scroll = new QScrollArea(view);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    if (!sideways) scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    outer->addWidget(scroll);
+    auto *page = new QWidget(scroll);
+    scroll->setWidget(page);
+    auto *v = new QVBoxLayout(page);
+    v->setContentsMargins(20, 16, 20, 16);
+    return v;
 }
 
 void letComboShrink(QComboBox *combo, int characters)

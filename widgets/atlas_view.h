@@ -11,6 +11,7 @@
 class QComboBox;
 class QLabel;
 class QTableWidget;
+class QVBoxLayout;
 
 namespace atlas {
 
@@ -87,6 +88,9 @@ QLabel *makeCaption(const QString &text, QWidget *parent = nullptr);
 // A combo box whose width does not follow its longest item: a narrow window elides the shown text;
 // the list that drops down stays as wide as its items.
 void letComboShrink(QComboBox *combo, int characters = 18);
+// The view's content on a page that scrolls vertically (and sideways only when `sideways`) when the
+// window is too short for it, instead of squeezing it; returns the page's layout, with the views' margins.
+QVBoxLayout *makeScrollingPage(QWidget *view, bool sideways = false);
 // A read-only table with these column headers, stretched columns and alternating rows.
 QTableWidget *makeTable(const QStringList &headers, QWidget *parent);
 

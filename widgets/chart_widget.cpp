@@ -40,10 +40,6 @@ protected:
     QString getTickLabel(double tick, const QLocale &, QChar, int) override { return compactNumber(tick); }
 };
 
-} // namespace
-
-namespace {
-
 bool g_vectorOutput = false;
 
 void styleAxis(QCPAxis *axis, const QPalette &pal)
@@ -148,6 +144,21 @@ void ChartWidget::setTitle(const QString &title)
     applyPalette();
 }
 
+// A value printed above (or below) a point, allowed past the plot's edge into the title's margin (the
+// highest one may need it), and listed among the chart's point labels.
+QCPItemText *ChartWidget::addValueText(double x, double y, const QString &text, bool above, int gap)
+{
+    auto *item = new QCPItemText(m_plot);
+    item->setClipToAxisRect(false);
+    item->position->setCoords(x, y);
+    item->setPositionAlignment(Qt::AlignHCenter | (above ? Qt::AlignBottom : Qt::AlignTop));
+    item->setPadding(above ? QMargins(0, 0, 0, gap) : QMargins(0, gap, 0, 0));
+    item->setText(text);
+    item->setColor(palette().color(QPalette::WindowText));
+    m_pointLabels << text;
+    return item;
+}
+
 QStringList ChartWidget::titleLines() const
 {
     return m_titleElement ? m_titleElement->text().split(QLatin1Char('\n')) : QStringList();
@@ -227,18 +238,12 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     m_plot->xAxis->setRange(-0.6, labels.size() - 0.4);
     m_plot->xAxis->setLabel(QString());
     m_plot->yAxis->setLabel(valueLabel);
-    if (logValues) {
-        m_plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
-        m_plot->yAxis->setTicker(QSharedPointer<CompactLogTicker>::create());
-        // Plain numbers up to a million, powers beyond: an "eb" label with precision 0 rounded 1.5 to 2·10⁰.
-        m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
-        m_plot->yAxis->setNumberPrecision(6);
-    } else {
-        m_plot->yAxis->setScaleType(QCPAxis::stLinear);
-        m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());
-        m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
-        m_plot->yAxis->setNumberPrecision(6);
-    }
+    // A log axis labels its ticks compactly (CompactLogTicker); a linear one in plain numbers.
+    m_plot->yAxis->setScaleType(logValues ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    m_plot->yAxis->setTicker(logValues ? QSharedPointer<QCPAxisTicker>(QSharedPointer<CompactLogTicker>::create())
+                                       : QSharedPointer<QCPAxisTicker>::create());
+    m_plot->yAxis->setNumberFormat(QStringLiteral("gb"));
+    m_plot->yAxis->setNumberPrecision(6);
     QCPBarsGroup *group = stacked ? nullptr : new QCPBarsGroup(m_plot);
     if (group) group->setSpacing(2);
     const double width = stacked ? 0.6 : 0.8 / std::max<qsizetype>(1, series.size());
@@ -276,17 +281,9 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                 keys << i + offset;
                 values << s.values[i];
                 if (!printValues) continue;
-                auto *text = new QCPItemText(m_plot);
-                text->position->setCoords(i + offset, s.values[i]);
                 // The first series' values above its dots, the next below theirs: side by side they
                 // would run together in a narrow category.
-                const bool above = k % 2 == 0;
-                text->setClipToAxisRect(false); // the highest value's label may reach into the title's margin
-                text->setPositionAlignment(Qt::AlignHCenter | (above ? Qt::AlignBottom : Qt::AlignTop));
-                text->setPadding(above ? QMargins(0, 0, 0, 8) : QMargins(0, 8, 0, 0));
-                text->setText(compactNumber(s.values[i]));
-                m_pointLabels << text->text();
-                text->setColor(palette().color(QPalette::WindowText));
+                QCPItemText *text = addValueText(i + offset, s.values[i], compactNumber(s.values[i]), k % 2 == 0, 8);
                 QFont f = font();
                 f.setPointSizeF(f.pointSizeF() * 0.85);
                 text->setFont(f);
@@ -314,12 +311,11 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
         bars->setBrush(s.color);
         QVector<double> keys, values;
         for (int i = 0; i < s.values.size(); ++i) {
-            if ((logValues || stacked) && s.values[i] <= 0) continue; // nothing to draw, not even a hairline
+            if (stacked && s.values[i] <= 0) continue; // nothing to draw, not even a hairline
             keys << i;
             values << s.values[i];
         }
         bars->setData(keys, values, true);
-        if (logValues) bars->setBaseValue(std::pow(10.0, std::floor(std::log10(std::max(lo, 1e-12)))));
     }
     // A stack's total printed above it when there are few: a part too thin to see still counts in it.
     if (stacked && m_valueFormat && labels.size() <= 12)
@@ -327,22 +323,9 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
             double sum = 0;
             for (const auto &s : series)
                 sum += i < s.values.size() ? std::max(0.0, s.values[i]) : 0.0;
-            auto *text = new QCPItemText(m_plot);
-            text->setClipToAxisRect(false);
-            text->position->setCoords(i, sum);
-            text->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-            text->setPadding(QMargins(0, 0, 0, 4));
-            text->setText(m_valueFormat(sum));
-            text->setColor(palette().color(QPalette::WindowText));
-            m_pointLabels << text->text();
+            addValueText(i, sum, m_valueFormat(sum), true, 4);
         }
-    if (hi > 0) {
-        if (logValues)
-            m_plot->yAxis->setRange(std::pow(10.0, std::floor(std::log10(lo))),
-                                    std::pow(10.0, std::ceil(std::log10(hi)) + 0.3));
-        else
-            m_plot->yAxis->setRange(0, hi * (stacked && m_valueFormat ? 1.25 : 1.12)); // room for printed totals
-    }
+    if (hi > 0) m_plot->yAxis->setRange(0, hi * (stacked && m_valueFormat ? 1.25 : 1.12)); // room for printed totals
     m_plot->legend->setVisible(series.size() > 1);
     fitLegend();
     applyPalette();

@@ -11,6 +11,7 @@
 #include <functional>
 
 class QCustomPlot;
+class QCPItemText;
 class QCPTextElement;
 class QLabel;
 
@@ -97,6 +98,7 @@ private:
     QLabel *m_empty = nullptr;
     void showPlot(bool plot);
     void fitLegend();
+    QCPItemText *addValueText(double x, double y, const QString &text, bool above, int gap);
     QHash<QString, int> m_markers; // marker lines per legend name
 };
 

@@ -11,7 +11,6 @@
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QScrollArea>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -46,16 +45,8 @@ QFrame *card(QWidget *parent, QLabel **value, const QString &name)
 
 OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
 {
-    auto *outer = new QVBoxLayout(this);
-    outer->setContentsMargins(0, 0, 0, 0);
-    auto *scroll = new QScrollArea(this);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    outer->addWidget(scroll);
-    auto *page = new QWidget(scroll);
-    scroll->setWidget(page);
-    auto *v = new QVBoxLayout(page);
-    v->setContentsMargins(20, 16, 20, 16);
+    auto *v = makeScrollingPage(this, true);
+    QWidget *page = v->parentWidget();
     v->setSpacing(12);
 
     m_banner = new QLabel(page);

@@ -11,7 +11,6 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QLabel>
-#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -88,17 +87,7 @@ PlanView::PlanView(QWidget *parent)
 
     // A window too short for the verdict, the controls, the details and the chart scrolls, rather than
     // squeezing the controls.
-    auto *outer = new QVBoxLayout(this);
-    outer->setContentsMargins(0, 0, 0, 0);
-    auto *scroll = new QScrollArea(this);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    outer->addWidget(scroll);
-    auto *page = new QWidget(scroll);
-    scroll->setWidget(page);
-    auto *v = new QVBoxLayout(page);
-    v->setContentsMargins(20, 16, 20, 16);
+    auto *v = makeScrollingPage(this);
     v->addWidget(makeHeading(tr("Capacity plan: GPUs, parallelism and cache room"), this));
     v->addWidget(m_verdict);
     // Four pairs to a row on a wide window, fewer on a narrow one.

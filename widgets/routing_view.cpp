@@ -9,7 +9,6 @@
 #include "errors.h"
 
 #include <QComboBox>
-#include <QScrollArea>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -61,17 +60,7 @@ RoutingView::RoutingView(QWidget *parent)
                                "reference beside the chosen runtime."));
 
     // Two charts that need height to be read: a short window scrolls the page instead of squeezing them.
-    auto *outer = new QVBoxLayout(this);
-    outer->setContentsMargins(0, 0, 0, 0);
-    auto *scroll = new QScrollArea(this);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    outer->addWidget(scroll);
-    auto *page = new QWidget(scroll);
-    scroll->setWidget(page);
-    auto *v = new QVBoxLayout(page);
-    v->setContentsMargins(20, 16, 20, 16);
+    auto *v = makeScrollingPage(this);
     v->addWidget(makeHeading(tr("Routing simulation"), this));
     auto *controls = new QHBoxLayout();
     auto *form = new QFormLayout();

@@ -47,14 +47,37 @@ std::vector<std::string_view> segments(std::string_view name)
 }
 
 // Groups of changed tensors under construction: the numbers seen at each numeric place of a template.
+// A key that tells segment lists apart exactly: each literal segment with its length (names may hold
+// empty segments, '#', '.' runs or control bytes; "model..norm" must not meet "model.#.norm").
+void appendKeyPart(std::string &key, std::string_view part)
+{
+    key += std::to_string(part.size());
+    key += ':';
+    key += part;
+}
+
 struct GroupBuilder
 {
-    std::vector<std::string> parts; // the name's segments, "" at numeric places
+    std::vector<std::string> parts; // the name's segments (what stands at numeric places is unused)
+    std::vector<char> numeric;      // per segment: a number, whose values are in numbers
     TensorChange change;
     std::string a, b;
     std::vector<std::set<std::uint64_t>> numbers;
     std::uint64_t tensors = 0;
 };
+
+// The pattern with its module segment (the one before the last) as a wildcard, and the change.
+std::string restKey(const std::vector<std::string> &parts, const TensorGroup &g)
+{
+    std::string key;
+    for (std::size_t k = 0; k < parts.size(); ++k)
+        k + 2 == parts.size() ? void(key += "*") : appendKeyPart(key, parts[k]);
+    key += '|';
+    appendKeyPart(key, tensorChangeName(g.change));
+    appendKeyPart(key, g.a);
+    appendKeyPart(key, g.b);
+    return key;
+}
 
 class Grouper
 {
@@ -66,18 +89,23 @@ public:
         std::vector<std::uint64_t> nums;
         for (auto s : segs) {
             if (isNumber(s)) {
-                key += "#.";
+                key += "#";
                 nums.push_back(std::stoull(std::string(s)));
             } else {
-                key += std::string(s) + ".";
+                appendKeyPart(key, s);
             }
         }
-        key += '\x1f' + std::string(tensorChangeName(change)) + '\x1f' + a + '\x1f' + b;
+        key += '|';
+        appendKeyPart(key, tensorChangeName(change));
+        appendKeyPart(key, a);
+        appendKeyPart(key, b);
         auto [it, fresh] = m_groups.try_emplace(key);
         GroupBuilder &g = it->second;
         if (fresh) {
-            for (auto s : segs)
+            for (auto s : segs) {
                 g.parts.push_back(isNumber(s) ? std::string() : std::string(s));
+                g.numeric.push_back(isNumber(s));
+            }
             g.change = change;
             g.a = a;
             g.b = b;
@@ -103,9 +131,9 @@ public:
             const GroupBuilder &g = m_groups.at(key);
             Built out;
             std::size_t n = 0;
-            for (const auto &p : g.parts) {
-                if (!p.empty()) {
-                    out.parts.push_back(p);
+            for (std::size_t k = 0; k < g.parts.size(); ++k) {
+                if (!g.numeric[k]) {
+                    out.parts.push_back(g.parts[k]);
                     continue;
                 }
                 const auto &set = g.numbers[n++];
@@ -122,12 +150,7 @@ public:
         for (std::size_t i = 0; i < built.size(); ++i) {
             const auto &parts = built[i].parts;
             if (parts.size() < 2) continue;
-            std::string key;
-            for (std::size_t k = 0; k < parts.size(); ++k)
-                key += (k + 2 == parts.size() ? std::string("*") : parts[k]) + ".";
-            key += '\x1f' + std::string(tensorChangeName(built[i].group.change)) + '\x1f' + built[i].group.a + '\x1f' +
-                   built[i].group.b;
-            byRest[key].push_back(i);
+            byRest[restKey(parts, built[i].group)].push_back(i);
         }
         std::vector<char> merged(built.size(), 0);
         std::vector<TensorGroup> out;
@@ -137,11 +160,7 @@ public:
             TensorGroup g = built[i].group;
             std::vector<std::string> modules{parts.size() >= 2 ? parts[parts.size() - 2] : std::string()};
             if (parts.size() >= 2) {
-                std::string key;
-                for (std::size_t k = 0; k < parts.size(); ++k)
-                    key += (k + 2 == parts.size() ? std::string("*") : parts[k]) + ".";
-                key += '\x1f' + std::string(tensorChangeName(g.change)) + '\x1f' + g.a + '\x1f' + g.b;
-                for (std::size_t j : byRest[key])
+                for (std::size_t j : byRest[restKey(parts, g)])
                     if (j != i && !merged[j]) {
                         merged[j] = 1;
                         modules.push_back(built[j].parts[parts.size() - 2]);

@@ -895,7 +895,10 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
         }
         // Synthetic logits are made a block at a time, inside the layer's loop: memory stays at one
         // block per thread whatever --tokens says, and cancel is seen between blocks.
-        std::vector<float> logits(static_cast<std::size_t>(kLogitBlockTokens) * static_cast<std::size_t>(router.experts));
+        // The block is no longer than the run (as checkRoutingMemory counts it): 16 tokens of a router
+        // with 100,000 experts are 6 MB, not the 1.6 GB of a whole block.
+        std::vector<float> logits(static_cast<std::size_t>(std::min(kLogitBlockTokens, run.tokens)) *
+                                  static_cast<std::size_t>(router.experts));
         run.layers[i] = simulateLayerBlocks(
             b.layer, router, b.values, run.tokens, opt.cancel, [&](std::uint32_t first, std::uint32_t count) {
                 if (opt.routed) opt.routed->fetch_add(count);

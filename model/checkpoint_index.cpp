@@ -68,6 +68,7 @@ public:
     std::vector<std::string> files;
     std::optional<std::uint64_t> totalSize;
     bool sawWeightMap = false;
+    int repeatedWeightMaps = 0;
 
     bool null() { return value("null"); }
     bool boolean(bool) { return value("a boolean"); }
@@ -127,6 +128,16 @@ public:
         if (m_depth == 1) {
             m_inWeightMap = m_key == "weight_map";
             m_inMetadata = m_key == "metadata";
+            // A key given twice: the last one counts, as Python's json (and so transformers) reads it.
+            if (m_inWeightMap && sawWeightMap) {
+                ++repeatedWeightMaps;
+                names.clear();
+                entries.clear();
+                files.clear();
+                m_fileSlot.clear();
+                m_lastFile = -1;
+            }
+            if (m_inMetadata) totalSize.reset();
             sawWeightMap = sawWeightMap || m_inWeightMap;
         } else if (m_depth == 2 && m_inWeightMap) {
             fail(HeaderProblem::BadIndex, "weight_map entry for '" + m_key + "' is not a file name");
@@ -203,6 +214,10 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
     if (handler.entries.empty()) fail(HeaderProblem::BadIndex, "weight_map is empty");
 
     CheckpointIndex index;
+    if (handler.repeatedWeightMaps)
+        index.warnings.push_back(std::string(file) + ": the key weight_map appears " +
+                                 std::to_string(handler.repeatedWeightMaps + 1) +
+                                 " times; the last one is used, as Python's json reads it");
     index.totalSize = handler.totalSize;
     index.names = std::move(handler.names);
     // Natural order of the shard files, and the entries renumbered to it.

@@ -26,6 +26,7 @@ struct CheckpointIndex
     std::vector<Entry> entries;             // sorted by shard, then name; names are unique
     std::vector<std::size_t> shardStart;    // entries of shard s: [shardStart[s], shardStart[s + 1])
     std::optional<std::uint64_t> totalSize; // metadata.total_size, when given
+    std::vector<std::string> warnings;      // what was read as Python's json would read it, and said so
 
     std::string_view name(const Entry &e) const { return std::string_view(names).substr(e.offset, e.length); }
     std::size_t size() const { return entries.size(); }

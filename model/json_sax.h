@@ -153,8 +153,13 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
         }
         if (integral) {
             if (negative) {
+                // A handler that declares kNegativeZeroIsFloat hears "-0" as a double, as serde_json
+                // (the safetensors reference) reads it, so that an offset or a dimension written "-0"
+                // is refused as the reference refuses it; others hear integer 0, as nlohmann says.
                 std::int64_t v = 0;
-                if (std::from_chars(start, p, v).ec == std::errc()) return h.number_integer(v) ? 1 : 0;
+                bool asFloat = false;
+                if constexpr (requires { Handler::kNegativeZeroIsFloat; }) asFloat = p - start == 2;
+                if (!asFloat && std::from_chars(start, p, v).ec == std::errc()) return h.number_integer(v) ? 1 : 0;
             } else {
                 std::uint64_t v = 0;
                 if (std::from_chars(start, p, v).ec == std::errc()) return h.number_unsigned(v) ? 1 : 0;

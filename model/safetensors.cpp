@@ -29,6 +29,7 @@ class HeaderHandler
 {
 public:
     using json = nlohmann::json;
+    static constexpr bool kNegativeZeroIsFloat = true; // "-0" is refused where a count stands, as serde does
     explicit HeaderHandler(std::string_view file, ShardHeader &out) : m_file(file), m_out(out) {}
 
     bool null()
@@ -107,6 +108,10 @@ public:
             m_state = State::TopValue;
             return true;
         case State::Entry:
+            // A field given twice is refused, as serde refuses it for the reference's TensorInfo
+            // ("duplicate field"): which of the two a reader takes is not to be guessed.
+            if ((k == "dtype" && m_dtype) || (k == "shape" && m_hasShape) || (k == "data_offsets" && m_hasOffsets))
+                fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " gives " + quote(k) + " twice");
             m_field = k;
             m_state = State::EntryValue;
             return true;

@@ -50,6 +50,36 @@ constexpr std::uint64_t kSmallFileLimit = 256ull << 20;
 
 } // namespace
 
+int openRegularFile(const std::string &path, std::uint64_t *size)
+{
+    // O_NONBLOCK: opening a FIFO with no writer (or some devices) would otherwise block here, before
+    // anything could look at what the path is. It changes nothing for a regular file's reads.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ENOENT) return -1;
+        throw AtlasError(ErrorKind::Source, path + ": cannot open: " + std::strerror(errno));
+    }
+    struct stat st
+    {
+    };
+    const bool stated = ::fstat(fd, &st) == 0;
+    if (!stated || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        const char *what = !stated               ? "cannot be examined"
+                           : S_ISFIFO(st.st_mode) ? "is a FIFO (named pipe), not a regular file"
+                           : S_ISDIR(st.st_mode)  ? "is a directory, not a regular file"
+                           : S_ISSOCK(st.st_mode) ? "is a socket, not a regular file"
+                           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "is a device, not a regular file"
+                                                                          : "is not a regular file";
+        throw AtlasError(ErrorKind::Source, path + ": " + what + "; only regular files are read");
+    }
+    // A regular file: reads may block as they always do (a FUSE or network file system might answer
+    // EAGAIN to a descriptor left non-blocking).
+    if (const int flags = ::fcntl(fd, F_GETFL); flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    if (size) *size = static_cast<std::uint64_t>(st.st_size);
+    return fd;
+}
+
 LocalDirectorySource::LocalDirectorySource(std::string directory)
 {
     std::error_code ec;
@@ -67,20 +97,13 @@ std::optional<std::string> LocalDirectorySource::readSmallFile(const std::string
 {
     throwIfCancelled();
     const std::string path = m_dir + "/" + file;
-    FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (f.fd < 0) {
-        if (errno == ENOENT) return std::nullopt;
-        throw AtlasError(ErrorKind::Source, path + ": cannot open: " + std::strerror(errno));
-    }
-    struct stat st
-    {
-    };
-    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
-        throw AtlasError(ErrorKind::Source, path + ": not a regular file");
-    if (static_cast<std::uint64_t>(st.st_size) > kSmallFileLimit)
-        throw AtlasError(ErrorKind::Source, path + ": " + std::to_string(st.st_size) +
+    std::uint64_t size = 0;
+    FileDescriptor f{openRegularFile(path, &size)};
+    if (f.fd < 0) return std::nullopt;
+    if (size > kSmallFileLimit)
+        throw AtlasError(ErrorKind::Source, path + ": " + std::to_string(size) +
                                                 " bytes is too large for a config or index file");
-    std::string out(static_cast<std::size_t>(st.st_size), '\0');
+    std::string out(static_cast<std::size_t>(size), '\0');
     std::size_t got = 0;
     while (got < out.size()) {
         const ssize_t n = ::read(f.fd, out.data() + got, out.size() - got);
@@ -99,14 +122,10 @@ std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<Rang
         throwIfCancelled();
         const RangeRequest &r = requests[i];
         const std::string path = m_dir + "/" + r.file;
-        FileDescriptor f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-        if (f.fd < 0) throw AtlasError(ErrorKind::Source, path + ": cannot open: " + std::strerror(errno));
-        struct stat st
-        {
-        };
-        if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
-            throw AtlasError(ErrorKind::Source, path + ": not a regular file");
-        const auto size = static_cast<std::uint64_t>(st.st_size);
+        std::uint64_t size = 0;
+        FileDescriptor f{openRegularFile(path, &size)};
+        if (f.fd < 0)
+            throw AtlasError(ErrorKind::Source, path + ": cannot open: no such file", HeaderProblem::MissingFile);
         if (size > kMaxFileSize)
             throw AtlasError(ErrorKind::Invalid, path + ": " + std::to_string(size) +
                                                      " bytes, more than any checkpoint file may hold (2^50)");

@@ -73,6 +73,11 @@ private:
     const std::atomic<bool> *m_cancel = nullptr;
 };
 
+// Opens a file to read only if it is a regular file once symlinks are resolved, without blocking on a
+// FIFO or a device; its size in *size. -1 when it does not exist; throws AtlasError(Source) naming the
+// path and what it is otherwise.
+int openRegularFile(const std::string &path, std::uint64_t *size);
+
 // Reads files under a local directory with pread: only the bytes asked for.
 class LocalDirectorySource final : public ByteSource
 {

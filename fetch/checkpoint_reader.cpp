@@ -28,6 +28,9 @@ namespace {
 constexpr std::uint64_t kDefaultFirstRead = 256 * 1024;
 // What a guessed first shard is read with, alongside the index, before its size can be estimated.
 constexpr std::uint64_t kProbeRead = 128 * 1024;
+// What a guessed first read allows per tensor beyond its name (a rank-4 entry with large offsets
+// takes about 110 bytes).
+constexpr double kMaxGuessPerTensor = 512;
 
 struct PendingShard
 {
@@ -38,26 +41,63 @@ struct PendingShard
     std::uint64_t headerLength = 0;
     bool cached = false;
     bool haveFirst = false; // the first read already came (the probe)
-    bool charged = false;   // its header counted against the checkpoint's header budget
+    std::uint64_t held = 0; // bytes of this shard counted against the checkpoint's header budget
 };
 
-// Counts header bytes against the checkpoint's budget, naming the shard that went over it.
+// Counts header bytes against the checkpoint's budget before they are read, naming the shard that
+// would go over it. A first read is granted what is left at most; a header that then needs more than
+// is left stops the load.
 struct HeaderBudget
 {
     std::uint64_t limit;
     std::uint64_t used = 0;
+    [[noreturn]] void over(const std::string &file) const
+    {
+        throw AtlasError(ErrorKind::Invalid, file + ": the shard headers of this checkpoint hold more than " +
+                                                 std::to_string(limit) + " bytes in all (the limit); stopped here");
+    }
+    // What a first read of `wanted` bytes may ask for: what is left, and at least the 8-byte length
+    // prefix. A guess never refuses a load by itself; only a header's real length can (charge).
+    std::uint64_t grant(std::uint64_t wanted)
+    {
+        const std::uint64_t left = limit > used ? limit - used : 0;
+        const std::uint64_t granted = std::min(wanted, std::max<std::uint64_t>(left, 8));
+        used += granted;
+        return granted;
+    }
     void charge(const std::string &file, std::uint64_t bytes)
     {
         used += bytes;
-        if (used > limit)
-            throw AtlasError(ErrorKind::Invalid,
-                             file + ": the shard headers of this checkpoint hold more than " +
-                                 std::to_string(limit) + " bytes in all (the limit); stopped here");
+        if (used > limit) over(file);
     }
+    void release(std::uint64_t bytes) { used -= std::min(bytes, used); }
+    std::uint64_t left() const { return limit > used ? limit - used : 0; }
 };
 
+// Holds a shard's answer at exactly its header (8 + headerLength bytes), charging the budget for what
+// more is needed before it is read, and giving back what a longer first read brought beyond it.
+// Returns how many bytes are still to be read.
+std::uint64_t settleHeader(PendingShard &s, HeaderBudget &budget)
+{
+    s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
+    const std::uint64_t need = 8 + s.headerLength;
+    if (need > s.held) {
+        budget.charge(s.file, need - s.held);
+    } else {
+        budget.release(s.held - need);
+    }
+    s.held = need;
+    if (s.answer.bytes.size() >= need) {
+        s.answer.bytes.resize(need);
+        s.answer.bytes.shrink_to_fit(); // a speculative read may have brought data bytes too
+        return 0;
+    }
+    return need - s.answer.bytes.size();
+}
+
 // Reads the first bytes of the given shards in one batch, then the rest of any longer header.
-// No read asks for more than a header can hold (8 + kMaxHeaderLength bytes).
+// No read asks for more than a header can hold (8 + kMaxHeaderLength bytes), and every byte is
+// granted by the budget before it is asked for.
 void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
                   const std::vector<std::size_t> &which, HeaderBudget &budget)
 {
@@ -66,8 +106,10 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
     std::vector<std::size_t> firstOf;
     for (std::size_t i : which)
         if (!shards[i].haveFirst) {
-            first.push_back(
-                {shards[i].file, 0, std::min<std::uint64_t>(shards[i].firstRead, 8 + kMaxHeaderLength)});
+            const std::uint64_t wanted = std::min<std::uint64_t>(shards[i].firstRead, 8 + kMaxHeaderLength);
+            const std::uint64_t granted = budget.grant(wanted);
+            shards[i].held += granted;
+            first.push_back({shards[i].file, 0, granted});
             firstOf.push_back(i);
         }
     auto answers = first.empty() ? std::vector<RangeAnswer>() : source.readRanges(first);
@@ -75,29 +117,28 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
         shards[firstOf[k]].answer = std::move(answers[k]);
         shards[firstOf[k]].haveFirst = true;
     }
+    // Shards whose first read held their whole header give back the rest first; only then are the
+    // longer ones charged for what they still need, so that no guess counts twice.
     std::vector<RangeRequest> second;
     std::vector<std::size_t> secondOf;
-    for (std::size_t k = 0; k < which.size(); ++k) {
-        auto &s = shards[which[k]];
-        s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
-        const std::uint64_t need = 8 + s.headerLength;
-        if (!s.charged) {
-            budget.charge(s.file, need);
-            s.charged = true;
+    for (int pass = 0; pass < 2; ++pass)
+        for (std::size_t k = 0; k < which.size(); ++k) {
+            auto &s = shards[which[k]];
+            const std::uint64_t need = 8 + parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
+            if ((need <= s.held) != (pass == 0)) continue;
+            if (const std::uint64_t missing = settleHeader(s, budget)) {
+                second.push_back({s.file, s.answer.bytes.size(), missing});
+                secondOf.push_back(which[k]);
+            }
         }
-        if (s.answer.bytes.size() < need) {
-            second.push_back({s.file, s.answer.bytes.size(), need - s.answer.bytes.size()});
-            secondOf.push_back(which[k]);
-        } else {
-            s.answer.bytes.resize(need);
-        }
-    }
     if (second.empty()) return;
     auto more = source.readRanges(second);
     for (std::size_t k = 0; k < more.size(); ++k) {
         auto &s = shards[secondOf[k]];
         if (more[k].bytes.size() != second[k].length)
-            throw AtlasError(ErrorKind::Invalid, s.file + ": file ended inside its header");
+            throw AtlasError(ErrorKind::Invalid, s.file + ": file ended inside its header (" +
+                                                     std::to_string(s.answer.bytes.size() + more[k].bytes.size()) +
+                                                     " of " + std::to_string(8 + s.headerLength) + " bytes)");
         s.answer.bytes += more[k].bytes;
     }
 }
@@ -125,7 +166,9 @@ public:
         try {
             fetchShardHeaders(toFetch);
         } catch (const AtlasError &e) {
-            if (!m_index && e.kind() == ErrorKind::Source && !m_source.isCancelled())
+            // Only a model.safetensors that is not there means "no index and no single file"; a
+            // server that fails or closes while sending it is told as what it is.
+            if (!m_index && e.problem() == HeaderProblem::MissingFile && !m_source.isCancelled())
                 throw AtlasError(ErrorKind::Source,
                                  m_ckpt.source.location +
                                      ": no model.safetensors.index.json and no model.safetensors (" +
@@ -154,6 +197,7 @@ private:
     {
         const std::array<std::string, 2> smallNames{"config.json", "model.safetensors.index.json"};
         std::array<std::optional<std::string>, 2> small;
+        std::array<bool, 2> fresh{false, false}; // read now, not taken from the cache
         std::vector<std::string> toRead;
         for (std::size_t i = 0; i < smallNames.size(); ++i) {
             std::optional<std::optional<std::string>> cached;
@@ -168,16 +212,19 @@ private:
             if (f.ends_with(".safetensors") && f.find('/') == std::string::npos) candidates.push_back(f);
         std::sort(candidates.begin(), candidates.end(),
                   [](const std::string &a, const std::string &b) { return naturalLess(a, b); });
-        if (!candidates.empty() && !(m_options.cache && m_options.cache->shard(candidates.front())))
+        if (!candidates.empty() && !(m_options.cache && m_options.cache->hasShard(candidates.front())))
             m_guess = candidates.front();
         if (!toRead.empty() || !m_guess.empty()) {
             std::vector<RangeRequest> speculative;
-            if (!m_guess.empty()) speculative.push_back({m_guess, 0, kProbeRead});
+            if (!m_guess.empty()) {
+                m_probeHeld = m_budget.grant(kProbeRead);
+                speculative.push_back({m_guess, 0, m_probeHeld});
+            }
             BatchAnswer batch = m_source.readBatch(toRead, speculative);
             for (std::size_t k = 0; k < toRead.size(); ++k) {
                 const std::size_t i = toRead[k] == smallNames[0] ? 0 : 1;
                 small[i] = std::move(batch.files[k]);
-                if (m_options.cache) m_options.cache->storeSmallFile(smallNames[i], small[i]);
+                fresh[i] = true;
             }
             if (!batch.ranges.empty()) m_probe = std::move(batch.ranges.front());
         }
@@ -186,7 +233,15 @@ private:
             m_ckpt.hasConfig = true;
         }
         m_ckpt.source = m_source.info(); // after the first read: a Hub source knows its commit by now
-        if (small[1]) m_index = parseCheckpointIndex("model.safetensors.index.json", *small[1], m_source.cancelFlag());
+        if (small[1]) {
+            m_index = parseCheckpointIndex("model.safetensors.index.json", *small[1], m_source.cancelFlag());
+            for (auto &w : m_index->warnings)
+                m_ckpt.warnings.push_back(std::move(w));
+        }
+        // Kept only once accepted: a file that failed to parse is read again next time, not replayed.
+        if (m_options.cache)
+            for (std::size_t i = 0; i < smallNames.size(); ++i)
+                if (fresh[i]) m_options.cache->storeSmallFile(smallNames[i], small[i]);
     }
 
     // The shards the index names (or the single model.safetensors), with a first-read guess each.
@@ -194,7 +249,7 @@ private:
     {
         if (m_index) {
             for (const auto &file : m_index->shardFiles)
-                m_shards.push_back({file, {}, 0, {}, 0, false, false, false});
+                m_shards.push_back({file, {}, 0, {}, 0, false, false, 0});
             for (std::size_t s = 0; s < m_shards.size(); ++s) {
                 auto &names = m_shards[s].names;
                 names.reserve(m_index->shardStart[s + 1] - m_index->shardStart[s]);
@@ -204,15 +259,20 @@ private:
             for (auto &s : m_shards)
                 s.firstRead = estimateHeaderBytes(s.names);
         } else {
-            m_shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false, false, false});
+            m_shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false, false, 0});
         }
         if (m_probe) {
             for (auto &s : m_shards)
                 if (s.file == m_guess) {
                     s.answer = std::move(*m_probe);
                     s.haveFirst = true;
+                    s.held = m_probeHeld;
+                    m_probeHeld = 0;
                 }
         }
+        m_budget.release(m_probeHeld); // a probe of a file the index does not name is dropped
+        m_probe.reset();
+        m_probeHeld = 0;
         m_progress.filesTotal = m_shards.size();
     }
 
@@ -222,7 +282,10 @@ private:
         std::vector<std::size_t> toFetch;
         for (std::size_t i = 0; i < m_shards.size(); ++i) {
             if (m_options.cache) {
-                if (auto c = m_options.cache->shard(m_shards[i].file)) {
+                // Read only if what is left of the budget can hold it: it is charged before it is kept.
+                if (auto c = m_options.cache->shard(m_shards[i].file, m_budget.left())) {
+                    m_budget.charge(m_shards[i].file, c->header.size());
+                    m_shards[i].held = c->header.size();
                     m_shards[i].answer.bytes = std::move(c->header);
                     m_shards[i].answer.fileSize = c->fileSize;
                     m_shards[i].cached = true;
@@ -248,11 +311,7 @@ private:
         if (!probe.haveFirst)
             fetchHeaders(m_source, m_shards, {toFetch.front()}, m_budget);
         else
-            probe.headerLength = parseHeaderLength(probe.file, probe.answer.bytes, probe.answer.fileSize);
-        if (!probe.charged) {
-            m_budget.charge(probe.file, 8 + probe.headerLength);
-            probe.charged = true;
-        }
+            settleHeader(probe, m_budget); // its whole header is charged now, before more is read
         if (m_index && !probe.names.empty()) sizeGuessesFrom(probe, toFetch);
         // The rest in one batch, with the remainder of the probe's header if it was longer.
         std::vector<std::size_t> rest(toFetch.begin() + 1, toFetch.end());
@@ -266,8 +325,12 @@ private:
         for (auto n : probe.names)
             nameBytes += n.size();
         const std::uint64_t total = 8 + probe.headerLength;
-        const double perTensor = static_cast<double>(total > nameBytes ? total - nameBytes : 0) /
-                                 static_cast<double>(probe.names.size());
+        // At most kMaxGuessPerTensor: a first header padded with spaces (the format allows it) must not
+        // make every other shard's first read as long as it is; a header longer than its guess costs
+        // one more read, never more memory.
+        const double perTensor =
+            std::min(kMaxGuessPerTensor, static_cast<double>(total > nameBytes ? total - nameBytes : 0) /
+                                             static_cast<double>(probe.names.size()));
         for (std::size_t k = 1; k < toFetch.size(); ++k) {
             auto &s = m_shards[toFetch[k]];
             std::uint64_t names = 0;
@@ -289,8 +352,9 @@ private:
         for (std::size_t i = 0; i < m_shards.size(); ++i)
             if (stale[i]) {
                 auto &s = m_shards[i];
+                m_budget.release(s.held);
+                s.held = 0;
                 s.cached = false;
-                s.charged = false;
                 s.haveFirst = false;
                 s.firstRead = estimateHeaderBytes(s.names);
                 refetch.push_back(i);
@@ -310,7 +374,7 @@ private:
             s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
             if (s.answer.bytes.size() < 8 + s.headerLength)
                 throw AtlasError(ErrorKind::Invalid, s.file + ": header shorter than its length prefix");
-            s.answer.bytes.resize(8 + s.headerLength); // a speculative read may have brought data bytes too
+            s.answer.bytes.resize(8 + s.headerLength); // a cached entry may be longer than its header
             const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
             m_ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize);
         } catch (const AtlasError &) {
@@ -341,6 +405,13 @@ private:
     void crossCheckIndex()
     {
         std::vector<std::string> unlisted;
+        std::unordered_map<std::string, std::size_t> unlistedShard; // name -> the last shard it was found in
+        struct Doubled
+        {
+            std::string name;
+            std::size_t earlier, later;
+        };
+        std::vector<Doubled> doubled;
         std::optional<std::string> missing;
         std::vector<std::string_view> present;
         for (std::size_t i = 0; i < m_shards.size(); ++i) {
@@ -361,6 +432,12 @@ private:
                                                                  m_index->shardFiles[*other] + " but found in " +
                                                                  shard.file);
                     unlisted.push_back(std::string(present[a]) + " (in " + shard.file + ")");
+                    // The same unlisted name in two shards: a loader reading shard after shard keeps the
+                    // later copy, so the earlier one is dropped here, and said so.
+                    if (auto [it, fresh] = unlistedShard.try_emplace(std::string(present[a]), i); !fresh) {
+                        doubled.push_back({it->first, it->second, i});
+                        it->second = i;
+                    }
                     ++a;
                 } else if (a == present.size() || listed[b] < present[a]) {
                     // Told after every shard was seen: a tensor found in another shard says more.
@@ -375,6 +452,19 @@ private:
             }
         }
         if (missing) throw AtlasError(ErrorKind::Invalid, *missing);
+        if (!doubled.empty()) {
+            for (const auto &d : doubled) {
+                auto &tensors = m_ckpt.shards[d.earlier].tensors;
+                tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                             [&](const TensorInfo &t) { return t.name == d.name; }),
+                              tensors.end());
+            }
+            const Doubled &d = doubled.front();
+            m_ckpt.warnings.push_back(
+                std::to_string(doubled.size()) + " tensor(s) are in two shards and in no index entry, e.g. '" + d.name +
+                "' in " + m_ckpt.shards[d.earlier].file + " and " + m_ckpt.shards[d.later].file +
+                ": each is counted once, from the later shard (as a loader reading shard after shard keeps it)");
+        }
         if (!unlisted.empty())
             m_ckpt.warnings.push_back(std::to_string(unlisted.size()) +
                                       " tensors are in shard headers but not in the index, e.g. " +
@@ -393,6 +483,7 @@ private:
     std::mutex m_progressLock;
     std::string m_guess;                // the first shard, probed with the small files
     std::optional<RangeAnswer> m_probe; // what the probe brought
+    std::uint64_t m_probeHeld = 0;      // what the budget granted it
     std::optional<CheckpointIndex> m_index;
     std::vector<PendingShard> m_shards;
 };

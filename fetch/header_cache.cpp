@@ -1,8 +1,11 @@
 #include "header_cache.h"
 
+#include "byte_source.h"
+#include "errors.h"
 #include "http_client.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -12,11 +15,32 @@ namespace atlas {
 
 namespace {
 
-std::optional<std::string> slurp(const std::filesystem::path &p)
+// A cache file's bytes; nullopt when it is absent or anything but a readable regular file (opened
+// without blocking: a FIFO planted in the cache must not hang a load).
+std::optional<std::string> slurp(const std::filesystem::path &p, std::uint64_t limit = 1ull << 31)
 {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) return std::nullopt;
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    int fd = -1;
+    std::uint64_t size = 0;
+    try {
+        fd = openRegularFile(p.string(), &size);
+    } catch (const AtlasError &) {
+        return std::nullopt;
+    }
+    if (fd < 0 || size > limit) {
+        if (fd >= 0) ::close(fd);
+        return std::nullopt;
+    }
+    std::string out(static_cast<std::size_t>(size), '\0');
+    std::size_t got = 0;
+    while (got < out.size()) {
+        const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    if (got != out.size()) return std::nullopt;
+    return out;
 }
 
 // Writes beside and renames, so that a reader never sees half a file.
@@ -85,9 +109,15 @@ void HeaderCache::storeSmallFile(const std::string &name, const std::optional<st
         spit(m_dir / (name + ".absent"), {});
 }
 
-std::optional<HeaderCache::Shard> HeaderCache::shard(const std::string &file) const
+bool HeaderCache::hasShard(const std::string &file) const
 {
-    auto bytes = slurp(m_dir / (file + ".header"));
+    std::error_code ec;
+    return std::filesystem::is_regular_file(m_dir / (file + ".header"), ec);
+}
+
+std::optional<HeaderCache::Shard> HeaderCache::shard(const std::string &file, std::uint64_t maxHeaderBytes) const
+{
+    auto bytes = slurp(m_dir / (file + ".header"), maxHeaderBytes > UINT64_MAX - 8 ? UINT64_MAX : maxHeaderBytes + 8);
     if (!bytes || bytes->size() < 16) return std::nullopt;
     Shard s;
     std::memcpy(&s.fileSize, bytes->data(), 8);

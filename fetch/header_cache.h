@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -27,7 +28,10 @@ public:
         std::string header;
         std::uint64_t fileSize = 0;
     };
-    std::optional<Shard> shard(const std::string &file) const;
+    // nullopt too when the cached header is longer than maxHeaderBytes (it is not read: the caller's
+    // budget could not hold it).
+    std::optional<Shard> shard(const std::string &file, std::uint64_t maxHeaderBytes = UINT64_MAX) const;
+    bool hasShard(const std::string &file) const; // without reading it
     void storeShard(const std::string &file, const Shard &shard);
 
 private:

@@ -24,6 +24,13 @@ bool isRetryableStatus(long s)
     return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
 }
 
+bool isHttpsUrlText(const std::string &url)
+{
+    return url.size() >= 8 && std::equal(url.begin(), url.begin() + 8, "https://", [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+}
+
 bool isRedirect(long s)
 {
     return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
@@ -44,6 +51,11 @@ std::string trim(const std::string &s)
 }
 
 } // namespace
+
+bool isHttpsUrl(const std::string &url)
+{
+    return isHttpsUrlText(url);
+}
 
 std::string HttpResponse::header(const std::string &lowerName) const
 {
@@ -229,9 +241,10 @@ void HttpClient::configure(Transfer &t)
     }
     curl_slist_free_all(t.headerList);
     t.headerList = nullptr;
-    // The token goes to the endpoint's own origin only: never across a redirect to storage.
+    // The token goes to the endpoint's own origin only, never across a redirect to storage, and
+    // never in cleartext: over https only, whatever origin was configured.
     if (!m_options.token.empty() && !m_options.tokenOrigin.empty() &&
-        originOf(t.url) == m_options.tokenOrigin) {
+        originOf(t.url) == m_options.tokenOrigin && isHttpsUrl(t.url)) {
         const std::string auth = "Authorization: Bearer " + m_options.token;
         t.headerList = curl_slist_append(t.headerList, auth.c_str());
     }
@@ -378,16 +391,31 @@ private:
     // A failed connection, a stalled or too-slow body: retried with backoff, except for TLS trust.
     void transportFailure(Transfer &t, CURLcode code, long status)
     {
-        const std::string error =
-            t.stalled ? "the transfer stalled: no data for " + std::to_string(options().stallSeconds) + " s"
-            : code == CURLE_OPERATION_TIMEDOUT && t.liveStatus != 0
-                ? "the transfer was slower than " + std::to_string(options().minBytesPerSecond) +
-                      " bytes/s for " + std::to_string(options().lowSpeedSeconds) + " s"
-                : std::string(curl_easy_strerror(code));
+        // libcurl 7.88 answers a response header line beyond its 100 KiB buffer with "Out of memory".
+        // (8.6 and later call it CURLE_TOO_LARGE.)
+        bool hugeHeader = code == CURLE_OUT_OF_MEMORY && t.liveStatus != 0;
+#if LIBCURL_VERSION_NUM >= 0x080600
+        hugeHeader = hugeHeader || code == CURLE_TOO_LARGE;
+#endif
+        std::string error;
+        if (t.stalled)
+            error = "the transfer stalled: no data for " + std::to_string(options().stallSeconds) + " s";
+        else if (code == CURLE_OPERATION_TIMEDOUT && t.liveStatus != 0)
+            error = "the transfer was slower than " + std::to_string(options().minBytesPerSecond) + " bytes/s for " +
+                    std::to_string(options().lowSpeedSeconds) + " s";
+        else if (hugeHeader)
+            error = "the server's response header is larger than the 100 KiB libcurl accepts; refused";
+        else if (code == CURLE_PARTIAL_FILE) {
+            const std::string promised = t.response.header("content-length");
+            error = "the server closed the connection after " + std::to_string(t.response.body.size()) + " of the " +
+                    (promised.empty() ? std::string("bytes it promised")
+                                      : promised.substr(0, 20) + " bytes it promised");
+        } else
+            error = curl_easy_strerror(code);
         m_client.record(t, status, error);
         const bool tls = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR ||
                          code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CERTPROBLEM;
-        if (!tls && t.response.attempts < options().maxTransportAttempts) {
+        if (!tls && !hugeHeader && t.response.attempts < options().maxTransportAttempts) {
             const double wait = options().firstBackoffSeconds * (1 << (t.response.attempts - 1));
             later(t, std::min(wait, 8.0));
             return;
@@ -403,6 +431,15 @@ private:
         char *location = nullptr;
         curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_URL, &location);
         if (!location) return false;
+        // Once a request is on https it stays there: a Location that leaves TLS (http://, or any
+        // other scheme) is refused, not followed, whatever the host.
+        if (isHttpsUrlText(t.url) && !isHttpsUrlText(location)) {
+            m_client.record(t, status, "redirect refused: it leaves https");
+            complete(t, status,
+                     "the server redirected " + redactUrl(t.url) + " to " + redactUrl(location) +
+                         ", which leaves https; refused (TLS is never given up once a source is https)");
+            return true;
+        }
         m_client.record(t, status, "redirect");
         t.url = location;
         ++t.redirects;

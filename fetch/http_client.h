@@ -90,6 +90,9 @@ private:
     bool m_started = false;
 };
 
+// True when the URL's scheme is https (in any case).
+bool isHttpsUrl(const std::string &url);
+
 // "https://Host:443/x" -> "https://host:443"; empty when the URL does not parse.
 std::string originOf(const std::string &url);
 

@@ -2,12 +2,14 @@
 
 #include "errors.h"
 #include "safetensors.h"
+#include "untrusted_text.h"
 
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
+#include <unistd.h>
 
 namespace atlas {
 
@@ -15,9 +17,20 @@ namespace {
 
 std::string readFirstLine(const std::string &path)
 {
-    std::ifstream in(path);
+    // Opened without blocking and only if it is a regular file (a token path may name anything).
     std::string line;
-    if (in) std::getline(in, line);
+    try {
+        std::uint64_t size = 0;
+        const int fd = openRegularFile(path, &size);
+        if (fd < 0) return {};
+        char buffer[4096];
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        ::close(fd);
+        if (n > 0) line.assign(buffer, static_cast<std::size_t>(n));
+    } catch (const AtlasError &) {
+        return {};
+    }
+    if (const auto nl = line.find('\n'); nl != std::string::npos) line.resize(nl);
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\n'))
         line.pop_back();
     return line;
@@ -206,7 +219,9 @@ std::vector<RangeAnswer> RemoteSource::readRanges(const std::vector<RangeRequest
 RangeAnswer RemoteSource::rangeFrom(const std::string &file, const HttpRequest &request, HttpResponse &r)
 {
     if (!r.transportError.empty() || (r.status != 200 && r.status != 206))
-        throw AtlasError(ErrorKind::Source, describeFailure(file, r));
+        throw AtlasError(ErrorKind::Source, describeFailure(file, r),
+                         r.transportError.empty() && r.status == 404 ? HeaderProblem::MissingFile
+                                                                     : HeaderProblem::None);
     RangeAnswer a;
     a.fileSize = checkRangeAnswer(file, request, r);
     if (a.fileSize > kMaxFileSize)
@@ -267,7 +282,10 @@ void HubSource::resolve()
     const auto r = perform({req}).front();
     if (!r.transportError.empty() || r.status != 200)
         throw AtlasError(ErrorKind::Source, describeFailure("hf://" + m_repo + "@" + m_revision, r));
-    nlohmann::json doc = nlohmann::json::parse(r.body, nullptr, false);
+    // The answer is bounded in depth before a DOM is built (a deep one would overflow the stack).
+    std::size_t nonFinite = 0;
+    const auto guarded = guardJsonText("hf://" + m_repo + ": the Hub's revision answer", r.body, &nonFinite);
+    nlohmann::json doc = nlohmann::json::parse(guarded ? *guarded : r.body, nullptr, false);
     if (!doc.is_object() || !doc.contains("sha") || !doc["sha"].is_string())
         throw AtlasError(ErrorKind::Source,
                          "hf://" + m_repo + ": the Hub's revision answer has no commit sha");

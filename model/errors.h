@@ -35,6 +35,7 @@ enum class HeaderProblem {
     SubByteMisaligned, // numel x bits not a multiple of 8
     UnsafeFileName,    // an index names a file outside its directory
     BadIndex,
+    MissingFile, // the file a read names does not exist (HTTP 404, ENOENT)
 };
 
 class AtlasError : public std::runtime_error

@@ -158,7 +158,7 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
                 // is refused as the reference refuses it; others hear integer 0, as nlohmann says.
                 std::int64_t v = 0;
                 bool asFloat = false;
-                if constexpr (requires { Handler::kNegativeZeroIsFloat; }) asFloat = p - start == 2;
+                if constexpr (requires { Handler::kNegativeZeroIsFloat; }) asFloat = p - start == 2 && start[1] == '0';
                 if (!asFloat && std::from_chars(start, p, v).ec == std::errc()) return h.number_integer(v) ? 1 : 0;
             } else {
                 std::uint64_t v = 0;

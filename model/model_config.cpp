@@ -1,6 +1,7 @@
 #include "model_config.h"
 
 #include "errors.h"
+#include "untrusted_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -261,11 +262,20 @@ void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
 
 ModelConfig parseModelConfig(std::string_view file, std::string_view text)
 {
+    std::size_t nonFinite = 0;
+    const std::optional<std::string> guarded = guardJsonText(file, text, &nonFinite);
+    const std::string_view source = guarded ? std::string_view(*guarded) : text;
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(text.begin(), text.end());
+        doc = nlohmann::json::parse(source.begin(), source.end());
+    } catch (const nlohmann::json::parse_error &e) {
+        // nlohmann's text without its "[json.exception.parse_error.101] " tag.
+        std::string what = e.what();
+        if (const auto tag = what.find("] "); what.starts_with("[json.exception") && tag != std::string::npos)
+            what.erase(0, tag + 2);
+        throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not valid JSON: " + what);
     } catch (const nlohmann::json::exception &e) {
-        throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not valid JSON: " + e.what());
+        throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not valid JSON");
     }
     if (!doc.is_object()) throw AtlasError(ErrorKind::Invalid, std::string(file) + ": not a JSON object");
     nlohmann::json raw = doc;
@@ -277,6 +287,9 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
 
     ModelConfig cfg;
     cfg.raw = std::move(raw);
+    if (nonFinite)
+        cfg.warnings.push_back(std::to_string(nonFinite) +
+                               " NaN or Infinity value(s), which Python's json writes and reads; read as null");
     if (auto it = doc.find("model_type"); it != doc.end() && it->is_string())
         cfg.modelType = it->get<std::string>();
     for (auto [key, out] :

@@ -92,8 +92,16 @@ void FaultServer::serve(int fd)
         bool ranged = false;
         if (auto r = head.find("Range: bytes="); r != std::string::npos)
             ranged = std::sscanf(head.c_str() + r + 13, "%llu-%llu", &first, &last) == 2;
+        if (head.find("\r\nAuthorization:") != std::string::npos ||
+            head.find("\r\nauthorization:") != std::string::npos)
+            ++m_authorized;
         const auto slash = target.find('/', 1);
         const std::string behaviour = target.substr(1, slash - 1);
+        if (behaviour == "gated") {
+            sendAll("HTTP/1.1 401 Unauthorized\r\nX-Error-Code: GatedRepo\r\nX-Error-Message: "
+                    "\x1b]0;owned\x07 \x1b[31mred\x1b[0m\r\nContent-Length: 0\r\n\r\n");
+            continue;
+        }
         const std::string file = slash == std::string::npos ? std::string() : target.substr(slash + 1);
         std::ifstream in(m_folder + "/" + file, std::ios::binary);
         if (file.empty() || file.find("..") != std::string::npos || !in) {
@@ -141,6 +149,7 @@ void FaultServer::serve(int fd)
         if (ranged)
             headers += "Content-Range: bytes " + std::to_string(shownFirst) + "-" +
                        std::to_string(shownLast) + "/" + std::to_string(shownSize) + "\r\n";
+        if (behaviour == "bighead") headers += "X-Padding: " + std::string(1 << 20, 'a') + "\r\n";
         headers += "\r\n";
         if (behaviour == "short") {
             sendAll(headers + body.substr(0, body.size() / 2));

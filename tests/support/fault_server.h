@@ -9,6 +9,9 @@
 //   /retry/FILE       the first request of each path: 429 with Retry-After: 1; then as /ok
 //   /loop/FILE        302 to itself, every time
 //   /trickle/FILE     correct headers, then the body one byte every 200 ms
+//   /bighead/FILE     as /ok, with a 1 MiB response header line
+//   /gated/ANY        401 with X-Error-Code GatedRepo and an X-Error-Message holding ESC, BEL and a
+//                     terminal title sequence (what a hostile Hub could send)
 #include <atomic>
 #include <mutex>
 #include <map>
@@ -26,6 +29,7 @@ public:
     void stop();
     std::string url(const std::string &behaviour) const;
     int requests() const { return m_requests.load(); }
+    int authorizedRequests() const { return m_authorized.load(); } // requests with an Authorization header
 
 private:
     void acceptLoop();
@@ -35,6 +39,7 @@ private:
     int m_port = 0;
     std::atomic<bool> m_stop{false};
     std::atomic<int> m_requests{0};
+    std::atomic<int> m_authorized{0};
     std::thread m_thread;
     std::mutex m_lock;
     std::vector<std::thread> m_workers;

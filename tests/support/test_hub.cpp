@@ -155,6 +155,21 @@ std::string TestHub::caFile() const
     return root() + "/tls/ca.pem";
 }
 
+std::string TestHub::plainUrl(const std::string &repo) const
+{
+    return "http://127.0.0.1:" + std::to_string(m_plainPort) + "/" + repo + "/" + m_repos.at(repo).commit + "/";
+}
+
+std::string TestHub::downgradeUrl(const std::string &repo) const
+{
+    return url(m_downgradePort) + "/" + repo + "/" + m_repos.at(repo).commit + "/";
+}
+
+std::string TestHub::plainLog() const
+{
+    return slurp(root() + "/logs/plain.log");
+}
+
 std::string TestHub::storageLog() const
 {
     return slurp(root() + "/logs/storage.log");
@@ -200,8 +215,11 @@ bool TestHub::start(QString *error)
     m_storagePort = freeLoopbackPort();
     m_noRangePort = freeLoopbackPort();
     m_failingPort = freeLoopbackPort();
+    m_plainPort = freeLoopbackPort();
+    m_downgradePort = freeLoopbackPort();
     const std::string r = root();
-    const std::string storage = url(m_redirectPort ? m_redirectPort : m_storagePort);
+    const std::string storage = m_cleartextStorage ? "http://127.0.0.1:" + std::to_string(m_plainPort)
+                                                   : url(m_redirectPort ? m_redirectPort : m_storagePort);
     std::string hubLocations;
     for (const auto &[repo, info] : m_repos) {
         const std::string auth =
@@ -264,6 +282,11 @@ bool TestHub::start(QString *error)
          << "    server {\n        listen 127.0.0.1:" << m_failingPort << " ssl http2;\n"
          << "        access_log " << r << "/logs/failing.log atlas;\n"
          << "        location / { add_header Retry-After 1 always; return 503; }\n    }\n"
+         << "    server {\n        listen 127.0.0.1:" << m_plainPort << ";\n"
+         << "        access_log " << r << "/logs/plain.log atlas;\n        root " << r << "/storage;\n    }\n"
+         << "    server {\n        listen 127.0.0.1:" << m_downgradePort << " ssl http2;\n"
+         << "        access_log " << r << "/logs/downgrade.log atlas;\n"
+         << "        location / { return 302 http://127.0.0.1:" << m_plainPort << "$request_uri; }\n    }\n"
          << "}\n";
     conf.close();
 

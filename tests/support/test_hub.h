@@ -29,6 +29,9 @@ public:
 
     // Redirect to another port than the storage host's own (a proxy in front of it). Before start().
     void setStorageRedirectPort(int port) { m_redirectPort = port; }
+    // The Hub's resolve redirects to the storage host in cleartext (http://), as a downgrading Hub
+    // would. Before start().
+    void setCleartextStorage(bool on) { m_cleartextStorage = on; }
     int hubPort() const { return m_hubPort; }
     int storagePort() const { return m_storagePort; }
     bool start(QString *error);
@@ -38,11 +41,14 @@ public:
     std::string storageUrl(const std::string &repo) const;  // the storage host, a repo's folder
     std::string noRangeUrl(const std::string &repo) const;  // serves the same files, ignores Range
     std::string failingUrl(const std::string &repo) const;  // answers 503 with Retry-After: 1
+    std::string plainUrl(const std::string &repo) const;    // the storage host's files over http://
+    std::string downgradeUrl(const std::string &repo) const; // https, redirecting every file to plainUrl
     std::string caFile() const;
     std::string token() const { return "hf_atlasTestToken0123456789"; }
     // Everything the storage host was asked, with the Authorization header each request carried.
     std::string storageLog() const;
     std::string hubLog() const;
+    std::string plainLog() const; // what the cleartext storage host was asked
     std::string root() const { return m_dir.path().toStdString(); }
 
 private:
@@ -58,6 +64,8 @@ private:
     std::map<std::string, Repo> m_repos;
     int m_hubPort = 0, m_storagePort = 0, m_noRangePort = 0, m_failingPort = 0;
     int m_redirectPort = 0;
+    int m_plainPort = 0, m_downgradePort = 0;
+    bool m_cleartextStorage = false;
 };
 
 // A free TCP port on 127.0.0.1 (bound, then released).

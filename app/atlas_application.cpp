@@ -1,5 +1,7 @@
 #include "atlas_application.h"
 
+#include "untrusted_text.h"
+
 #include <QDebug>
 
 #include <exception>
@@ -11,7 +13,7 @@ bool AtlasApplication::notify(QObject *receiver, QEvent *event)
     try {
         return QApplication::notify(receiver, event);
     } catch (const std::exception &e) {
-        qCritical("ckpt-atlas: an error escaped an event handler: %s", e.what());
+        qCritical("ckpt-atlas: an error escaped an event handler: %s", printable(e.what()).c_str());
     } catch (...) {
         qCritical("ckpt-atlas: an unknown error escaped an event handler");
     }

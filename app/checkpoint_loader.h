@@ -32,6 +32,8 @@ public:
     void discard();
     bool isRunning() const { return m_running; }
     bool idle() const { return m_jobs.idle(); } // no worker thread is left running
+    // Cancels and waits until `deadline` at most; false when a worker is still running then.
+    bool waitIdle(std::chrono::steady_clock::time_point deadline) { return m_jobs.waitIdle(deadline); }
     // Work the views do off the GUI thread once the layout is known (AtlasView::prepare); its
     // result travels with layoutReady.
     // Runs on the worker; `cancel` is the job's flag (a long preparation checks it).

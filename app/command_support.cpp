@@ -1,6 +1,7 @@
 #include "command_support.h"
 
 #include "errors.h"
+#include "untrusted_text.h"
 
 #include <charconv>
 #include <csignal>
@@ -20,6 +21,43 @@ extern "C" void onInterrupt(int)
 }
 
 } // namespace
+
+void printText(std::ostream &out, std::string_view text)
+{
+    out << printable(text);
+}
+
+std::string jsonOutput(nlohmann::ordered_json document, int indent)
+{
+    // Control characters are left to JSON's own \u escapes; what JSON cannot carry safely (bytes that
+    // are not UTF-8, C1 controls) is written as printText writes it.
+    const auto needsEscape = [](const std::string &s) { return needsJsonEscape(s); };
+    // Iterative: the document may carry a config.json of up to kMaxJsonDepth levels.
+    std::vector<nlohmann::ordered_json *> todo{&document};
+    while (!todo.empty()) {
+        nlohmann::ordered_json *v = todo.back();
+        todo.pop_back();
+        if (v->is_string()) {
+            if (auto &s = v->get_ref<std::string &>(); needsEscape(s)) s = printable(s);
+        } else if (v->is_object()) {
+            bool badKey = false;
+            for (auto it = v->begin(); it != v->end() && !badKey; ++it)
+                badKey = needsEscape(it.key());
+            if (badKey) {
+                nlohmann::ordered_json fixed = nlohmann::ordered_json::object();
+                for (auto it = v->begin(); it != v->end(); ++it)
+                    fixed[printable(it.key())] = std::move(it.value());
+                *v = std::move(fixed);
+            }
+            for (auto &item : *v)
+                todo.push_back(&item);
+        } else if (v->is_array()) {
+            for (auto &item : *v)
+                todo.push_back(&item);
+        }
+    }
+    return document.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
 
 std::uint64_t parseCount(const std::string &option, const std::string &value, std::uint64_t max)
 {
@@ -84,14 +122,14 @@ int runCommand(const char *name, const std::function<int(const std::atomic<bool>
             std::cerr << "ckpt-atlas: interrupted\n";
             return kExitInterrupted;
         }
-        std::cerr << "ckpt-atlas: " << e.what() << "\n";
+        std::cerr << "ckpt-atlas: " << printable(e.what()) << "\n";
         if (e.kind() == ErrorKind::Usage) std::cerr << "(see 'ckpt-atlas " << name << " --help')\n";
         return static_cast<int>(e.kind());
     } catch (const std::bad_alloc &) {
         std::cerr << "ckpt-atlas: out of memory\n";
         return static_cast<int>(ErrorKind::Invalid);
     } catch (const std::exception &e) {
-        std::cerr << "ckpt-atlas: " << e.what() << "\n";
+        std::cerr << "ckpt-atlas: " << printable(e.what()) << "\n";
         return static_cast<int>(ErrorKind::Source);
     }
 }

@@ -3,10 +3,14 @@
 #include "cache_budget.h"
 #include "source_spec.h"
 
+#include <nlohmann/json.hpp>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
+#include <string_view>
 
 namespace atlas {
 
@@ -26,6 +30,14 @@ bool parseSourceAndCacheOption(const std::string &option, const std::function<st
 // the AtlasError's kind, 130 when interrupted, 4 for out of memory. Usage errors point at
 // 'ckpt-atlas NAME --help'.
 int runCommand(const char *name, const std::function<int(const std::atomic<bool> *interrupted)> &body);
+
+// What a command prints, made safe for the terminal it reaches: every control character and every
+// byte that is not UTF-8 (a tensor name, a server's message, a folder name) as \xNN; newlines and
+// tabs stay. Every printing of text from a checkpoint or a server goes through one of these.
+void printText(std::ostream &out, std::string_view text);
+// A JSON document as text, valid UTF-8 always: control characters as JSON's \u001b; strings and keys
+// with bytes that are not UTF-8 or with C1 controls are written with them as \xNN, as printText shows.
+std::string jsonOutput(nlohmann::ordered_json document, int indent = 2);
 
 // A load makes a few hundred thousand small allocations and a few hundred header buffers of ~100 KB:
 // malloc keeps the buffers on the heap (no mmap and page faults per buffer, no trim between shards).

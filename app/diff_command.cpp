@@ -123,12 +123,12 @@ int runDiff(const std::vector<std::string> &args)
                             interrupted);
         const auto json = diffJson(diff);
         if (o.json)
-            std::cout << json.dump(2) << "\n";
+            std::cout << jsonOutput(json) << "\n";
         else
-            std::cout << formatDiff(diff);
+            printText(std::cout, formatDiff(diff));
         const auto failures = checkExpectations(json, o.expectations);
         for (const auto &f : failures)
-            std::cerr << f << "\n";
+            printText(std::cerr, f + "\n");
         return failures.empty() ? kExitOk : kExitExpectation;
     });
 }

@@ -5,6 +5,7 @@
 #include "atlas_application.h"
 #include "atlas_view.h"
 #include "checkpoint_loader.h"
+#include "command_support.h"
 #include "main_window.h"
 #include "routing.h"
 #include "routing_view.h"
@@ -123,19 +124,19 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     else
         window.openSource(QString::fromStdString(source), QString::fromStdString(revision));
     if (!window.errorText().isEmpty()) {
-        std::cerr << "ckpt-atlas: " << window.errorText().toStdString() << "\n";
+        printText(std::cerr, "ckpt-atlas: " + window.errorText().toStdString() + "\n");
         return 2;
     }
     loop.exec();
     if (!failure.isEmpty()) {
-        std::cerr << "ckpt-atlas: " << failure.toStdString() << "\n";
+        printText(std::cerr, "ckpt-atlas: " + failure.toStdString() + "\n");
         return failureKind;
     }
     if (!window.errorText().isEmpty()) // a view that could not show the checkpoint
-        std::cerr
-            << "ckpt-atlas: "
-            << QString(window.errorText()).remove(QRegularExpression(QStringLiteral("<[^>]*>"))).toStdString()
-            << "\n";
+        printText(std::cerr,
+                  "ckpt-atlas: " +
+                      QString(window.errorText()).remove(QRegularExpression(QStringLiteral("<[^>]*>"))).toStdString() +
+                      "\n");
     if (layer >= 0) {
         auto *anatomy = qobject_cast<AnatomyView *>(window.view(QStringLiteral("anatomy")));
         if (!anatomy || layer >= anatomy->layerCount()) {
@@ -165,13 +166,13 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         window.compareWith(QString::fromStdString(compareSource));
         compareLoop.exec();
         if (!compareFailure.isEmpty()) {
-            std::cerr << "ckpt-atlas: --compare: " << compareFailure.toStdString() << "\n";
+            printText(std::cerr, "ckpt-atlas: --compare: " + compareFailure.toStdString() + "\n");
             return 3;
         }
     }
 
     if (!QDir().mkpath(QString::fromStdString(out))) {
-        std::cerr << "ckpt-atlas: cannot create " << out << "\n";
+        printText(std::cerr, "ckpt-atlas: cannot create " + out + "\n");
         return 3;
     }
     int failures = 0;
@@ -180,7 +181,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     QCoreApplication::processEvents();
     const QString windowPath = QDir(QString::fromStdString(out)).filePath(QStringLiteral("00-window.png"));
     if (window.grab().save(windowPath))
-        std::cout << windowPath.toStdString() << "\n";
+        printText(std::cout, windowPath.toStdString() + "\n");
     else
         ++failures;
     int n = 0;
@@ -194,9 +195,9 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                     .filePath(MainWindow::exportFileName(n - 1, v->fileStem(), QLatin1String(suffix)));
             QString error;
             if (exportWidget(v, path, &error, window.captionFor(v))) {
-                std::cout << path.toStdString() << "\n";
+                printText(std::cout, path.toStdString() + "\n");
             } else {
-                std::cerr << "ckpt-atlas: " << error.toStdString() << "\n";
+                printText(std::cerr, "ckpt-atlas: " + error.toStdString() + "\n");
                 ++failures;
             }
         }

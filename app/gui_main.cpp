@@ -8,6 +8,9 @@
 
 #include <QApplication>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -26,5 +29,14 @@ int main(int argc, char **argv)
         window.openDemo();
     else
         window.openSource(QString::fromStdString(args.front()));
-    return app.exec();
+    const int code = app.exec();
+    // Quitting never waits for a blocked read: every job was cancelled when the window closed; one
+    // that has not ended shortly after (stuck in a read nothing interrupts) would hold the process in
+    // the destructors' joins, so the program then leaves at once, its settings already written
+    // (each setting is written by a QSettings of its own as it changes).
+    if (!window.waitForJobs(std::chrono::steady_clock::now() + std::chrono::seconds(2))) {
+        std::fflush(nullptr);
+        std::_Exit(code);
+    }
+    return code;
 }

@@ -164,7 +164,7 @@ int runInspect(const std::vector<std::string> &args)
         auto writeReceipts = [&] {
             if (!pipeline.remote() || o.receiptsFile.empty()) return;
             std::ofstream out(o.receiptsFile);
-            out << pipeline.receipts()->toJson().dump(2) << "\n";
+            out << jsonOutput(pipeline.receipts()->toJson()) << "\n";
             if (!out) throw AtlasError(ErrorKind::Source, o.receiptsFile + ": cannot write the receipts");
         };
         LoadResult result;
@@ -192,12 +192,12 @@ int runInspect(const std::vector<std::string> &args)
         writeReceipts();
         const auto report = buildReport(result);
         if (o.json)
-            std::cout << report.dump(2) << "\n";
+            std::cout << jsonOutput(report) << "\n";
         else
-            std::cout << formatReport(result);
+            printText(std::cout, formatReport(result));
         const auto failures = checkExpectations(report, o.expectations);
         for (const auto &f : failures)
-            std::cerr << f << "\n";
+            printText(std::cerr, f + "\n");
         return failures.empty() ? kExitOk : kExitExpectation;
     });
 }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -50,6 +51,16 @@ public:
                                  job->done = true;
                              })});
         return job;
+    }
+    // Cancels every job and waits for them until `deadline` at most: true when none is left running.
+    // A job stuck in a read nothing can interrupt (a hung network file system) makes it false, and
+    // the program then leaves without destroying what that job still uses (gui_main).
+    bool waitIdle(std::chrono::steady_clock::time_point deadline)
+    {
+        cancel();
+        while (!idle() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return idle();
     }
     // Cancels every running job (their results will still be told apart by generation).
     void cancel()

@@ -136,7 +136,7 @@ int writeLayoutCommand(const std::vector<std::string> &args)
                   << " bytes of tensor data (sparse)\n";
         return 0;
     } catch (const std::exception &e) {
-        std::cerr << "ckpt-atlas: " << e.what() << "\n";
+        atlas::printText(std::cerr, std::string("ckpt-atlas: ") + e.what() + "\n");
         return 3;
     }
 }

@@ -551,7 +551,7 @@ void MainWindow::showError(const QString &message, const QString &headline)
     m_error->setText(
         QStringLiteral("<b>%1</b> %2")
             .arg(headline.isEmpty() ? tr("Could not open the checkpoint.") : headline.toHtmlEscaped(),
-                 message.toHtmlEscaped()));
+                 visibleText(message).toHtmlEscaped()));
     m_error->show();
 }
 
@@ -632,6 +632,14 @@ void MainWindow::closeEvent(QCloseEvent *event)
     m_compareLoader->cancel();
     m_routing->cancel();
     QMainWindow::closeEvent(event);
+}
+
+bool MainWindow::waitForJobs(std::chrono::steady_clock::time_point deadline)
+{
+    const bool a = m_loader->waitIdle(deadline);
+    const bool b = m_compareLoader->waitIdle(deadline);
+    const bool c = m_routing->waitIdle(deadline);
+    return a && b && c;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent *event)

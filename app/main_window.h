@@ -5,6 +5,7 @@
 
 #include <QMainWindow>
 
+#include <chrono>
 #include <functional>
 #include <optional>
 
@@ -57,6 +58,9 @@ public:
     void compareWith(const QString &source, const QString &revision = {});
     void chooseComparison();
     QString errorText() const;
+    // Cancels every load and simulation and waits for their threads until `deadline` at most: false
+    // when one is still blocked then (the program must then exit without waiting for it).
+    bool waitForJobs(std::chrono::steady_clock::time_point deadline);
     // The provenance caption of the checkpoint shown, carried by every exported figure.
     QString provenance() const { return m_provenance; }
     // The caption of one view's exported figure: the provenance and what the view adds to it.

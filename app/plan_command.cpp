@@ -254,9 +254,9 @@ int runPlan(const std::vector<std::string> &args)
         options.context = o.cache.contextTokens.value_or(0);
         const CapacityPlan plan = planCapacity(*result.layout, options);
         if (o.json)
-            std::cout << planJson(plan, *result.layout).dump(2) << "\n";
+            std::cout << jsonOutput(planJson(plan, *result.layout)) << "\n";
         else
-            std::cout << planText(plan);
+            printText(std::cout, planText(plan));
         return plan.fits ? 0 : 1;
     });
 }

@@ -22,6 +22,8 @@ public:
     void discard(); // a new checkpoint: whatever is running is dropped silently
     bool isRunning() const { return m_running; }
     bool idle() const { return m_jobs.idle(); } // no worker thread is left running
+    // Cancels and waits until `deadline` at most; false when a worker is still running then.
+    bool waitIdle(std::chrono::steady_clock::time_point deadline) { return m_jobs.waitIdle(deadline); }
     // Tokens the newest simulation has taken up (handed to the router) so far, over all its layers.
     std::uint64_t tokensRouted() const { return m_jobs.current() ? m_jobs.current()->counters[0].load() : 0; }
 

@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "fixture_writer.h"
 #include "http_client.h"
+#include "support/fault_server.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -15,8 +16,10 @@
 
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -48,7 +51,7 @@ struct Run
     QByteArray out, err;
 };
 
-Run ckptAtlas(const QStringList &args, int timeoutMs = 240000)
+Run ckptAtlas(const QStringList &args, int timeoutMs = 240000, const std::map<QString, QString> &extraEnv = {})
 {
     QProcess p;
     p.setChildProcessModifier([] {
@@ -57,6 +60,8 @@ Run ckptAtlas(const QStringList &args, int timeoutMs = 240000)
     });
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    for (const auto &[k, v] : extraEnv)
+        env.insert(k, v);
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(CKPT_ATLAS_BIN), args);
     if (!p.waitForFinished(timeoutMs)) {
@@ -321,6 +326,98 @@ private slots:
         }
         options.headerBudget = 2ull << 30;
         QCOMPARE(atlas::readCheckpoint(source, options).tensorCount(), std::size_t(2));
+    }
+
+    // Round four, through the programs: no crash on any nesting depth or name shape in any command,
+    // nothing a terminal would obey reaches stdout or stderr, and a FIFO never holds a command.
+    void deepConfigThroughEveryCommand()
+    {
+        const QString deep = checkpoint("deep", json(), {{"model.norm.weight"}});
+        std::ofstream(deep.toStdString() + "/config.json")
+            << "{\"a\":" << std::string(200000, '[') << std::string(200000, ']') << "}";
+        const QString fine = checkpoint("deep-b", moeConfig(1, 4, 1), {{"model.norm.weight"}});
+        const QString out = m_dir.filePath(QStringLiteral("deep-figures"));
+        for (const QStringList &args :
+             {QStringList{QStringLiteral("inspect"), deep}, QStringList{QStringLiteral("diff"), deep, fine},
+              QStringList{QStringLiteral("diff"), fine, deep},
+              QStringList{QStringLiteral("figures"), deep, QStringLiteral("--out"), out},
+              QStringList{QStringLiteral("figures"), fine, QStringLiteral("--compare"), deep, QStringLiteral("--out"), out}}) {
+            const Run r = ckptAtlas(args);
+            QVERIFY2(r.exitCode > 0, qPrintable(args.join(QLatin1Char(' ')) + QStringLiteral(": ") + QString::number(r.exitCode)));
+            QVERIFY2(r.err.contains("config.json") && r.err.contains("512 levels"), r.err.constData());
+        }
+    }
+
+    void emptyNameSegmentsThroughDiffAndCompare()
+    {
+        const std::vector<Tensor> a{{"model..norm.weight"}, {"model.norm."}, {""}, {"."}, {"model.0..w"}};
+        std::vector<Tensor> b = a;
+        for (auto &t : b)
+            t.dtype = "BF16";
+        const QString da = checkpoint("segments-a", moeConfig(1, 4, 1), a);
+        const QString db = checkpoint("segments-b", moeConfig(1, 4, 1), b);
+        const Run diff = ckptAtlas({QStringLiteral("diff"), da, db});
+        QVERIFY2(diff.exitCode == 0, diff.err.constData());
+        QVERIFY(diff.out.contains("model..norm.weight"));
+        const QString out = m_dir.filePath(QStringLiteral("segments-figures"));
+        const Run figures = ckptAtlas({QStringLiteral("figures"), da, QStringLiteral("--compare"), db,
+                                       QStringLiteral("--out"), out, QStringLiteral("--tokens"), QStringLiteral("64")});
+        QVERIFY2(figures.exitCode == 0, figures.err.constData());
+    }
+
+    void fifoNeverHoldsACommand()
+    {
+        const QString dir = checkpoint("fifo-config", json(), {{"model.norm.weight"}});
+        QCOMPARE(::mkfifo((dir.toStdString() + "/config.json").c_str(), 0600), 0);
+        const Run r = ckptAtlas({QStringLiteral("inspect"), dir});
+        QCOMPARE(r.exitCode, 3); // -1 would be a hang, ended by the kill
+        QVERIFY2(r.err.contains("config.json") && r.err.contains("FIFO"), r.err.constData());
+    }
+
+    void outputATerminalWouldObeyIsEscaped()
+    {
+        const std::string name = "\x1b]0;owned\x07\x1b[2J.weight"; // no known role: the report names it
+        const QString dir = checkpoint("escapes", moeConfig(1, 4, 1), {{name}, {"model.norm.weight"}});
+        for (const QStringList &extra : {QStringList{}, QStringList{QStringLiteral("--json")}}) {
+            const Run r = ckptAtlas(QStringList{QStringLiteral("inspect"), dir} + extra);
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            QVERIFY(!r.out.contains('\x1b') && !r.out.contains('\x07') && !r.err.contains('\x1b'));
+            // As text \x1b; in JSON the string's own escape, \u001b.
+            const char *escaped = extra.isEmpty() ? "\\x1b]0;owned\\x07" : "\\u001b]0;owned\\u0007";
+            QVERIFY2(r.out.contains(escaped), r.out.left(2000).constData());
+            if (!extra.isEmpty()) QVERIFY(json::parse(r.out.toStdString()).is_object());
+        }
+        // A server's X-Error-Message with a terminal title sequence.
+        FaultServer server(m_dir.path().toStdString());
+        QVERIFY(server.start());
+        const std::string endpoint = server.url("gated");
+        const Run hub = ckptAtlas({QStringLiteral("inspect"), QStringLiteral("hf://org/name")}, 240000,
+                                  {{QStringLiteral("HF_ENDPOINT"), QString::fromStdString(endpoint)}});
+        QCOMPARE(hub.exitCode, 3);
+        QVERIFY2(!hub.err.contains('\x1b') && !hub.err.contains('\x07'), hub.err.constData());
+        QVERIFY2(hub.err.contains("\\x1b]0;owned\\x07"), hub.err.constData());
+    }
+
+    // A folder name that is not UTF-8: --json stays valid UTF-8 (it exited 3 with the library's text).
+    void folderNameThatIsNotUtf8()
+    {
+        // A QString cannot carry the bytes 0xFF 0xFE: the folder is made here and named to the program
+        // by the shell (printf), as a user's shell would pass it.
+        const fs::path parent = fs::path(m_dir.path().toStdString()) / "not-utf8";
+        const fs::path dir = parent / "ckpt-\xff\xfe";
+        fs::create_directories(dir);
+        std::ofstream(dir / "config.json") << moeConfig(1, 4, 1).dump();
+        writeSafetensors(dir / "model.safetensors", {{"model.norm.weight"}});
+        const QString script = QStringLiteral("exec \"$0\" inspect \"$1/$(printf 'ckpt-\\377\\376')\" --json");
+        QProcess p;
+        p.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), script, QStringLiteral(CKPT_ATLAS_BIN),
+                                            QString::fromStdString(parent.string())});
+        QVERIFY(p.waitForFinished(240000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const std::string out = p.readAllStandardOutput().toStdString();
+        const json report = json::parse(out); // throws on invalid UTF-8
+        QCOMPARE(report["source"]["location"].get<std::string>(), parent.string() + "/ckpt-\\xff\\xfe");
+        fs::remove_all(parent); // QTemporaryDir cannot name it
     }
 
     void retryAfterNeverThrows()

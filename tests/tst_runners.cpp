@@ -3,12 +3,17 @@
 // long work takes: each waits for a state (a worker done, tokens routed) or a signal, and the
 // generous timeouts only keep a broken build from hanging.
 #include "checkpoint_loader.h"
+#include "job_threads.h"
 #include "routing_runner.h"
 #include "synthetic_layout.h"
 
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <chrono>
+#include <thread>
+#include <unistd.h>
 
 using namespace atlas;
 
@@ -114,6 +119,31 @@ private slots:
         QCOMPARE(layouts.size(), 1);
         const auto data = layouts.front().front().value<std::shared_ptr<const LoadedCheckpoint>>();
         QCOMPARE(data->checkpoint.source.location, second.path);
+    }
+
+    // Quitting never waits for a read nothing can interrupt: waitIdle gives up at its deadline while
+    // a job is blocked (here in read() on a pipe nobody writes), and reports idle once it has ended.
+    void waitIdleGivesUpOnABlockedJob()
+    {
+        int fds[2];
+        QCOMPARE(::pipe(fds), 0);
+        {
+            JobThreads jobs;
+            std::atomic<bool> entered{false};
+            jobs.start([&](const std::shared_ptr<JobThreads::Job> &) {
+                entered = true;
+                char c;
+                (void)::read(fds[0], &c, 1); // blocks until the test writes
+            });
+            while (!entered)
+                std::this_thread::yield();
+            QVERIFY(!jobs.waitIdle(std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+            QVERIFY(jobs.current()->cancel.load()); // it was told to stop
+            QCOMPARE(::write(fds[1], "x", 1), ssize_t(1));
+            QVERIFY(jobs.waitIdle(std::chrono::steady_clock::now() + std::chrono::hours(1)));
+        }
+        ::close(fds[0]);
+        ::close(fds[1]);
     }
 };
 

@@ -1,6 +1,7 @@
 #include "atlas_view.h"
 
 #include "report.h"
+#include "untrusted_text.h"
 
 #include <QAbstractItemView>
 #include <QComboBox>
@@ -15,7 +16,13 @@ namespace atlas {
 
 QString qs(const std::string &s)
 {
-    return QString::fromStdString(s);
+    // Text from a checkpoint or a server may hold control characters or bytes that are not UTF-8.
+    return QString::fromStdString(printable(s));
+}
+
+QString visibleText(const QString &message)
+{
+    return QString::fromStdString(printable(message.toStdString()));
 }
 
 QString groupDigitsQ(std::uint64_t v)

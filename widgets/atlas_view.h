@@ -77,6 +77,8 @@ void setExportingFigure(bool on);
 
 // Display helpers, in the domain's units.
 QString qs(const std::string &s);
+// A message that may carry text from a checkpoint or a server, with its control characters as \xNN.
+QString visibleText(const QString &message);
 QString groupDigitsQ(std::uint64_t v);
 QString shortCountQ(std::uint64_t v);
 QString binaryBytesQ(std::uint64_t v);

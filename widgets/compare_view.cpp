@@ -177,7 +177,7 @@ void CompareView::showComparisonCancelled(const QString &label)
 
 void CompareView::showComparisonFailure(const QString &message)
 {
-    m_summary->setText(tr("<span style='color:%1'>Could not compare: %2</span>").arg(toneHex(Tone::Bad), message.toHtmlEscaped()));
+    m_summary->setText(tr("<span style='color:%1'>Could not compare: %2</span>").arg(toneHex(Tone::Bad), visibleText(message).toHtmlEscaped()));
 }
 
 void CompareView::setComparison(std::shared_ptr<const LoadedCheckpoint> b, std::shared_ptr<const CheckpointDiff> diff,

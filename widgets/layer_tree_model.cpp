@@ -16,10 +16,26 @@ namespace atlas {
 
 LayerTreeModel::LayerTreeModel(QObject *parent) : QAbstractItemModel(parent) {}
 
+namespace {
+
+// A name as the tree shows it: control characters (a header may hold ESC, BEL or NUL in a tensor
+// name) as \xNN, as the command line prints them; most names pass through untouched.
+QString visibleName(const QString &name)
+{
+    const auto control = [](QChar c) { return c.unicode() < 0x20 || (c.unicode() >= 0x7F && c.unicode() <= 0x9F); };
+    if (std::none_of(name.begin(), name.end(), control)) return name;
+    QString out;
+    for (QChar c : name)
+        out += control(c) ? QStringLiteral("\\x%1").arg(c.unicode(), 2, 16, QLatin1Char('0')) : QString(c);
+    return out;
+}
+
+} // namespace
+
 int LayerTreeModel::Tree::add(int parent, const QString &name, Kind kind)
 {
     Node n;
-    n.name = name;
+    n.name = visibleName(name);
     n.parent = parent;
     n.kind = kind;
     n.row = static_cast<int>(nodes[static_cast<std::size_t>(parent)].children.size());

@@ -260,7 +260,7 @@ void RoutingView::showSimulationFailure(const QString &message)
     m_running = false;
     m_run_->setText(tr("Simulate"));
     m_run_->setEnabled(m_audit && m_audit->router);
-    m_status->setText(tr("Simulation failed: %1").arg(message));
+    m_status->setText(tr("Simulation failed: %1").arg(visibleText(message)));
     emit simulationFinished();
 }
 

@@ -300,16 +300,22 @@ std::vector<int> attentionLayerList(const ModelConfig &cfg, const CheckpointAnal
 // layer full or sliding (at most sliding_window tokens); recurrent layers apart.
 bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOptions &opt, CacheBudget &c)
 {
-    std::int64_t width = 0;
+    // K and V widths per token and layer: KV heads × K's head dim, and × V's (v_head_dim when the
+    // config gives one: MiMo-V2 caches 192-wide keys and 128-wide values, vLLM mimo_v2_flash.py
+    // MiMoV2Attention builds its cache from head_dim and v_head_dim apart).
+    std::int64_t width = 0, kWidth = 0, vWidth = 0;
+    std::int64_t kv = 0;
     if (cfg.numAttentionHeads || cfg.numKeyValueHeads) {
         const std::int64_t heads = cfg.numAttentionHeads.value_or(*cfg.numKeyValueHeads);
-        const std::int64_t kv = cfg.numKeyValueHeads.value_or(heads);
+        kv = cfg.numKeyValueHeads.value_or(heads);
         const std::int64_t headDim = cfg.headDim      ? *cfg.headDim
                                      : cfg.hiddenSize ? *cfg.hiddenSize / heads
                                                       : 0;
         width = kv * headDim;
+        kWidth = width;
+        vWidth = kv * cfg.vHeadDim.value_or(headDim);
     }
-    if (width == 0 && a.diskKvWidth) width = *a.diskKvWidth;
+    if (width == 0 && a.diskKvWidth) width = kWidth = vWidth = *a.diskKvWidth;
     if (width <= 0) return false;
     if (opt.kvDtype == KvDtype::FP8_DS_MLA) {
         c.kvDtypeMisfit = true;
@@ -318,7 +324,16 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
         return true;
     }
     c.kvWidth = width;
-    const std::uint64_t perLayer = 2 * u(width) * (opt.kvDtype == KvDtype::FP8 ? 1 : 2);
+    const std::uint64_t element = opt.kvDtype == KvDtype::FP8 ? 1 : 2;
+    const std::uint64_t perLayer = (u(kWidth) + u(vWidth)) * element;
+    // Sliding layers with heads of their own (MiMo-V2's swa_* keys), else the same as the full ones.
+    std::uint64_t perSlidingLayer = perLayer;
+    if (cfg.swaNumKeyValueHeads || cfg.swaHeadDim || cfg.swaVHeadDim) {
+        const std::int64_t swaKv = cfg.swaNumKeyValueHeads.value_or(kv);
+        const std::int64_t swaK = cfg.swaHeadDim.value_or(kv ? kWidth / kv : 0);
+        const std::int64_t swaV = cfg.swaVHeadDim.value_or(cfg.swaHeadDim ? swaK : (kv ? vWidth / kv : 0));
+        if (swaKv > 0 && swaK > 0 && swaV > 0) perSlidingLayer = u(swaKv) * (u(swaK) + u(swaV)) * element;
+    }
     const int L = a.mainLayers;
     const bool typed = static_cast<int>(cfg.layerTypes.size()) == L;
     const bool allSliding = cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && !typed;
@@ -345,13 +360,15 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
         c.attention.push_back({AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V", std::move(fullAt)});
     }
     if (sliding) {
-        c.attention.push_back({AttentionKind::Sliding, sliding, perLayer, 1, u(*cfg.slidingWindow), std::nullopt, "",
-                               "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens", std::move(slidingAt)});
+        c.attention.push_back({AttentionKind::Sliding, sliding, perSlidingLayer, 1, u(*cfg.slidingWindow), std::nullopt,
+                               "", "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens",
+                               std::move(slidingAt)});
     }
     recurrentGroups(cfg, a, opt, c);
     c.kvLayers = full + sliding;
     c.kvBytesPerLayer = static_cast<std::int64_t>(perLayer);
-    c.kvBytesPerToken = u(full + sliding) * perLayer;
+    // What grows at long context: the full layers; the sliding ones stop at their window (windowBytes).
+    c.kvBytesPerToken = u(full) * perLayer;
     c.available = true;
     return true;
 }
@@ -437,9 +454,17 @@ void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
 {
     c.bytesPerTokenExact = 0;
     bool anyState = false;
-    unsigned __int128 state = 0;
+    unsigned __int128 state = 0, window = 0;
+    c.windowBytesPerToken = 0;
     for (const auto &g : c.attention) {
-        c.bytesPerTokenExact += double(g.layers) * g.bytesPerToken();
+        // A layer with a window stops growing at it: its rows are apart from what grows per token.
+        if (g.window) {
+            c.windowBytesPerToken += double(g.layers) * g.bytesPerToken();
+            window += static_cast<unsigned __int128>(*g.window / std::max<std::uint64_t>(g.compression, 1)) *
+                      g.bytesPerTokenPerLayer * u(g.layers);
+        } else {
+            c.bytesPerTokenExact += double(g.layers) * g.bytesPerToken();
+        }
         if (g.stateBytesPerLayer) {
             anyState = true;
             state += static_cast<unsigned __int128>(*g.stateBytesPerLayer) * u(g.layers);
@@ -447,6 +472,7 @@ void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
     }
     if (anyState && state <= static_cast<unsigned __int128>(UINT64_MAX))
         c.fixedStateBytes = static_cast<std::uint64_t>(state);
+    c.windowBytes = window <= static_cast<unsigned __int128>(UINT64_MAX) ? static_cast<std::uint64_t>(window) : UINT64_MAX;
     c.stateDtype = opt.stateDtype.value_or(StateDtype::FP32);
     for (const auto &g : c.attention)
         if (g.stateDtype == "bf16") c.stateDtype = StateDtype::BF16;
@@ -455,6 +481,7 @@ void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
     bool integral = true;
     unsigned __int128 sum = 0;
     for (const auto &g : c.attention) {
+        if (g.window) continue;
         const std::uint64_t per = std::max<std::uint64_t>(g.compression, 1);
         integral = integral && g.bytesPerTokenPerLayer % per == 0;
         sum += static_cast<unsigned __int128>(g.bytesPerTokenPerLayer / per) * u(g.layers);

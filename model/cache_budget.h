@@ -104,8 +104,14 @@ struct CacheBudget
     std::int64_t indexEntryBytesReference = 0; // DeepSeek reference / vLLM (unpadded)
     std::uint64_t kvBytesPerToken = 0;
     std::uint64_t indexBytesPerToken = 0;
-    std::uint64_t bytesPerToken = 0;     // rounded up when compressed rows make it fractional
-    double bytesPerTokenExact = 0;       // every layer's bytes per token, compressed rows as fractions
+    // What grows per token at long context: every layer without a window (rounded up when compressed
+    // rows make it fractional; the exact figure keeps the fraction). Sliding layers are apart.
+    std::uint64_t bytesPerToken = 0;
+    double bytesPerTokenExact = 0;
+    // Layers with a window: what they add per token until the window is full, and what they then hold
+    // per sequence for good (gpt-oss-20b: 12 layers × 2,048 B up to 128 tokens, 3 MiB).
+    double windowBytesPerToken = 0;
+    std::uint64_t windowBytes = 0;
     std::uint64_t indexBytesPerTokenEveryLayer = 0;
     std::uint64_t contextTokens = 0;
     std::uint64_t totalBytes = 0;

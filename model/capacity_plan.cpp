@@ -368,6 +368,7 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         // every TP rank; K and V split by KV heads (at least one per GPU); recurrent states by heads.
         unsigned __int128 state = 0;
         long double perSequence = 0; // rows at the context (windows respected) and the state, per GPU
+        long double windows = 0;     // the window layers' rows of one sequence once full, per GPU
         for (const auto &grp : c.attention) {
             std::uint64_t layers = 0;
             if (o.pp == 1) {
@@ -396,7 +397,14 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
             default:
                 break;
             }
-            g.cacheBytesPerToken += perToken;
+            // What grows per token is the layers without a window (cache.bytes_per_token); a window's
+            // rows are held per sequence once full, as the state is.
+            if (grp.window)
+                windows += (long double)(*grp.window / std::max<std::uint64_t>(grp.compression, 1)) *
+                           grp.bytesPerTokenPerLayer * layers /
+                           ((grp.kind == AttentionKind::Full || grp.kind == AttentionKind::Sliding) ? kvDivisor : 1);
+            else
+                g.cacheBytesPerToken += perToken;
             state += st;
             perSequence += rows + (long double)st;
         }
@@ -405,8 +413,10 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         g.usableBytes = usable;
         g.cacheRoomBytes = static_cast<std::int64_t>(g.usableBytes) - static_cast<std::int64_t>(g.weightBytes) -
                            static_cast<std::int64_t>(o.reserve);
-        if (g.cacheRoomBytes > 0 && g.cacheBytesPerToken > 0)
-            g.maxCachedTokens = static_cast<std::uint64_t>(std::floor(double(g.cacheRoomBytes) / g.cacheBytesPerToken));
+        // Tokens of growing cache that fit beside one sequence's full windows.
+        if (g.cacheRoomBytes > 0 && g.cacheBytesPerToken > 0 && (long double)g.cacheRoomBytes > windows)
+            g.maxCachedTokens = static_cast<std::uint64_t>(
+                std::floor(((long double)g.cacheRoomBytes - windows) / (long double)g.cacheBytesPerToken));
         if (c.available && g.cacheRoomBytes > 0 && perSequence > 0)
             s.sequencesAtContext = static_cast<std::uint64_t>(std::floor((long double)g.cacheRoomBytes / perSequence)) *
                                    static_cast<std::uint64_t>(o.dpAttention);

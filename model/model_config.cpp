@@ -329,7 +329,13 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readInt(doc, "num_attention_heads", cfg.numAttentionHeads, cfg, {1, kMaxConfigExperts});
     readInt(doc, "num_key_value_heads", cfg.numKeyValueHeads, cfg, {1, kMaxConfigExperts});
     readInt(doc, "head_dim", cfg.headDim, cfg, {1, kMaxConfigDim});
+    readInt(doc, "v_head_dim", cfg.vHeadDim, cfg, {1, kMaxConfigDim});
+    readInt(doc, "swa_num_key_value_heads", cfg.swaNumKeyValueHeads, cfg, {1, kMaxConfigExperts});
+    readInt(doc, "swa_head_dim", cfg.swaHeadDim, cfg, {1, kMaxConfigDim});
+    readInt(doc, "swa_v_head_dim", cfg.swaVHeadDim, cfg, {1, kMaxConfigDim});
     readInt(doc, "sliding_window", cfg.slidingWindow, cfg, {1, kMaxConfigPositions});
+    if (!cfg.slidingWindow) readInt(doc, "sliding_window_size", cfg.slidingWindow, cfg, {1, kMaxConfigPositions});
+    if (auto it = doc.find("mla_use_nope"); it != doc.end() && it->is_boolean()) cfg.mlaUseNope = it->get<bool>();
     readInt(doc, "linear_num_key_heads", cfg.linearNumKeyHeads, cfg, {1, kMaxConfigExperts});
     readInt(doc, "linear_num_value_heads", cfg.linearNumValueHeads, cfg, {1, kMaxConfigExperts});
     readInt(doc, "linear_key_head_dim", cfg.linearKeyHeadDim, cfg, {1, kMaxConfigDim});

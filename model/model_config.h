@@ -60,7 +60,15 @@ struct ModelConfig
     std::optional<std::int64_t> numAttentionHeads;
     std::optional<std::int64_t> numKeyValueHeads;
     std::optional<std::int64_t> headDim;
-    std::optional<std::int64_t> slidingWindow;
+    // V's head dim when it differs from K's (MiMo-V2: head_dim 192 for q and k, v_head_dim 128).
+    std::optional<std::int64_t> vHeadDim;
+    // Sliding-window layers with heads of their own (MiMo-V2: swa_num_key_value_heads, swa_head_dim,
+    // swa_v_head_dim; the full layers use num_key_value_heads, head_dim, v_head_dim).
+    std::optional<std::int64_t> swaNumKeyValueHeads, swaHeadDim, swaVHeadDim;
+    std::optional<std::int64_t> slidingWindow; // sliding_window, or sliding_window_size
+    // MLA without rotary positions (Kimi-Linear: mla_use_nope true; the qk_rope_head_dim values, where the
+    // weights have them, are cached but never rotated).
+    bool mlaUseNope = false;
     std::optional<bool> useSlidingWindow;
     // Linear-attention (Gated DeltaNet) layers: heads and head dims of the recurrent state, conv kernel.
     std::optional<std::int64_t> linearNumKeyHeads, linearNumValueHeads, linearKeyHeadDim, linearValueHeadDim,

@@ -43,6 +43,11 @@ std::string binaryBytes(std::uint64_t v)
 
 namespace {
 
+std::string fixedPointOrWhole(double v)
+{
+    return v == std::floor(v) ? groupDigits(static_cast<std::uint64_t>(v)) : fixedPoint(v, 4);
+}
+
 nlohmann::ordered_json intList(const std::vector<int> &v)
 {
     auto a = nlohmann::ordered_json::array();
@@ -174,7 +179,13 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         // DeepSeek-V4's rows hold both (cache.layers[] has them per kind): no split to give.
         cache["kv_bytes_per_token"] = c.layoutNote.empty() ? J(c.kvBytesPerToken) : J();
         cache["index_bytes_per_token"] = c.layoutNote.empty() ? J(c.indexBytesPerToken) : J();
+        // What grows per token at long context; layers with a window apart (they stop at it).
         cache["bytes_per_token"] = exactNumber(c.bytesPerTokenExact, c.bytesPerToken);
+        cache["window_bytes_per_token"] =
+            c.windowBytesPerToken == std::floor(c.windowBytesPerToken)
+                ? J(static_cast<std::uint64_t>(c.windowBytesPerToken))
+                : J(c.windowBytesPerToken);
+        cache["window_bytes"] = c.windowBytes;
         cache["state_dtype"] = stateDtypeName(c.stateDtype);
         if (!c.layoutNote.empty()) cache["layout"] = c.layoutNote;
         cache["index_bytes_per_token_every_layer"] = c.indexBytesPerTokenEveryLayer;
@@ -328,12 +339,17 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
         if (c.fixedStateBytes)
             o << "  per sequence " << groupDigits(*c.fixedStateBytes) << " B (" << binaryBytes(*c.fixedStateBytes)
               << ") whatever the context\n";
+        if (c.windowBytes)
+            o << "  windows     " << groupDigits(c.windowBytes) << " B (" << binaryBytes(c.windowBytes)
+              << ") per sequence once full, growing " << fixedPointOrWhole(c.windowBytesPerToken)
+              << " B/token until then\n";
         o << "  total       " << (c.bytesPerTokenExact == double(c.bytesPerToken)
                                          ? groupDigits(c.bytesPerToken)
                                          : fixedPoint(c.bytesPerTokenExact, 4))
-          << " B/token" << (c.fixedStateBytes ? " + the state per sequence" : "") << "; at "
-          << groupDigits(c.contextTokens) << " tokens: " << groupDigits(c.totalBytes) << " B ("
-          << binaryBytes(c.totalBytes) << ")\n";
+          << " B/token" << (c.windowBytes ? " at long context" : "")
+          << (c.fixedStateBytes ? " + the state per sequence" : "")
+          << (c.windowBytes ? " + the windows" : "") << "; at " << groupDigits(c.contextTokens)
+          << " tokens: " << groupDigits(c.totalBytes) << " B (" << binaryBytes(c.totalBytes) << ")\n";
         if (c.indexTopk)
             o << "  sparse read " << groupDigits(c.sparseReadTokens) << " of " << groupDigits(c.contextTokens)
               << " entries per query\n";

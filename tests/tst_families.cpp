@@ -4,6 +4,7 @@
 #include "analysis.h"
 #include "byte_source.h"
 #include "cache_budget.h"
+#include "capacity_plan.h"
 #include "checkpoint_reader.h"
 #include "fixture_writer.h"
 #include "layout_arithmetic.h"
@@ -294,6 +295,29 @@ private slots:
             QCOMPARE(c.totalBytes,
                      18 * perLayer * context + 18 * perLayer * std::min<std::uint64_t>(context, 128));
             QCOMPARE(c.attention.size(), std::size_t(2));
+            // The headline is what grows at long context: the 18 full layers; the windows apart.
+            QCOMPARE(c.bytesPerToken, 18 * perLayer);
+            QCOMPARE(c.windowBytes, 18 * perLayer * 128);
+            QCOMPARE(c.windowBytesPerToken, double(18 * perLayer));
+        }
+        {
+            // The plan uses the same quantities: the tokens that fit beside one sequence's full windows,
+            // at what grows per token (vLLM, TP 1 on H200: the windows no longer halve it).
+            CacheOptions opt;
+            opt.contextTokens = 131072;
+            const CacheBudget c = computeCacheBudget(ckpt, a, opt);
+            LoadedCheckpoint l{ckpt, a, c};
+            PlanOptions po;
+            po.gpus = 1;
+            po.gpuName = "H200";
+            po.gpuMemory = *gpuMemoryFromName("H200");
+            po.context = 131072;
+            const CapacityPlan plan = planCapacity(l, po);
+            const PlanPerGpu &g = plan.perGpu;
+            QVERIFY(g.cacheRoomBytes > 0);
+            QCOMPARE(g.cacheBytesPerToken, double(18 * perLayer));
+            QCOMPARE(g.maxCachedTokens,
+                     std::uint64_t((std::uint64_t(g.cacheRoomBytes) - 18 * perLayer * 128) / (18 * perLayer)));
         }
         QByteArray err;
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
@@ -316,6 +340,49 @@ private slots:
         QCOMPARE(routing["layers"].size(), std::size_t(layers));
         for (const auto &l : routing["layers"])
             QCOMPARE(l["changed_set_fraction"]["bias_bf16"].get<double>(), 0.0);
+    }
+
+    void mimoKeysAndValuesOfTheirOwnWidth()
+    {
+        // MiMo-V2.5-Pro-shaped: head_dim 192 for q and k, v_head_dim 128 for v, as the fused qkv_proj
+        // proves (128 x 192 + 8 x 192 + 8 x 128 = 27,136 rows); sliding layers with heads of their own
+        // (swa_num_key_value_heads, swa_head_dim, swa_v_head_dim; vLLM mimo_v2_flash.py MiMoV2Attention).
+        const std::uint64_t h = 1024, layers = 4, heads = 128, kv = 8, qk = 192, v = 128, swaKv = 16, window = 128;
+        nlohmann::json config = {{"model_type", "mimo_v2"},
+                                 {"hidden_size", h},
+                                 {"num_hidden_layers", layers},
+                                 {"num_attention_heads", heads},
+                                 {"num_key_value_heads", kv},
+                                 {"head_dim", qk},
+                                 {"v_head_dim", v},
+                                 {"swa_num_attention_heads", heads},
+                                 {"swa_num_key_value_heads", swaKv},
+                                 {"swa_head_dim", qk},
+                                 {"swa_v_head_dim", v},
+                                 {"sliding_window", window},
+                                 {"hybrid_layer_pattern", {0, 1, 1, 1}}};
+        std::vector<Tensor> t;
+        for (std::uint64_t l = 0; l < layers; ++l) {
+            const std::string p = "model.layers." + std::to_string(l) + ".";
+            const std::uint64_t k = l == 0 ? kv : swaKv;
+            t.push_back({p + "self_attn.qkv_proj.weight", "BF16", {heads * qk + k * qk + k * v, h}});
+            t.push_back({p + "self_attn.o_proj.weight", "BF16", {h, heads * v}});
+            t.push_back({p + "input_layernorm.weight", "BF16", {h}});
+        }
+        t.push_back({"model.norm.weight", "BF16", {h}});
+        QCOMPARE(heads * qk + kv * qk + kv * v, std::uint64_t(27136));
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        Checkpoint ckpt;
+        const CheckpointAnalysis a = open(dir.path(), &ckpt);
+        const CacheBudget c = computeCacheBudget(ckpt, a, {});
+        QVERIFY2(c.available, c.reason.c_str());
+        const std::uint64_t full = kv * (qk + v) * 2, sliding = swaKv * (qk + v) * 2;
+        QCOMPARE(full, std::uint64_t(5120)); // not 6,144: V is 128 wide, not 192
+        QCOMPARE(c.bytesPerToken, full);     // one full layer grows
+        QCOMPARE(c.windowBytes, 3 * sliding * window);
+        QCOMPARE(c.bytesAt(64), full * 64 + 3 * sliding * 64);
+        QCOMPARE(c.bytesAt(1000), full * 1000 + 3 * sliding * window);
     }
 
     void glm53FlashShapedHybrid()

@@ -248,9 +248,11 @@ void CacheView::recompute()
             else
                 parts << tr("%1 full-attention layers × %2 B").arg(g.layers).arg(g.bytesPerTokenPerLayer);
         }
-        text = tr("<b>Per token:</b> K and V (GQA, %1 values each per layer): %2.<br>")
-                   .arg(c.kvWidth)
-                   .arg(parts.join(QStringLiteral("; ")));
+        text = tr("<b>Per token:</b> K and V (GQA): %1.<br>").arg(parts.join(QStringLiteral("; ")));
+        if (c.windowBytes)
+            text += tr("<b>At long context</b> %1 B per token grow; the sliding layers hold %2 per sequence once "
+                       "their window is full.<br>")
+                        .arg(groupDigitsQ(c.bytesPerToken), binaryBytesQ(c.windowBytes));
         text +=
             tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
                 .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
@@ -293,6 +295,10 @@ QString CacheView::kindsBreakdown(const CacheBudget &c) const
                 .arg(c.bytesPerTokenExact == double(c.bytesPerToken) ? groupDigitsQ(c.bytesPerToken)
                                                                     : QString::number(c.bytesPerTokenExact, 'f', 4),
                      binaryBytesQ(c.fixedStateBytes.value_or(0)), qs(std::string(stateDtypeName(c.stateDtype))).toUpper());
+    if (c.windowBytes)
+        text += tr("<b>Sliding windows:</b> %1 per sequence once full (%2 B per token until then), not in the "
+                   "per-token figure. ")
+                    .arg(binaryBytesQ(c.windowBytes), QString::number(c.windowBytesPerToken, 'f', 0));
     text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
                 .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
     return text;
@@ -356,6 +362,10 @@ QString CacheView::mlaBreakdown(const CacheBudget &c) const
             .arg(c.indexLayers)
             .arg(c.indexEntryBytes)
             .arg(groupDigitsQ(c.indexBytesPerToken), groupDigitsQ(c.bytesPerToken));
+    if (c.windowBytes)
+        text += tr("<b>Sliding windows:</b> %1 per sequence once full (%2 B per token until then), not in the "
+                   "per-token figure. ")
+                    .arg(binaryBytesQ(c.windowBytes), QString::number(c.windowBytesPerToken, 'f', 0));
     text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
                 .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
     if (c.indexBytesPerTokenEveryLayer > 0)
@@ -403,7 +413,7 @@ void CacheView::drawCurves(const CacheBudget &c)
         kv.x << x;
         kv.y << (state     ? c.bytesPerTokenExact * x
                  : c.mla() ? double(c.kvBytesPerToken) * x
-                           : double(c.bytesPerToken) * x) /
+                           : (c.bytesPerTokenExact + c.windowBytesPerToken) * x) /
                     gib;
         every.x << x;
         every.y << double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer) * x / gib;
@@ -411,11 +421,15 @@ void CacheView::drawCurves(const CacheBudget &c)
     // The curves run close together on log axes: each names its own bytes per token, so the gap is read,
     // not guessed.
     auto perToken = [](double bytes) { return tr(": %1 B/token").arg(groupDigitsQ(std::uint64_t(std::llround(bytes)))); };
-    if (c.mla()) total.name += perToken(double(c.bytesPerToken)); // a sliding or stateful total has no one figure
-    kv.name += perToken(state ? c.bytesPerTokenExact : c.mla() ? double(c.kvBytesPerToken) : double(c.bytesPerToken));
+    if (c.mla())
+        total.name += perToken(double(c.bytesPerToken)); // a stateful total has no one figure
+    else if (c.windowBytes && !state)
+        total.name += perToken(c.bytesPerTokenExact) + tr(" at long context");
+    const double ifNoneSlid = c.bytesPerTokenExact + c.windowBytesPerToken;
+    kv.name += perToken(state ? c.bytesPerTokenExact : c.mla() ? double(c.kvBytesPerToken) : ifNoneSlid);
     every.name += perToken(double(c.kvBytesPerToken + c.indexBytesPerTokenEveryLayer));
     series << total;
-    if (state || c.mla() || c.bytesAt(std::uint64_t(maxCtx)) != std::uint64_t(double(c.bytesPerToken) * maxCtx))
+    if (state || c.mla() || c.bytesAt(std::uint64_t(maxCtx)) != std::uint64_t(ifNoneSlid * maxCtx))
         series << kv;
     if (c.indexBytesPerTokenEveryLayer > 0) series << every;
     // Log-log: growth in proportion to the context is a straight line (a linear GiB axis made it look

@@ -115,6 +115,8 @@ void OverviewView::setCacheBudget(const CacheBudget &cache)
     QString layout = qs(std::string(kvDtypeName(cache.kvDtype))).toUpper();
     if (!cache.layoutNote.empty()) layout = tr("%1 rows").arg(layout);
     QString small = tr("preset %1 · %2").arg(qs(std::string(cachePresetName(cache.preset))), layout);
+    if (cache.windowBytes)
+        small = tr("+ %1/sequence of sliding windows · ").arg(binaryBytesQ(cache.windowBytes)) + small;
     if (cache.fixedStateBytes)
         small = tr("+ %1/sequence (%2 state) · ")
                     .arg(binaryBytesQ(*cache.fixedStateBytes), qs(std::string(stateDtypeName(cache.stateDtype))).toUpper()) +

@@ -710,7 +710,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             if (cat == Category::RouterTables) {
                 b.routerTables.add(t);
                 a.tableTensors.insert(t.name);
-                if (layer) layer->scales.add(t);
+                if (layer) layer->tables.add(t);
                 continue;
             }
             if (isQuantScale(t.name, t.dtype)) {

@@ -91,6 +91,7 @@ struct LayerInfo
     std::string attention;       // layer_types' word for the layer, else "attention", "linear_attention" or "none"
     Tally params;                // scales excluded
     Tally scales;
+    Tally tables; // hash routing's token→expert tables (tid2eid): neither parameters nor scales
 };
 
 struct ParameterBudget

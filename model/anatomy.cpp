@@ -120,16 +120,19 @@ public:
     void fill(AnatomyBox &box, const std::vector<const Module *> &modules)
     {
         std::map<std::string, std::uint64_t> weightDtypes;
-        std::set<std::string> scaleDtypes;
+        std::set<std::string> scaleDtypes, tableDtypes;
         box.dtypes.clear();
+        // A tensor of no parameters is a quantisation scale, or hash routing's token→expert table.
+        const auto note = [&](const TensorInfo &t, std::uint64_t p) {
+            if (p)
+                weightDtypes[std::string(dtypeName(t.dtype))] += p;
+            else if (m_a.tableTensors.count(t.name))
+                tableDtypes.insert(std::string(dtypeName(t.dtype)));
+            else
+                scaleDtypes.insert(std::string(dtypeName(t.dtype)));
+        };
         for (const std::string &name : box.tensors) // what an earlier call put in
-            if (const TensorInfo *t = m_byName.count(name) ? m_byName.at(name) : nullptr) {
-                const std::uint64_t p = m_a.parametersOf(*t);
-                if (p)
-                    weightDtypes[std::string(dtypeName(t->dtype))] += p;
-                else
-                    scaleDtypes.insert(std::string(dtypeName(t->dtype)));
-            }
+            if (const TensorInfo *t = m_byName.count(name) ? m_byName.at(name) : nullptr) note(*t, m_a.parametersOf(*t));
         for (const Module *m : modules) {
             if (!m) continue;
             for (const TensorInfo *t : m->tensors) {
@@ -137,10 +140,7 @@ public:
                 m_placed.insert(t->name);
                 const std::uint64_t p = m_a.parametersOf(*t);
                 box.parameters += p;
-                if (p)
-                    weightDtypes[std::string(dtypeName(t->dtype))] += p;
-                else
-                    scaleDtypes.insert(std::string(dtypeName(t->dtype)));
+                note(*t, p);
             }
         }
         std::vector<std::pair<std::uint64_t, std::string>> order;
@@ -151,6 +151,8 @@ public:
             box.dtypes += (box.dtypes.empty() ? "" : " + ") + d;
         for (const auto &d : scaleDtypes)
             box.dtypes += " + " + d + " scales";
+        for (const auto &d : tableDtypes)
+            box.dtypes += " + " + d + " token→expert table";
     }
 
     // A linear module's logical (in, out): from its weight's shape and logical parameters.
@@ -798,7 +800,11 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                                               [](const std::string &n) { return n.ends_with("e_score_correction_bias"); })
                               ? ", correction bias " : ", bias ") +
                          biasDtype;
-    if (info.hashRouted) router.detail += ", hash-routed: experts by token id (tid2eid), no scores";
+    // DeepSeek-V4's hash layers still score (vLLM / the reference Gate.forward: scores are
+    // sqrtsoftplus(x·W) on every layer): tid2eid[token id] only chooses the experts, whose scores weigh them.
+    if (info.hashRouted)
+        router.detail += ", hash-routed: tid2eid[token id] chooses the experts; their " +
+                         (cfg.scoringFunc.empty() ? std::string("gate") : cfg.scoringFunc) + " scores weigh them";
     routed.boxes.push_back(router);
 
     AnatomyBox ex = box(BoxKind::Experts, "routed experts", "");

@@ -317,7 +317,7 @@ BiasAudit auditBiases(const ModelConfig &config, const CheckpointAnalysis &analy
         if (routing) audit.routing.push_back({t.layer, audit.stats.back().values, {}});
     }
     // Hash-routed layers (DeepSeek-V4's first num_hash_layers) take their experts from gate.tid2eid by
-    // token id: no scores, nothing a rounded bias could change. They are listed, and skipped with that reason.
+    // token id (the scores only weigh the chosen experts): nothing a rounded bias could change. They are listed, and skipped with that reason.
     auto addHashLayers = [&] {
         for (const LayerInfo &l : analysis.layers) {
             if (!l.hashRouted) continue;

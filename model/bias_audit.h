@@ -47,7 +47,8 @@ struct BiasFetchPlan
 
 // Why a hash-routed layer is not simulated.
 inline constexpr const char *kHashRoutedReason =
-    "hash-routed: experts come from gate.tid2eid by token id, with no scores and no bias to round";
+    "hash-routed: gate.tid2eid chooses the experts by token id; the scores only weigh the chosen ones, so a "
+    "rounded bias changes no choice";
 
 // Slack above experts x 4 bytes that a bias tensor may hold (other dtypes, padding).
 inline constexpr std::uint64_t kBiasSlackBytes = 4096;

@@ -196,7 +196,7 @@ struct RoutingOptions
     std::uint64_t memoryLimit = 0; // 0: routingMemoryLimit()
 };
 
-// A layer the simulation left out, and why ("hash-routed: no scores to rank").
+// A layer the simulation left out, and why ("hash-routed: gate.tid2eid chooses the experts …").
 struct SkippedLayer
 {
     int layer = -1;

@@ -279,6 +279,24 @@ private:
             if (layer == r4Layer) want.push_back("indexer");
             QCOMPARE(columns, want);
         }
+        // A hash layer's router: tid2eid chooses, the gate's scores still weigh (the reference
+        // Gate.forward computes sqrtsoftplus(x·W) on every layer and gathers the chosen experts' scores);
+        // the table is a token→expert table, not quantisation scales.
+        const LayerAnatomy hashLayer = layerAnatomy(data, 0);
+        bool sawRouter = false;
+        for (const auto &stage : hashLayer.stages)
+            for (const auto &column : stage.columns)
+                for (const auto &b : column.boxes)
+                    if (b.kind == BoxKind::Router) {
+                        sawRouter = true;
+                        QVERIFY2(b.detail.find("tid2eid[token id] chooses the experts") != std::string::npos &&
+                                     b.detail.find("scores weigh them") != std::string::npos,
+                                 b.detail.c_str());
+                        QVERIFY2(b.dtypes.find("token→expert table") != std::string::npos &&
+                                     b.dtypes.find("I64 scales") == std::string::npos,
+                                 b.dtypes.c_str());
+                    }
+        QVERIFY(sawRouter);
         const auto runs = layerStack(data);
         QCOMPARE(runs.front().attention.front(), LayerAttention::Compressed);
         QCOMPARE(runs.front().compression[std::size_t(r4Layer)], std::int64_t(4));

@@ -287,36 +287,44 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
         q.boxes.back().detail += " (query latent)";
         q.boxes.push_back(normBox(lt, attn(lt, "q_a_layernorm"), "q_a_layernorm"));
     }
+    // vLLM deepseek_v2.py (DeepseekV2MLAAttention.forward): kv_a_proj_with_mqa's output is split into
+    // the latent and k_pe; kv_a_layernorm normalises the latent, rotary_emb rotates k_pe (with the
+    // query's rope part), and only then is "normalised latent ‖ rotated k_pe" written to the cache.
+    const bool noRotation = cfg.mlaUseNope; // Kimi-Linear: the rope-width values are cached, never rotated
     AnatomyColumn kv;
     kv.title = rope ? "KV latent (" + groupDigits(kvLora.value_or(0)) + ")" : "KV latent";
     kv.boxes.push_back(linearBox(lt, kva, "kv_a_proj_with_mqa"));
+    if (kvLora && rope)
+        kv.boxes.back().detail += ", split " + groupDigits(*kvLora) + " latent + " + groupDigits(rope) + " k_pe";
+    kv.boxes.push_back(normBox(lt, attn(lt, "kv_a_layernorm"), "kv_a_layernorm"));
+    kv.boxes.back().detail += (kv.boxes.back().detail.empty() ? "" : ", ") + std::string("on the latent part");
     AnatomyBox latent;
     latent.kind = BoxKind::Latent;
-    latent.title = "KV latent (cached)";
+    latent.title = "normalised latent (cached)";
     if (kvLora && rope) {
-        latent.detail = groupDigits(*kvLora) + " latent + " + groupDigits(rope) + " rope = " +
-                        groupDigits(*kvLora + rope) + " per token";
+        latent.detail = groupDigits(*kvLora) + " of the " + groupDigits(*kvLora + rope) + " values a token caches";
     } else if (kvLora && kvaIo && kvaIo->second == *kvLora) {
         latent.detail = groupDigits(*kvLora) + " latent per token, no RoPE key (qk_rope_head_dim 0)";
     }
     latent.cached = true;
     if (cache.available && cache.mla())
-        latent.cacheNote = groupDigits(static_cast<std::uint64_t>(cache.kvBytesPerLayer)) + " B/token (" +
+        latent.cacheNote = groupDigits(static_cast<std::uint64_t>(cache.kvBytesPerLayer)) + " B/token with k_pe (" +
                            std::string(kvDtypeName(cache.kvDtype)) + ")";
     kv.boxes.push_back(latent);
-    kv.boxes.push_back(normBox(lt, attn(lt, "kv_a_layernorm"), "kv_a_layernorm"));
     if (!q.boxes.empty()) latents.columns.push_back(std::move(q));
     latents.columns.push_back(std::move(kv));
     if (rope) {
         AnatomyColumn r;
-        r.title = "shared RoPE key (" + groupDigits(rope) + ")";
-        AnatomyBox split = box(BoxKind::Latent, "RoPE key (cached)",
-                               "the last " + groupDigits(rope) + " of the " + groupDigits(*kvLora + rope) +
-                                   ", shared by all heads");
-        split.cached = true;
-        split.cacheNote = "with the latent, in the same row";
-        r.boxes.push_back(split);
-        r.boxes.push_back(box(BoxKind::Heads, "rotary position", "rotated by the token's position"));
+        r.title = noRotation ? "k_pe (" + groupDigits(rope) + ", no RoPE)" : "shared RoPE key (" + groupDigits(rope) + ")";
+        r.boxes.push_back(box(BoxKind::Heads, "k_pe",
+                              "the last " + groupDigits(rope) + " of kv_a_proj_with_mqa's " +
+                                  groupDigits(kvLora.value_or(0) + rope) + ", one for all heads"));
+        if (!noRotation) r.boxes.push_back(box(BoxKind::Heads, "rotary position (RoPE)", "rotated by the token's position"));
+        AnatomyBox cached = box(BoxKind::Latent, noRotation ? "k_pe (cached as is)" : "rotated k_pe (cached)",
+                                noRotation ? "mla_use_nope: never rotated" : "in the same row as the latent");
+        cached.cached = true;
+        cached.cacheNote = "with the latent, in the same row";
+        r.boxes.push_back(cached);
         latents.columns.push_back(std::move(r));
     }
     out.stages.push_back(std::move(latents));
@@ -414,6 +422,11 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     // 3. Attention, at prefill (K and V expanded per head) or at decode (kv_b_proj absorbed).
     AnatomyStage att;
     const bool sparse = info.indexer != IndexerRole::None && cfg.indexTopk;
+    // The sparse attention reads only the entries the top-k names (DeepSeek-V3.2 Indexer; vLLM
+    // deepseek_v2.py passes the indexer's topk_indices to the sparse MLA backend).
+    const std::string topkSource = info.indexerWeights     ? std::string("this layer's top-k")
+                                   : info.reusesLayer >= 0 ? "layer " + std::to_string(info.reusesLayer) + "'s top-k"
+                                                           : std::string("an earlier layer's top-k");
     const std::string over =
         sparse ? "over the " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " selected tokens"
                : std::string("over every cached token");
@@ -428,7 +441,7 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
         h.kind = BoxKind::Heads;
         h.title = "query heads";
         h.detail = rope ? groupDigits(heads) + " heads × (" + groupDigits(qPer - rope) + " nope + " + groupDigits(rope) +
-                              " rope)"
+                              (cfg.mlaUseNope ? " never rotated)" : " rope)")
                         : groupDigits(heads) + " heads × " + groupDigits(qPer) + " (no rope)";
         h.fromConfig = headsFromConfig;
         qh.boxes.push_back(h);
@@ -452,6 +465,7 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                               over + (rope ? ": each head's K is its " + groupDigits(nope) + " nope part + the shared " +
                                                  groupDigits(rope) + " RoPE key"
                                            : std::string()));
+        if (sparse) core.from = topkSource;
         att.join.push_back(core);
     } else {
         att.title = "MLA attention at decode: kv_b_proj absorbed, the latent read as is";
@@ -469,9 +483,11 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
         lat.boxes.push_back(read);
         att.columns.push_back(std::move(qh));
         att.columns.push_back(std::move(lat));
-        att.join.push_back(box(BoxKind::Attention, sparse ? "sparse attention in latent space" : "attention in latent space",
-                               over + ": scores on " + groupDigits(kvLora.value_or(0) + rope) +
-                                   " values, the " + groupDigits(kvLora.value_or(0)) + " latent values as V"));
+        AnatomyBox core = box(BoxKind::Attention, sparse ? "sparse attention in latent space" : "attention in latent space",
+                              over + ": scores on " + groupDigits(kvLora.value_or(0) + rope) + " values, the " +
+                                  groupDigits(kvLora.value_or(0)) + " latent values as V");
+        if (sparse) core.from = topkSource;
+        att.join.push_back(core);
         att.join.push_back(box(BoxKind::Linear, "kv_b_proj, V half (W_UV)",
                                perHead ? groupDigits(kvLora.value_or(0)) + " latent → " + groupDigits(vDim) + " per head"
                                        : "the latent back to each head's value width"));
@@ -684,6 +700,10 @@ void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const Layer
 // (f_a → f_b), an output gate (g_a → g_b), beta (b_proj); a recurrent state per sequence instead of a cache.
 void kdaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
 {
+    // vLLM layers/kda.py (KimiDeltaAttention.forward) and models/kimi_linear.py: q, k, v each through a
+    // short causal conv1d and SiLU, q and k L2-normalised in the kernel; the decay (f_a → f_b with A_log,
+    // dt_bias) and beta (b_proj → sigmoid) read the hidden state beside them; all of them enter the
+    // delta-rule update of the per-head state; the output gate (g_a → g_b) gates o_norm, not the state.
     AnatomyStage stage;
     stage.title = "Kimi Delta Attention (linear, recurrent state)";
     for (const char *x : {"q", "k", "v"}) {
@@ -697,32 +717,79 @@ void kdaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
                 conv.detail = "short convolution, kernel " + groupDigits(m->tensors.front()->shape[2]);
         }
         c.boxes.push_back(conv);
+        c.boxes.push_back(box(BoxKind::Heads, std::string(x) == "v" ? "SiLU" : "SiLU, L2 norm",
+                              std::string(x) == "v" ? "per channel" : "per head, in the kernel"));
         stage.columns.push_back(std::move(c));
     }
-    AnatomyColumn gates;
-    gates.title = "gates";
+    AnatomyColumn decayColumn;
+    decayColumn.title = "decay";
     AnatomyBox decay = box(BoxKind::Linear, "f_a → f_b, A_log, dt_bias", "per-channel decay of the state");
     std::vector<const Module *> dm;
     for (const char *n : {"f_a_proj", "f_b_proj", "A_log", "dt_bias"})
         if (const Module *m = attn(lt, n)) dm.push_back(m);
     lt.fill(decay, dm);
-    gates.boxes.push_back(decay);
-    AnatomyBox beta = box(BoxKind::Linear, "b_proj", "write strength (beta) per head");
+    decayColumn.boxes.push_back(decay);
+    stage.columns.push_back(std::move(decayColumn));
+    AnatomyColumn betaColumn;
+    betaColumn.title = "beta";
+    AnatomyBox beta = box(BoxKind::Linear, "b_proj → sigmoid", "write strength (beta) per head");
     lt.fill(beta, {attn(lt, "b_proj")});
-    gates.boxes.push_back(beta);
-    AnatomyBox og = box(BoxKind::Linear, "g_a → g_b", "output gate");
-    lt.fill(og, {attn(lt, "g_a_proj"), attn(lt, "g_b_proj")});
-    gates.boxes.push_back(og);
-    stage.columns.push_back(std::move(gates));
+    betaColumn.boxes.push_back(beta);
+    stage.columns.push_back(std::move(betaColumn));
 
-    AnatomyBox state = box(BoxKind::Latent, "recurrent state (kept per sequence)", "heads × head dim × head dim, updated every token");
+    AnatomyBox state = box(BoxKind::Latent, "delta rule: the recurrent state (kept per sequence)",
+                           "S ← decay·S + β·k(v − Sᵀk)ᵀ per head, read by q; heads × head dim × head dim");
     state.cached = true;
     for (const auto &g : data.cache.attention)
         if (g.kind == AttentionKind::Kda && g.stateBytesPerLayer)
             state.cacheNote = groupDigits(*g.stateBytesPerLayer) + " B per sequence (" + g.note + ")";
     stage.join.push_back(state);
-    stage.join.push_back(normBox(lt, attn(lt, "o_norm"), "o_norm"));
+    AnatomyBox gated = normBox(lt, attn(lt, "o_norm"), "o_norm");
+    gated.title = "o_norm(core, g): gated RMSNorm";
+    lt.fill(gated, {attn(lt, "g_a_proj"), attn(lt, "g_b_proj")});
+    gated.detail = "the output gate g = g_b(g_a(hidden state)) scales the normalised output";
+    gated.from = "the hidden state: g_a → g_b";
+    stage.join.push_back(gated);
     stage.join.push_back(linearBox(lt, attn(lt, "o_proj"), "o_proj"));
+    out.stages.push_back(std::move(stage));
+}
+
+// Gated DeltaNet (Qwen3-Next; vLLM models/qwen3_next.py Qwen3NextGatedDeltaNet): in_proj_qkvz gives q, k,
+// v and z, in_proj_ba gives b and a; conv1d and SiLU on q, k, v; beta = sigmoid(b), the decay from
+// A_log, dt_bias and a; the gated delta rule keeps a state per head; norm(core, z) gates, out_proj.
+void gatedDeltaNetStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
+{
+    const auto part = [&](const char *name) { return lt.find(name, {"linear_attn"}); };
+    AnatomyStage stage;
+    stage.title = "Gated DeltaNet (linear, recurrent state)";
+    AnatomyColumn qkv;
+    qkv.title = "q, k, v (and z)";
+    qkv.boxes.push_back(linearBox(lt, part("in_proj_qkvz"), "in_proj_qkvz"));
+    AnatomyBox conv = box(BoxKind::Linear, "conv1d", "short convolution over q, k, v");
+    lt.fill(conv, {part("conv1d")});
+    qkv.boxes.push_back(conv);
+    qkv.boxes.push_back(box(BoxKind::Heads, "SiLU, L2 norm of q and k", "per head"));
+    stage.columns.push_back(std::move(qkv));
+    AnatomyColumn gates;
+    gates.title = "beta and decay";
+    gates.boxes.push_back(linearBox(lt, part("in_proj_ba"), "in_proj_ba"));
+    AnatomyBox decay = box(BoxKind::Linear, "sigmoid(b); decay from A_log, dt_bias, a", "per head");
+    lt.fill(decay, {part("A_log"), part("dt_bias")});
+    gates.boxes.push_back(decay);
+    stage.columns.push_back(std::move(gates));
+    AnatomyBox state = box(BoxKind::Latent, "gated delta rule: the recurrent state (kept per sequence)",
+                           "one value-width × key-width state per value head, decayed and written every token");
+    state.cached = true;
+    for (const auto &g : data.cache.attention)
+        if (g.kind == AttentionKind::GatedDeltaNet && g.stateBytesPerLayer)
+            state.cacheNote = groupDigits(*g.stateBytesPerLayer) + " B per sequence (" + g.note + ")";
+    stage.join.push_back(state);
+    AnatomyBox gated = normBox(lt, part("norm"), "norm");
+    gated.title = "norm(core, z): gated RMSNorm";
+    gated.detail = "z, from in_proj_qkvz, gates the normalised output";
+    gated.from = "z (in_proj_qkvz)";
+    stage.join.push_back(gated);
+    stage.join.push_back(linearBox(lt, part("out_proj"), "out_proj"));
     out.stages.push_back(std::move(stage));
 }
 
@@ -730,6 +797,10 @@ void linearStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &o
 {
     if (attn(lt, "f_a_proj") && attn(lt, "q_conv1d")) {
         kdaStage(data, lt, out);
+        return;
+    }
+    if (lt.find("in_proj_qkvz", {"linear_attn"})) {
+        gatedDeltaNetStage(data, lt, out);
         return;
     }
     AnatomyStage stage;

@@ -84,12 +84,35 @@ private slots:
 
         QCOMPARE(findBox(a, "q_a_proj")->detail, n(spec.hidden) + " → " + n(spec.qLoraRank) + " (query latent)");
         QCOMPARE(findBox(a, "q_b_proj")->detail, n(spec.qLoraRank) + " → " + n(spec.heads * (spec.nopeDim + spec.ropeDim)));
-        QCOMPARE(findBox(a, "kv_a_proj_with_mqa")->detail, n(spec.hidden) + " → " + n(spec.kvLoraRank + spec.ropeDim));
-        const AnatomyBox *latent = findBox(a, "KV latent (cached)");
+        QCOMPARE(findBox(a, "kv_a_proj_with_mqa")->detail, n(spec.hidden) + " → " + n(spec.kvLoraRank + spec.ropeDim) +
+                                                               ", split " + n(spec.kvLoraRank) + " latent + " +
+                                                               n(spec.ropeDim) + " k_pe");
+        const AnatomyBox *latent = findBox(a, "normalised latent (cached)");
         QVERIFY(latent && latent->cached);
-        QCOMPARE(latent->detail, n(spec.kvLoraRank) + " latent + " + n(spec.ropeDim) + " rope = " +
-                                     n(spec.kvLoraRank + spec.ropeDim) + " per token");
-        QCOMPARE(latent->cacheNote, n(2 * (spec.kvLoraRank + spec.ropeDim)) + " B/token (bf16)");
+        QCOMPARE(latent->detail, n(spec.kvLoraRank) + " of the " + n(spec.kvLoraRank + spec.ropeDim) +
+                                     " values a token caches");
+        QCOMPARE(latent->cacheNote, n(2 * (spec.kvLoraRank + spec.ropeDim)) + " B/token with k_pe (bf16)");
+        // The order the engines compute (vLLM deepseek_v2.py DeepseekV2MLAAttention.forward): split, then
+        // kv_a_layernorm on the latent and rotary_emb on k_pe, and only then the cache write of
+        // "normalised latent ‖ rotated k_pe". Each column is a chain, top to bottom.
+        const auto chain = [&](const LayerAnatomy &la, const std::string &first) {
+            for (const auto &stage : la.stages)
+                for (const auto &c : stage.columns)
+                    if (!c.boxes.empty() && c.boxes.front().title == first) {
+                        std::vector<std::string> titles;
+                        for (const auto &b : c.boxes)
+                            titles.push_back(b.title);
+                        return titles;
+                    }
+            return std::vector<std::string>{};
+        };
+        QCOMPARE(chain(a, "kv_a_proj_with_mqa"),
+                 (std::vector<std::string>{"kv_a_proj_with_mqa", "kv_a_layernorm", "normalised latent (cached)"}));
+        QCOMPARE(chain(a, "k_pe"), (std::vector<std::string>{"k_pe", "rotary position (RoPE)", "rotated k_pe (cached)"}));
+        // The sparse attention reads what a top-k selected: this layer's own or its owner's.
+        const AnatomyBox *sparse = findBox(a, "sparse attention");
+        QVERIFY(sparse);
+        QVERIFY2(sparse->from.find("top-k") != std::string::npos, sparse->from.c_str());
         QCOMPARE(findBox(a, "key and value heads")->detail,
                  n(spec.heads) + " heads × (" + n(spec.nopeDim) + " K nope + " + n(spec.vDim) + " V)");
         QVERIFY(findBox(a, "key and value heads")->fromConfig); // the head count is config's
@@ -106,8 +129,8 @@ private slots:
         QVERIFY(findBox(a, "shared experts")->detail.starts_with("width " + n(spec.moeInter * spec.sharedExperts)));
 
         // The 576 cached values drawn as their two parts: the latent and the RoPE key every head shares.
-        QVERIFY(findBox(a, "RoPE key (cached)")->detail.starts_with("the last " + n(spec.ropeDim) + " of the " +
-                                                                      n(spec.kvLoraRank + spec.ropeDim)));
+        QVERIFY(findBox(a, "k_pe")->detail.starts_with("the last " + n(spec.ropeDim) + " of kv_a_proj_with_mqa's " +
+                                                       n(spec.kvLoraRank + spec.ropeDim)));
 
         // Decode: kv_b_proj absorbed, its K half into the query, its V half after attention; the queries
         // read the cached latent as one shared head. Every tensor is still in exactly one block.
@@ -226,6 +249,50 @@ private slots:
                  findBox(moe, "router")->detail.c_str());
         QCOMPARE(findBox(moe, "wq_b")->detail, n(spec.qLoraRank) + " → " + n(spec.indexHeads * spec.indexHeadDim) +
                                                    " (from the query latent)");
+    }
+
+    void gatedDeltaNetLayer()
+    {
+        // Qwen3-Next-shaped (vLLM models/qwen3_next.py Qwen3NextGatedDeltaNet): in_proj_qkvz → q, k, v, z;
+        // in_proj_ba → b, a; conv1d + SiLU on q, k, v; beta and decay into the gated delta rule; z gates
+        // norm(core, z) beside the state, never into it; out_proj.
+        const std::uint64_t h = 256, nk = 2, nv = 4, dk = 32, dv = 32, K = 4;
+        const nlohmann::json config = {{"num_hidden_layers", 2},       {"hidden_size", h},
+                                       {"num_attention_heads", 4},     {"num_key_value_heads", 2},
+                                       {"head_dim", 64},               {"linear_num_key_heads", nk},
+                                       {"linear_num_value_heads", nv}, {"linear_key_head_dim", dk},
+                                       {"linear_value_head_dim", dv},  {"linear_conv_kernel_dim", K},
+                                       {"layer_types", {"linear_attention", "full_attention"}}};
+        const std::uint64_t conv = 2 * nk * dk + nv * dv;
+        std::vector<fixture::Tensor> t;
+        const std::string p = "model.layers.0.linear_attn.";
+        t.push_back({p + "in_proj_qkvz.weight", "BF16", {2 * nk * dk + 2 * nv * dv, h}});
+        t.push_back({p + "in_proj_ba.weight", "BF16", {2 * nv, h}});
+        t.push_back({p + "conv1d.weight", "BF16", {conv, 1, K}});
+        t.push_back({p + "A_log", "F32", {nv}});
+        t.push_back({p + "dt_bias", "BF16", {nv}});
+        t.push_back({p + "norm.weight", "BF16", {dv}});
+        t.push_back({p + "out_proj.weight", "BF16", {h, nv * dv}});
+        for (const char *w : {"q_proj", "k_proj", "v_proj"})
+            t.push_back({std::string("model.layers.1.self_attn.") + w + ".weight", "BF16", {64 * 2, h}});
+        t.push_back({"model.layers.1.self_attn.o_proj.weight", "BF16", {h, 64 * 4}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        const LoadedCheckpoint l = load(dir.path());
+        const LayerAnatomy a = layerAnatomy(l, 0);
+        QVERIFY2(a.unplaced.empty(), a.unplaced.empty() ? "" : a.unplaced.front().c_str());
+        const AnatomyStage *gdn = nullptr;
+        for (const auto &stage : a.stages)
+            if (stage.title.starts_with("Gated DeltaNet")) gdn = &stage;
+        QVERIFY(gdn);
+        QCOMPARE(gdn->columns.size(), std::size_t(2));
+        QCOMPARE(gdn->columns[0].boxes.front().title, std::string("in_proj_qkvz"));
+        QCOMPARE(gdn->columns[1].boxes.front().title, std::string("in_proj_ba"));
+        QCOMPARE(gdn->join.size(), std::size_t(3));
+        QVERIFY(gdn->join[0].cached);                                    // the state
+        QVERIFY(gdn->join[1].title.starts_with("norm(core, z)"));       // gated by z from beside
+        QVERIFY(gdn->join[1].from.find("z") != std::string::npos);
+        QCOMPARE(gdn->join[2].title, std::string("out_proj"));
     }
 
     void gqaLayer()

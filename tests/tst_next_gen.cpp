@@ -463,6 +463,45 @@ private slots:
         // The KDA state splits by heads, the MLA latent does not.
         QCOMPARE(p.perGpu.cacheBytesPerToken, double(7 * (512 + 64) * 2));
         QCOMPARE(p.perGpu.stateBytesPerSequence, *c.fixedStateBytes / 4);
+
+        // Anatomy of an MLA layer with mla_use_nope: the 64 values are cached but never rotated (no RoPE
+        // node). Of a KDA layer (vLLM layers/kda.py KimiDeltaAttention.forward): q, k, v through conv1d
+        // and SiLU (q, k L2-normalised), decay and beta beside them, all into the delta-rule state; the
+        // output gate g_a → g_b gates o_norm(core, g) and is no input of the state.
+        const LayerAnatomy mlaLayer = layerAnatomy(data, 3);
+        QVERIFY(mlaLayer.unplaced.empty());
+        bool rotated = false, cachedAsIs = false;
+        for (const auto &stage : mlaLayer.stages)
+            for (const auto &col : stage.columns)
+                for (const auto &b : col.boxes) {
+                    rotated = rotated || b.title.find("rotary") != std::string::npos;
+                    cachedAsIs = cachedAsIs || b.title == "k_pe (cached as is)";
+                }
+        QVERIFY(!rotated);
+        QVERIFY(cachedAsIs);
+        const LayerAnatomy kdaLayer = layerAnatomy(data, 0);
+        QVERIFY(kdaLayer.unplaced.empty());
+        const AnatomyStage *kdaStage = nullptr;
+        for (const auto &stage : kdaLayer.stages)
+            if (stage.title.starts_with("Kimi Delta Attention")) kdaStage = &stage;
+        QVERIFY(kdaStage);
+        std::vector<std::string> columns;
+        for (const auto &col : kdaStage->columns)
+            columns.push_back(col.title);
+        QCOMPARE(columns, (std::vector<std::string>{"q", "k", "v", "decay", "beta"}));
+        QCOMPARE(kdaStage->columns[0].boxes.back().title, std::string("SiLU, L2 norm"));
+        QCOMPARE(kdaStage->columns[2].boxes.back().title, std::string("SiLU"));
+        const auto holds = [](const AnatomyBox &b, const std::string &part) {
+            return std::any_of(b.tensors.begin(), b.tensors.end(),
+                               [&](const std::string &t) { return t.find(part) != std::string::npos; });
+        };
+        QVERIFY(kdaStage->join.size() == 3 && kdaStage->join[0].cached); // the state, then o_norm, then o_proj
+        QVERIFY(!holds(kdaStage->join[0], "g_a_proj") && !holds(kdaStage->join[0], "g_b_proj"));
+        QVERIFY(holds(kdaStage->join[1], "o_norm") && holds(kdaStage->join[1], "g_a_proj") && holds(kdaStage->join[1], "g_b_proj"));
+        QVERIFY2(kdaStage->join[1].from.find("g_a → g_b") != std::string::npos, kdaStage->join[1].from.c_str());
+        for (const auto &col : kdaStage->columns)
+            for (const auto &b : col.boxes)
+                QVERIFY2(!holds(b, "g_a_proj") && !holds(b, "g_b_proj"), b.title.c_str());
     }
 };
 

@@ -241,12 +241,9 @@ private slots:
         QFile f(path);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QString svg = QString::fromUtf8(f.readAll());
-        const QString latent = QStringLiteral("%1 latent + %2 rope = %3 per token")
-                                   .arg(spec.kvLoraRank)
-                                   .arg(spec.ropeDim)
-                                   .arg(spec.kvLoraRank + spec.ropeDim);
+        const QString latent = QStringLiteral("split %1 latent + %2 k_pe").arg(spec.kvLoraRank).arg(spec.ropeDim);
         QVERIFY2(svg.contains(latent), qPrintable(latent));
-        QVERIFY(svg.contains(QStringLiteral("cached: %L1 B/token (bf16)").arg(2 * (spec.kvLoraRank + spec.ropeDim))));
+        QVERIFY(svg.contains(QStringLiteral("cached: %L1 B/token with k_pe (bf16)").arg(2 * (spec.kvLoraRank + spec.ropeDim))));
         QVERIFY(window.provenance().startsWith(QStringLiteral("glm_moe_dsa · ")));
         QVERIFY(window.provenance().contains(QStringLiteral(" · synthetic · Checkpoint Atlas ")));
         QVERIFY(svg.contains(window.provenance().toHtmlEscaped()));

@@ -545,17 +545,14 @@ void layerKindsFromConfig(const ModelConfig &cfg, CheckpointAnalysis &a)
             (*declared)[static_cast<std::size_t>(i)] ? LayerKind::Moe : LayerKind::Dense;
 }
 
-bool isLinearKind(std::string_view kind)
-{
-    return kind == "linear_attention" || kind == "mamba";
-}
-
 // What a layer's tensors show about its kind.
 enum DiskMark : unsigned {
     kLinearMixer = 1,  // a recurrent mixer: A_log, dt_bias, short convolutions (KDA, Gated DeltaNet, Mamba-2)
     kCompressor = 2,   // DeepSeek-V4 attn.compressor.*
     kHashTable = 4,    // gate.tid2eid
     kAttention = 8,    // any other attention tensor
+    kMla = 16,         // kv_a_proj_with_mqa: multi-head latent attention
+    kV4Attention = 32, // DeepSeek-V4's shared K=V projection (attn.wkv)
 };
 
 unsigned diskMarks(std::string_view rest, Category role)
@@ -568,7 +565,51 @@ unsigned diskMarks(std::string_view rest, Category role)
         m |= kAttention;
     if (rest.starts_with("attn.compressor.")) m |= kCompressor;
     if (role == Category::RouterTables) m |= kHashTable;
+    if (rest.find("kv_a_proj_with_mqa") != std::string_view::npos) m |= kMla;
+    if (rest == "attn.wkv.weight") m |= kV4Attention;
     return m;
+}
+
+// Each layer's kind, decided once (domain.md section 15). The schedule's word where it names one, held
+// with the tensors: DeepSeek-V4's compress ratio; a recurrent word (or recurrent tensors), sized by the
+// config as KDA (linear_attn_config), Gated DeltaNet (linear_* dims) or Mamba-2 ("mamba"); MLA where
+// kv_a_proj_with_mqa is on disk (or kv_lora_rank says so and the layer's tensors are absent); sliding where
+// the schedule slides and a window is given; "none" where the schedule says none.
+void decideMixers(const ModelConfig &cfg, const std::vector<unsigned> &seen, CheckpointAnalysis &a)
+{
+    const int L = a.mainLayers;
+    const bool typed = static_cast<int>(cfg.layerTypes.size()) == L;
+    const bool allSliding = cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && !typed;
+    const bool kdaDims = cfg.kdaNumHeads && cfg.kdaHeadDim;
+    const bool gdnDims = cfg.linearNumValueHeads && cfg.linearKeyHeadDim && cfg.linearValueHeadDim;
+    for (int i = 0; i < a.layerCount; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        LayerInfo &layer = a.layers[u];
+        const unsigned m = u < seen.size() ? seen[u] : 0;
+        const bool main = i < L;
+        const std::string &word = layer.attention; // the schedule's word, or what the tensors showed
+        layer.attentionOnDisk = (m & (kAttention | kLinearMixer | kMla | kV4Attention)) != 0;
+        if (u < cfg.compressRatios.size() && (main || (m & kV4Attention))) {
+            layer.compressRatio = cfg.compressRatios[u];
+            layer.mixer = layer.compressRatio == 0   ? MixerKind::Window
+                          : layer.compressRatio <= 4 ? MixerKind::CompressedSparse
+                                                     : MixerKind::HeavilyCompressed;
+        } else if (const MixerKindRow *row = mixerKindOfWord(word); row && row->recurrent) {
+            // "linear_attention" is sized by what the config gives; a word of its own names its kind.
+            layer.mixer = row->kind != MixerKind::Linear ? row->kind
+                          : kdaDims                      ? MixerKind::Kda
+                          : gdnDims                      ? MixerKind::GatedDeltaNet
+                                                         : MixerKind::Linear;
+        } else if (main && typed && row && row->kind == MixerKind::None) {
+            layer.mixer = MixerKind::None;
+        } else if ((m & kMla) || (cfg.kvLoraRank && !(m & kAttention)) || (row && row->kind == MixerKind::Mla)) {
+            layer.mixer = MixerKind::Mla;
+        } else if (main && cfg.slidingWindow && ((row && row->kind == MixerKind::Sliding) || allSliding)) {
+            layer.mixer = MixerKind::Sliding;
+        } else {
+            layer.mixer = MixerKind::Full;
+        }
+    }
 }
 
 // The schedule (layer_types or the family's own keys, compress_ratios, mlp_layer_types) against what the
@@ -586,11 +627,11 @@ void scheduleAgainstTensors(const ModelConfig &cfg, const std::vector<unsigned> 
         LayerInfo &layer = a.layers[u];
         if (typed) {
             const std::string &kind = cfg.layerTypes[u];
-            if (isLinearKind(kind) && !(m & kLinearMixer) && (m & kAttention))
+            if (isRecurrentWord(kind) && !(m & kLinearMixer) && (m & kAttention))
                 byKind[from + " says " + kind + ", but the attention tensors are not a recurrent mixer (no A_log, "
                                             "dt_bias or conv1d)"]
                     .push_back(i);
-            else if (!isLinearKind(kind) && kind != "none" && (m & kLinearMixer))
+            else if (!isRecurrentWord(kind) && kind != "none" && (m & kLinearMixer))
                 byKind["recurrent-mixer tensors (A_log, dt_bias, conv1d) are on disk, but " + from + " says " + kind]
                     .push_back(i);
         }
@@ -657,7 +698,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     // Layers the config schedules as linear attention (layer_types or the family's schedule).
     std::vector<char> linearLayer(static_cast<std::size_t>(layerCount), 0);
     for (std::size_t i = 0; i < cfg.layerTypes.size() && i < linearLayer.size(); ++i)
-        linearLayer[i] = isLinearKind(cfg.layerTypes[i]);
+        linearLayer[i] = isRecurrentWord(cfg.layerTypes[i]);
     // What the tensors of each layer show, to hold the schedule against (scheduleAgainstTensors).
     std::vector<unsigned> seenOnDisk(static_cast<std::size_t>(layerCount), 0);
     std::size_t seen = 0;
@@ -823,6 +864,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         if (l.attention.empty()) l.attention = "none";
     layerKindsFromConfig(cfg, a);
     scheduleAgainstTensors(cfg, seenOnDisk, a);
+    decideMixers(cfg, seenOnDisk, a);
     buildIndexShare(ckpt, a);
     if (!ckpt.hasConfig)
         a.warnings.push_back("no config.json: layers and budget come from tensor names alone");

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "checkpoint.h"
+#include "layer_kinds.h"
 
 #include <array>
 #include <atomic>
@@ -89,6 +90,10 @@ struct LayerInfo
     bool hashRouted = false;     // experts chosen by token id (DeepSeek-V4 hash_moe, gate.tid2eid)
     std::int64_t compressRatio = -1; // DeepSeek-V4: tokens per compressed row (0: window only); -1: not such a layer
     std::string attention;       // layer_types' word for the layer, else "attention", "linear_attention" or "none"
+    // How the layer mixes its tokens, decided once from the schedule and the tensors together
+    // (decideMixers in analysis.cpp); every view and formula asks this, never a name or a word again.
+    MixerKind mixer = MixerKind::Full;
+    bool attentionOnDisk = false; // any attention or recurrent-mixer tensor of the layer is on disk
     Tally params;                // scales excluded
     Tally scales;
     Tally tables; // hash routing's token→expert tables (tid2eid): neither parameters nor scales

@@ -237,23 +237,12 @@ const Module *indexerPart(const LayerTensors &lt, std::string_view name)
     return lt.find(name, {"self_attn.indexer", "attention.indexer", "attn.indexer"});
 }
 
-LayerAttention attentionOf(const LoadedCheckpoint &data, const LayerTensors &lt, int layer)
+// The stage a layer's attention is drawn as: its kind's row (decided once by the analysis).
+LayerAttention attentionOf(const LayerInfo &info)
 {
-    const ModelConfig &cfg = data.checkpoint.config;
-    const bool main = layer < data.analysis.mainLayers;
-    const std::string type = main && static_cast<int>(cfg.layerTypes.size()) == data.analysis.mainLayers
-                                 ? cfg.layerTypes[static_cast<std::size_t>(layer)]
-                                 : std::string();
-    if (attn(lt, "kv_a_proj_with_mqa")) return LayerAttention::Mla;
-    if (attn(lt, "wkv") && attn(lt, "wq_a")) return LayerAttention::Compressed; // DeepSeek-V4
-    if (lt.anyUnder("linear_attn") || lt.anyUnder("mamba") || type.find("linear") != std::string::npos)
-        return LayerAttention::Linear;
-    const bool hasAttention = attn(lt, "k_proj") || attn(lt, "q_proj") || attn(lt, "qkv_proj");
-    if (!hasAttention) return LayerAttention::None;
-    if (type == "sliding_attention" ||
-        (type.empty() && cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && cfg.layerTypes.empty()))
-        return LayerAttention::Sliding;
-    return LayerAttention::Gqa;
+    const MixerKindRow &row = mixerKind(info.mixer);
+    if (!row.recurrent && !info.attentionOnDisk) return LayerAttention::None; // nothing of it to draw
+    return row.anatomy;
 }
 
 void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out, AnatomyMode mode)
@@ -793,13 +782,13 @@ void gatedDeltaNetStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAna
     out.stages.push_back(std::move(stage));
 }
 
-void linearStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
+void linearStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out)
 {
-    if (attn(lt, "f_a_proj") && attn(lt, "q_conv1d")) {
+    if (info.mixer == MixerKind::Kda && attn(lt, "q_conv1d")) {
         kdaStage(data, lt, out);
         return;
     }
-    if (lt.find("in_proj_qkvz", {"linear_attn"})) {
+    if (info.mixer == MixerKind::GatedDeltaNet && lt.find("in_proj_qkvz", {"linear_attn"})) {
         gatedDeltaNetStage(data, lt, out);
         return;
     }
@@ -945,45 +934,13 @@ std::string_view layerAttentionName(LayerAttention a)
 std::vector<StackRun> layerStack(const LoadedCheckpoint &data)
 {
     const CheckpointAnalysis &a = data.analysis;
-    const ModelConfig &cfg = data.checkpoint.config;
-    // Which layers hold which attention tensors: one pass over the names.
-    std::vector<char> mla(static_cast<std::size_t>(a.layerCount)), linear(mla.size()), attention(mla.size()),
-        compressed(mla.size());
-    for (const auto &shard : data.checkpoint.shards)
-        for (const auto &t : shard.tensors) {
-            const int l = a.layerOf(t.name);
-            if (l < 0) continue;
-            const std::string_view rest = layerRest(t.name);
-            if (rest.find("kv_a_proj_with_mqa") != std::string_view::npos) mla[static_cast<std::size_t>(l)] = 1;
-            if (rest == "attn.wkv.weight") compressed[static_cast<std::size_t>(l)] = 1;
-            if (rest.starts_with("linear_attn.") || rest.starts_with("mamba.")) linear[static_cast<std::size_t>(l)] = 1;
-            const Category role = layerRole(rest).category;
-            if (role == Category::Attention || role == Category::LinearAttention)
-                attention[static_cast<std::size_t>(l)] = 1;
-        }
-    const bool typed = static_cast<int>(cfg.layerTypes.size()) == a.mainLayers;
     std::vector<StackRun> runs;
     for (const LayerInfo &info : a.layers) {
-        const auto i = static_cast<std::size_t>(info.index);
-        const std::string type = typed && info.index < a.mainLayers ? cfg.layerTypes[i] : std::string();
-        LayerAttention att = LayerAttention::None;
-        if (mla[i])
-            att = LayerAttention::Mla;
-        else if (compressed[i])
-            att = LayerAttention::Compressed;
-        else if (linear[i] || type.find("linear") != std::string::npos)
-            att = LayerAttention::Linear;
-        else if (type == "sliding_attention" ||
-                 (!typed && cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && attention[i]))
-            att = LayerAttention::Sliding;
-        else if (attention[i])
-            att = LayerAttention::Gqa;
         if (runs.empty() || runs.back().kind != info.kind || runs.back().last + 1 != info.index)
             runs.push_back({info.index, info.index, info.kind, {}, {}, {}, {}});
         runs.back().last = info.index;
-        runs.back().compression.push_back(
-            i < cfg.compressRatios.size() && (info.index < a.mainLayers || compressed[i]) ? cfg.compressRatios[i] : -1);
-        runs.back().attention.push_back(att);
+        runs.back().compression.push_back(info.compressRatio);
+        runs.back().attention.push_back(attentionOf(info));
         runs.back().indexer.push_back(info.indexer);
         runs.back().reuses.push_back(info.reusesLayer);
     }
@@ -1010,7 +967,7 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
     }
     const LayerInfo &info = a.layers[static_cast<std::size_t>(layer)];
     LayerTensors lt(data, layer, index);
-    const LayerAttention att = attentionOf(data, lt, layer);
+    const LayerAttention att = attentionOf(info);
     const char *kind = info.kind == LayerKind::Dense ? "dense" : info.kind == LayerKind::Moe ? "MoE" : "MTP";
     out.heading = "Layer " + std::to_string(layer) + " · " + kind + " · " + std::string(layerAttentionName(att));
     if (info.indexer == IndexerRole::Full) out.heading += " · indexer full";
@@ -1042,7 +999,7 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
         gqaStage(data, lt, att, out);
         break;
     case LayerAttention::Linear:
-        linearStage(data, lt, out);
+        linearStage(data, lt, info, out);
         break;
     case LayerAttention::None:
         break;

@@ -57,9 +57,6 @@ struct LayerAnatomy
     std::vector<std::string> unplaced; // tensors of the layer no box stands for
 };
 
-// How a layer's tokens attend.
-// Compressed: DeepSeek-V4's window + compressed rows (the ratio per layer in StackRun::compression).
-enum class LayerAttention { Mla, Gqa, Sliding, Linear, None, Compressed };
 std::string_view layerAttentionName(LayerAttention a); // "MLA", "GQA", "sliding", "linear", "none", "compressed"
 
 // A run of consecutive layers of one kind (dense, MoE, MTP); attention and indexer roles per layer,

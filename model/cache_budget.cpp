@@ -204,11 +204,6 @@ std::uint64_t u(std::int64_t v)
     return static_cast<std::uint64_t>(v);
 }
 
-bool isRecurrent(std::string_view kind)
-{
-    return kind == "linear_attention" || kind == "mamba" || kind == "recurrent";
-}
-
 // The dtype the recurrent part of a state is kept in: what was asked, else what the config declares
 // (mamba_ssm_cache_dtype), else FP32 as vLLM keeps it.
 StateDtype stateDtypeFor(const ModelConfig &cfg, const CacheOptions &opt, bool mamba)
@@ -231,24 +226,27 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
 {
     std::int64_t kda = 0, gdn = 0, mamba = 0, other = 0;
     std::vector<int> kdaAt, gdnAt, mambaAt, otherAt;
-    const bool kdaDims = cfg.kdaNumHeads && cfg.kdaHeadDim;
-    const bool gdnDims = cfg.linearNumValueHeads && cfg.linearKeyHeadDim && cfg.linearValueHeadDim;
     const bool mambaDims = cfg.mambaNumHeads && cfg.mambaHeadDim && cfg.ssmStateSize;
     for (int i = 0; i < a.mainLayers; ++i) {
-        const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
-        if (!isRecurrent(kind)) continue;
-        if (kind == "mamba") {
+        switch (a.layers[static_cast<std::size_t>(i)].mixer) {
+        case MixerKind::Mamba2:
             (mambaDims ? mamba : other) += 1;
             (mambaDims ? mambaAt : otherAt).push_back(i);
-        } else if (kdaDims) {
+            break;
+        case MixerKind::Kda:
             ++kda;
             kdaAt.push_back(i);
-        } else if (gdnDims) {
+            break;
+        case MixerKind::GatedDeltaNet:
             ++gdn;
             gdnAt.push_back(i);
-        } else {
+            break;
+        case MixerKind::Linear:
             ++other;
             otherAt.push_back(i);
+            break;
+        default:
+            break;
         }
     }
     if (kda) {
@@ -285,13 +283,12 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
 }
 
 // Layers with softmax attention: the main layers that are neither recurrent nor without attention.
-std::vector<int> attentionLayerList(const ModelConfig &cfg, const CheckpointAnalysis &a)
+std::vector<int> attentionLayerList(const CheckpointAnalysis &a)
 {
-    const bool typed = static_cast<int>(cfg.layerTypes.size()) == a.mainLayers;
     std::vector<int> out;
     for (int i = 0; i < a.mainLayers; ++i) {
-        const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
-        if (!isRecurrent(kind) && !(typed && kind == "none")) out.push_back(i);
+        const MixerKind m = a.layers[static_cast<std::size_t>(i)].mixer;
+        if (!isRecurrent(m) && m != MixerKind::None) out.push_back(i);
     }
     return out;
 }
@@ -335,26 +332,20 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
         if (swaKv > 0 && swaK > 0 && swaV > 0) perSlidingLayer = u(swaKv) * (u(swaK) + u(swaV)) * element;
     }
     const int L = a.mainLayers;
-    const bool typed = static_cast<int>(cfg.layerTypes.size()) == L;
-    const bool allSliding = cfg.slidingWindow && cfg.useSlidingWindow.value_or(true) && !typed;
     std::int64_t full = 0, sliding = 0;
     std::vector<int> fullAt, slidingAt;
+    // Sliding layers are those the analysis decided slide (a window given); a schedule that names sliding
+    // layers without a window has them full (decideMixers).
     for (int i = 0; i < L; ++i) {
-        const std::string &kind = a.layers[static_cast<std::size_t>(i)].attention;
-        if (isRecurrent(kind) || (typed && kind == "none")) continue;
-        if (kind == "sliding_attention" || allSliding) {
+        const MixerKind m = a.layers[static_cast<std::size_t>(i)].mixer;
+        if (isRecurrent(m) || m == MixerKind::None) continue;
+        if (m == MixerKind::Sliding) {
             ++sliding;
             slidingAt.push_back(i);
         } else {
             ++full;
             fullAt.push_back(i);
         }
-    }
-    if (sliding && !cfg.slidingWindow) { // layer_types names sliding layers but no window: count them full
-        full += sliding;
-        sliding = 0;
-        fullAt.insert(fullAt.end(), slidingAt.begin(), slidingAt.end());
-        std::sort(fullAt.begin(), fullAt.end());
     }
     if (full) {
         c.attention.push_back({AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V", std::move(fullAt)});
@@ -544,7 +535,7 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     const std::int64_t mtpLayers = a.layerCount - a.mainLayers;
     const bool withDraft = opt.preset == CachePreset::VllmMtp || opt.preset == CachePreset::Atom;
     // Hybrids (GLM-5.3-Flash, Kimi-Linear): only the attention layers keep a latent.
-    const std::vector<int> attentionAt = attentionLayerList(cfg, a); // softmax-attention main layers
+    const std::vector<int> attentionAt = attentionLayerList(a); // softmax-attention main layers
     const auto attentionCount = static_cast<std::int64_t>(attentionAt.size());
     c.kvLayers = attentionCount + (withDraft ? mtpLayers : 0);
     c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);

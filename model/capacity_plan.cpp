@@ -79,7 +79,7 @@ Place placeOfTensor(const CheckpointAnalysis &a, const TensorInfo &t, bool mtp, 
     Category category = layerRole(rest).category;
     // A layer the schedule declares linear keeps its KDA projections under self_attn.* (as the analysis says).
     if (category == Category::Attention && layer < a.layerCount &&
-        a.layers[static_cast<std::size_t>(layer)].attention == "linear_attention")
+        isRecurrent(a.layers[static_cast<std::size_t>(layer)].mixer))
         category = Category::LinearAttention;
     switch (category) {
     case Category::Attention:

@@ -140,6 +140,7 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         row["indexer"] = indexerRoleName(l.indexer);
         row["indexer_weights"] = l.indexerWeights;
         row["attention"] = l.attention;
+        row["mixer"] = mixerKind(l.mixer).name; // the kind decided once (model/layer_kinds.h)
         if (l.compressRatio >= 0) row["compress_ratio"] = l.compressRatio;
         if (l.kind != LayerKind::Dense) row["routing"] = l.hashRouted ? "hash" : "scores";
         row["parameters"] = l.params.elements;

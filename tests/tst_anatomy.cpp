@@ -279,6 +279,8 @@ private slots:
         QTemporaryDir dir;
         fixture::writeCheckpoint(dir.path().toStdString(), config, t);
         const LoadedCheckpoint l = load(dir.path());
+        QCOMPARE(int(l.analysis.layers[0].mixer), int(MixerKind::GatedDeltaNet)); // sized by linear_* dims
+        QCOMPARE(int(l.analysis.layers[1].mixer), int(MixerKind::Full));
         const LayerAnatomy a = layerAnatomy(l, 0);
         QVERIFY2(a.unplaced.empty(), a.unplaced.empty() ? "" : a.unplaced.front().c_str());
         const AnatomyStage *gdn = nullptr;

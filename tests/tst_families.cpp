@@ -282,6 +282,8 @@ private slots:
         QCOMPARE(a.layers.front().routedExperts, int(experts)); // the fused tensors' leading dimension
         QCOMPARE(a.layers.front().kind, LayerKind::Moe);
 
+        for (std::uint64_t l = 0; l < layers; ++l)
+            QCOMPARE(int(a.layers[l].mixer), int(l % 2 == 0 ? MixerKind::Sliding : MixerKind::Full));
         // 18 full + 18 sliding (128-token) layers x 2,048 B: the sliding half stops growing at 128.
         Checkpoint ckpt;
         open(dir.path(), &ckpt);

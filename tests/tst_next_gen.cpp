@@ -261,6 +261,11 @@ private:
         for (const auto &s : report["routing"]["skipped"])
             QVERIFY(s.get<std::string>().find("hash-routed") != std::string::npos);
         QCOMPARE(report["layers"][0]["routing"].get<std::string>(), std::string("hash"));
+        for (std::size_t i = 0; i < n.ratios.size() && i < report["layers"].size(); ++i)
+            QCOMPARE(report["layers"][i]["mixer"].get<std::string>(),
+                     std::string(n.ratios[i] == 0   ? "window_attention"
+                                 : n.ratios[i] == 4 ? "compressed_sparse_attention"
+                                                    : "heavily_compressed_attention"));
         QCOMPARE(report["layers"][3]["routing"].get<std::string>(), std::string("scores"));
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());
 
@@ -425,9 +430,13 @@ private slots:
         const CacheBudget c = computeCacheBudget(o.ckpt, a, CacheOptions{});
         QCOMPARE(c.bytesPerToken, 7 * (512 + 64) * 2); // the 7 MLA layers keep latent and RoPE key
         QCOMPARE(*c.fixedStateBytes, 20 * (3 * 32 * 128 * 3 * 2 + 32 * 128 * 128 * 4));
-        for (int i = 0; i < 27; ++i)
-            QCOMPARE(a.layers[std::size_t(i)].attention,
-                     std::string((i + 1) % 4 == 0 || i == 26 ? "full_attention" : "linear_attention"));
+        for (int i = 0; i < 27; ++i) {
+            const bool mla = (i + 1) % 4 == 0 || i == 26;
+            QCOMPARE(a.layers[std::size_t(i)].attention, std::string(mla ? "full_attention" : "linear_attention"));
+            // The kind decided once: the schedule's full layers are MLA by their tensors, the rest KDA
+            // (linear_attn_config sizes them).
+            QCOMPARE(int(a.layers[std::size_t(i)].mixer), int(mla ? MixerKind::Mla : MixerKind::Kda));
+        }
 
         // A BF16-stored correction bias: rounding to BF16 cannot change a level, nor a routing.
         QByteArray err;

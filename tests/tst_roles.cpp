@@ -2,6 +2,7 @@
 // the role it must get; every row is the deciding row of at least one name, so no row is dead.
 #include "analysis.h"
 #include "bias_audit.h"
+#include "layer_kinds.h"
 #include "model_config.h"
 #include "roles.h"
 
@@ -29,6 +30,24 @@ class TestRoles : public QObject
     Q_OBJECT
 
 private slots:
+    // One row per kind of token mixing, every one named apart; the recurrent rows are exactly those that
+    // keep no rows per token, and no recurrent kind grows with the context.
+    void aRowPerMixerKind()
+    {
+        std::set<std::string> names;
+        std::set<int> kinds;
+        for (const MixerKindRow &r : mixerKinds()) {
+            QVERIFY2(names.insert(std::string(r.name)).second, r.name.data());
+            QVERIFY(kinds.insert(int(r.kind)).second);
+            QCOMPARE(int(mixerKind(r.kind).kind), int(r.kind));
+            QVERIFY(!(r.recurrent && r.growsWithContext));
+            QVERIFY(!r.label.empty() && !r.tone.empty() && !r.cacheFormula.empty());
+            if (r.recurrent) QCOMPARE(int(r.anatomy), int(LayerAttention::Linear));
+        }
+        QCOMPARE(int(kinds.size()), int(MixerKind::None) + 1); // every enumerator has its row
+        QVERIFY(isRecurrentWord("linear_attention") && isRecurrentWord("mamba") && !isRecurrentWord("sliding_attention"));
+    }
+
     void names_data()
     {
         QTest::addColumn<QString>("name");

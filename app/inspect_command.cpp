@@ -34,6 +34,8 @@ const char *kUsage =
     "  --no-cache                do not use or fill the on-disk header cache\n"
     "  --timeout SECONDS         give up on a remote load after this long (default 600)\n"
     "  --json                    print the ckpt-atlas.report/1 JSON report\n"
+    "  --explain                 print the working behind each headline number (integer arithmetic\n"
+    "                            that evaluates to it, and where each factor comes from)\n"
     "  --context N               context length for the cache total (default: max_position_embeddings)\n"
     "  --kv-dtype bf16|fp8|fp8_ds_mla   MLA latent cache layout (default bf16)\n"
     "  --cache-preset NAME       what an engine allocates: article (default: the reference article's\n"
@@ -66,6 +68,7 @@ struct InspectArgs
     bool progress = false;
     std::string sourceArg;
     bool json = false;
+    bool explain = false;
     CacheOptions cacheOptions;
     std::vector<std::string> expectations;
     std::string revision;
@@ -91,6 +94,8 @@ InspectArgs parseInspectArgs(const std::vector<std::string> &args)
             o.help = true;
         } else if (a == "--json") {
             o.json = true;
+        } else if (a == "--explain") {
+            o.explain = true;
         } else if (a == "--progress") {
             o.progress = true;
         } else if (parseSourceAndCacheOption(a, value, o.network, o.cacheOptions)) {
@@ -193,6 +198,9 @@ int runInspect(const std::vector<std::string> &args)
         const auto report = buildReport(result);
         if (o.json)
             std::cout << jsonOutput(report) << "\n";
+        else if (o.explain)
+            printText(std::cout, formatExplanations(explainReport(result.layout->checkpoint.config,
+                                                                  result.layout->analysis, result.layout->cache)));
         else
             printText(std::cout, formatReport(result));
         const auto failures = checkExpectations(report, o.expectations);

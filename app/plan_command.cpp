@@ -185,6 +185,7 @@ nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &d
     out["fits"] = p.fits;
     out["reason"] = p.reason;
     out["notes"] = p.notes;
+    out["explain"] = explanationsJson(explainPlan(p, data.cache));
     return out;
 }
 

@@ -411,6 +411,8 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         g.stateBytesPerSequence =
             state > static_cast<unsigned __int128>(UINT64_MAX) ? UINT64_MAX : static_cast<std::uint64_t>(state);
         g.usableBytes = usable;
+        g.windowBytesPerSequence = static_cast<double>(windows);
+        g.bytesPerSequence = static_cast<double>(perSequence);
         g.cacheRoomBytes = static_cast<std::int64_t>(g.usableBytes) - static_cast<std::int64_t>(g.weightBytes) -
                            static_cast<std::int64_t>(o.reserve);
         // Tokens of growing cache that fit beside one sequence's full windows.

@@ -54,6 +54,8 @@ struct PlanPerGpu
     std::uint64_t usableBytes = 0;
     std::int64_t cacheRoomBytes = 0; // usable - weights - reserve; negative: does not fit
     std::uint64_t maxCachedTokens = 0;
+    double windowBytesPerSequence = 0; // one sequence's full sliding windows on this GPU
+    double bytesPerSequence = 0;       // one sequence at the context on this GPU (rows, windows, state)
 };
 
 // One pipeline stage: its decoder layers [firstLayer, endLayer) (vLLM's get_pp_indices), the embedding

@@ -221,7 +221,32 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     auto warnings = ckpt.warnings;
     warnings.insert(warnings.end(), a.warnings.begin(), a.warnings.end());
     r["warnings"] = stringList(warnings);
+    r["explain"] = explanationsJson(explainReport(ckpt.config, a, c));
     return r;
+}
+
+nlohmann::ordered_json explanationsJson(const Explanations &explanations)
+{
+    using J = nlohmann::ordered_json;
+    J out = J::object();
+    for (const auto &[path, w] : explanations) {
+        J terms = J::array();
+        for (const auto &t : w.terms)
+            terms.push_back({{"factor", t.factor}, {"from", t.from}});
+        out[path] = {{"expression", w.expression}, {"terms", std::move(terms)}};
+    }
+    return out;
+}
+
+std::string formatExplanations(const Explanations &explanations)
+{
+    std::string o;
+    for (const auto &[path, w] : explanations) {
+        o += path + " = " + w.expression + "\n";
+        for (const auto &t : w.terms)
+            o += "    " + t.factor + "  " + t.from + "\n";
+    }
+    return o;
 }
 
 std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, const CacheBudget &c)

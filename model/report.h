@@ -2,6 +2,7 @@
 
 #include "analysis.h"
 #include "cache_budget.h"
+#include "explain.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,11 @@ nlohmann::ordered_json buildReport(const Checkpoint &checkpoint, const Checkpoin
 // The readable summary `inspect` prints without --json.
 std::string formatSummary(const Checkpoint &checkpoint, const CheckpointAnalysis &analysis,
                           const CacheBudget &cache);
+
+// The working behind the headline numbers, as the report's `explain` object and as text
+// ("cache.bytes_per_token = 78*(512+64)*2 + 21*144" and a line per factor).
+nlohmann::ordered_json explanationsJson(const Explanations &explanations);
+std::string formatExplanations(const Explanations &explanations);
 
 // Checks "a.b.3.c=VALUE" expressions against a report; returns one line per failure.
 std::vector<std::string> checkExpectations(const nlohmann::ordered_json &report,

@@ -50,4 +50,15 @@ inline nlohmann::json inspectJson(const QString &dir, const QStringList &args, Q
     return nlohmann::json::parse(p.readAllStandardOutput().toStdString(), nullptr, false);
 }
 
+// `ckpt-atlas plan DIR --json ARGS...`, parsed (exit 0 fits, 1 does not); null when it fails otherwise.
+inline nlohmann::json planJson(const QString &dir, const QStringList &args, QByteArray *err)
+{
+    QProcess p;
+    p.start(QStringLiteral(CKPT_ATLAS_BIN), QStringList{QStringLiteral("plan"), dir, QStringLiteral("--json")} + args);
+    if (!p.waitForFinished(300000)) return nullptr;
+    *err = p.readAllStandardError();
+    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() > 1) return nullptr;
+    return nlohmann::json::parse(p.readAllStandardOutput().toStdString(), nullptr, false);
+}
+
 } // namespace cli

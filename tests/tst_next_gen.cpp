@@ -9,6 +9,7 @@
 #include "checkpoint_reader.h"
 #include "diff.h"
 #include "cli_run.h"
+#include "explain.h"
 #include "synthetic_layout.h"
 
 #include <QTemporaryDir>
@@ -20,6 +21,8 @@
 using namespace atlas;
 using cli::figuresRender;
 using cli::inspectJson;
+using cli::planJson;
+using json = nlohmann::json;
 
 namespace {
 
@@ -307,7 +310,68 @@ private:
         QCOMPARE(runs.front().compression[std::size_t(r4Layer)], std::int64_t(4));
     }
 
+    // Every working the report and the plan carry evaluates exactly to the number at its path, and the
+    // headline paths each have one.
+    static void workingsHold(const json &doc, const std::vector<std::string> &required)
+    {
+        QVERIFY(doc.contains("explain"));
+        for (const auto &[path, w] : doc["explain"].items()) {
+            const json *node = &doc;
+            for (std::size_t at = 0, dot; at != std::string::npos; at = dot == std::string::npos ? dot : dot + 1) {
+                dot = path.find('.', at);
+                node = &(*node)[path.substr(at, dot == std::string::npos ? std::string::npos : dot - at)];
+            }
+            const std::string expression = w["expression"].get<std::string>();
+            const auto value = evaluateWorking(expression);
+            QVERIFY2(value, (path + " = " + expression).c_str());
+            const double got = double(value->numerator) / double(value->denominator);
+            QVERIFY2(node->is_number(), path.c_str());
+            if (node->is_number_unsigned())
+                QVERIFY2(value->denominator == 1 && std::uint64_t(value->numerator) == node->get<std::uint64_t>(),
+                         (path + " = " + expression).c_str());
+            else
+                QVERIFY2(got == node->get<double>(), (path + " = " + expression).c_str());
+            QVERIFY(!w["terms"].empty());
+        }
+        for (const auto &path : required)
+            QVERIFY2(doc["explain"].contains(path), path.c_str());
+    }
+
 private slots:
+    void everyHeadlineHasItsWorking()
+    {
+        for (const char *name : {"small", "kimi-linear", "glm-5.3-flash", "deepseek-v4-flash"}) {
+            QTemporaryDir dir;
+            const auto layout = synth::layoutNamed(name);
+            QVERIFY(layout);
+            synth::writeLayout(*layout, dir.path().toStdString());
+            QByteArray err;
+            const json report = inspectJson(dir.path(), {}, &err);
+            QVERIFY2(report.is_object(), err.constData());
+            std::vector<std::string> required{"parameters.total", "parameters.activated_per_token",
+                                              "cache.bytes_per_token", "cache.total_bytes"};
+            if (!report["cache"]["fixed_state_bytes"].is_null()) required.push_back("cache.fixed_state_bytes");
+            workingsHold(report, required);
+            const json plan = planJson(dir.path(), {QStringLiteral("--gpus"), QStringLiteral("4"), QStringLiteral("--gpu"),
+                                                     QStringLiteral("H200"), QStringLiteral("--context"), QStringLiteral("131072")},
+                                       &err);
+            QVERIFY2(plan.is_object(), err.constData());
+            std::vector<std::string> planRequired{"per_gpu.weight_bytes"};
+            if (plan["per_gpu"]["cache_bytes_per_token"].is_number_unsigned() && plan["fits"].get<bool>())
+                planRequired.push_back("per_gpu.max_cached_tokens");
+            workingsHold(plan, planRequired);
+        }
+        // The working a teacher points at (domain.md section 17): the small layout's latent and index keys.
+        QTemporaryDir dir;
+        synth::writeLayout(*synth::layoutNamed("small"), dir.path().toStdString());
+        QByteArray err;
+        const json report = inspectJson(dir.path(), {}, &err);
+        const std::string e = report["explain"]["cache.bytes_per_token"]["expression"].get<std::string>();
+        QVERIFY2(e.find("*(" + std::to_string(synth::smallLayout().kvLoraRank) + "+" +
+                        std::to_string(synth::smallLayout().ropeDim) + ")*2") != std::string::npos,
+                 e.c_str());
+    }
+
     void deepseekV4Flash()
     {
         // Published: 284 B total, 13 B active; the index lists 69,187 tensors.

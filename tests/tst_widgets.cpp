@@ -5,6 +5,7 @@
 #include "anatomy_view.h"
 #include "bias_view.h"
 #include "compare_view.h"
+#include "explain.h"
 #include "report.h"
 #include "budget_view.h"
 #include "cache_view.h"
@@ -502,6 +503,16 @@ private slots:
                  QString::fromStdString(shortCount(want.active)));
         QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")), QStringLiteral("92,880 B/token"));
+        // Each headline card carries its working: its first line evaluates exactly to the number.
+        for (const auto &[card, value] : {std::pair{QStringLiteral("Parameters"), double(want.total)},
+                                          std::pair{QStringLiteral("Active per token"), double(want.active)},
+                                          std::pair{QStringLiteral("KV + index cache"), 92880.0}}) {
+            const QString working = overview->cardWorking(card);
+            QVERIFY2(!working.isEmpty(), qPrintable(card));
+            const auto v = evaluateWorking(working.section(QLatin1Char('\n'), 0, 0).toStdString());
+            QVERIFY2(v, qPrintable(working));
+            QCOMPARE(double(v->numerator) / double(v->denominator), value);
+        }
         QVERIFY(overview->syntheticBannerShown());
         {
             // The card counts what the IndexShare view lists, main layers only.

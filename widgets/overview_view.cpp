@@ -4,6 +4,7 @@
 
 #include "cache_budget.h"
 #include "colours.h"
+#include "explain.h"
 #include "reflow_grid.h"
 
 #include <QEvent>
@@ -11,6 +12,7 @@
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMessageBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -131,6 +133,7 @@ void OverviewView::setCacheBudget(const CacheBudget &cache)
     label->setToolTip(tr("%1 at %2 tokens (per sequence, state included)")
                           .arg(binaryBytesQ(cache.totalBytes), groupDigitsQ(cache.contextTokens)) +
                       (cache.layoutNote.empty() ? QString() : QStringLiteral("\n") + qs(cache.layoutNote)));
+    if (m_data) setWorking(7, "cache.bytes_per_token", explainReport(m_data->checkpoint.config, m_data->analysis, cache));
 }
 
 // "21 full / 57 shared", and the layers with no indexer counted too when there are any (DeepSeek-V4:
@@ -178,8 +181,52 @@ void OverviewView::fitQuantHeight()
     if (m_quant->height() != h || m_quant->minimumHeight() != h) m_quant->setFixedHeight(h);
 }
 
+namespace {
+
+QString workingText(const Working &w)
+{
+    QString text = qs(w.expression) + QStringLiteral("\n");
+    for (const auto &t : w.terms)
+        text += QStringLiteral("\n  %1   %2").arg(qs(t.factor), qs(t.from));
+    return text;
+}
+
+} // namespace
+
+void OverviewView::setWorking(int card, const std::string &path, const Explanations &explanations)
+{
+    if (card >= m_cardValues.size()) return;
+    QLabel *label = m_cardValues[card].second;
+    QString text;
+    for (const auto &[p, w] : explanations)
+        if (p == path) text = workingText(w);
+    label->setProperty("working", text);
+    label->setProperty("workingPath", qs(path));
+    if (text.isEmpty()) return;
+    label->setToolTip(label->toolTip() + tr("\n\n%1 =\n%2\n(click for the working)").arg(qs(path), text));
+    label->setCursor(Qt::PointingHandCursor);
+    label->installEventFilter(this);
+}
+
+QString OverviewView::cardWorking(const QString &name) const
+{
+    for (const auto &[n, label] : m_cardValues)
+        if (n == name) return label->property("working").toString();
+    return {};
+}
+
 bool OverviewView::eventFilter(QObject *watched, QEvent *event)
 {
+    if (event->type() == QEvent::MouseButtonRelease) {
+        if (auto *label = qobject_cast<QLabel *>(watched); label && !label->property("working").toString().isEmpty()) {
+            // The formula pane: the arithmetic, selectable, to copy onto a slide.
+            QMessageBox box(QMessageBox::NoIcon, tr("The working behind %1").arg(label->property("workingPath").toString()),
+                            label->property("working").toString(), QMessageBox::Close, this);
+            box.setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+            box.exec();
+            return true;
+        }
+    }
     if (watched == m_quant && event->type() == QEvent::Resize) {
         m_quant->resizeRowsToContents();
         fitQuantHeight();
@@ -251,6 +298,11 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         b.activatedPerToken
             ? groupDigitsQ(*b.activatedPerToken) + QStringLiteral(" — ") + qs(b.activationNote)
             : qs(b.activationNote));
+    {
+        const Explanations working = explainReport(c.config, a, m_data->cache);
+        setWorking(0, "parameters.total", working);
+        setWorking(1, "parameters.activated_per_token", working);
+    }
     // Tensors no row of the role table claims are counted (under other) and named here, never dropped.
     const std::size_t unassigned = b.otherTensors.size();
     set(2,

@@ -2,6 +2,7 @@
 
 #include "atlas_view.h"
 #include "cache_budget.h"
+#include "explain.h"
 
 class QLabel;
 class QTableWidget;
@@ -28,12 +29,16 @@ public:
     QString cardValue(const QString &name) const;
     QString architectureValue(const QString &name) const; // a card of the Architecture row ("Experts")
     QTableWidget *quantTable() const { return m_quant; }
+    // For tests: the working a headline card shows on hover and in its pane on click ("" when none).
+    QString cardWorking(const QString &name) const;
     bool syntheticBannerShown() const;
     static QString indexerCount(std::size_t full, std::size_t shared, std::size_t mainLayers);
 
 private:
     QLabel *addCard(const QString &name);
     bool eventFilter(QObject *watched, QEvent *event) override;
+    // A card's working: the arithmetic in its tooltip, and a pane with it on click.
+    void setWorking(int card, const std::string &path, const Explanations &explanations);
     void fitQuantHeight();
     std::shared_ptr<const LoadedCheckpoint> m_data;
     QLabel *m_banner;

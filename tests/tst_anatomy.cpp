@@ -1,6 +1,7 @@
 // The Anatomy view's model: the layer stack and one layer's boxes, every number checked against the
 // shapes the writer put on disk (the spec's own knobs), never against program output.
 #include "anatomy.h"
+#include "anatomy_graph.h"
 #include "byte_source.h"
 #include "checkpoint_reader.h"
 #include "fixture_writer.h"
@@ -8,8 +9,10 @@
 #include "synthetic_layout.h"
 
 #include <QTemporaryDir>
-#include <set>
 #include <QTest>
+
+#include <algorithm>
+#include <set>
 
 using namespace atlas;
 
@@ -249,6 +252,84 @@ private slots:
                  findBox(moe, "router")->detail.c_str());
         QCOMPARE(findBox(moe, "wq_b")->detail, n(spec.qLoraRank) + " → " + n(spec.indexHeads * spec.indexHeadDim) +
                                                    " (from the query latent)");
+    }
+
+    // The layer as a data graph, its edges held against the engines' code, not the page's order.
+    void mlaAndIndexerAsAGraph()
+    {
+        const synth::LayoutSpec spec = synth::smallLayout();
+        QTemporaryDir dir;
+        synth::writeCheckpoint(spec, dir.path().toStdString());
+        const LoadedCheckpoint l = load(dir.path());
+        int owner = -1, shared = -1;
+        for (const auto &info : l.analysis.layers) {
+            if (info.indexer == IndexerRole::Full && info.indexerWeights && info.kind == LayerKind::Moe && owner < 0)
+                owner = info.index;
+            if (info.indexer == IndexerRole::Shared && shared < 0) shared = info.index;
+        }
+        QVERIFY(owner >= 0 && shared >= 0);
+        const AnatomyGraph g = anatomyGraph(l, owner);
+        QCOMPARE(g.kind, std::string("multi_latent_attention"));
+        using V = std::vector<std::string>;
+        // vLLM deepseek_v2.py DeepseekV2MLAAttention.forward: split, norm the latent, rotate k_pe, cache both.
+        QCOMPARE(g.inputsOf("q_a_proj"), V{"hidden_in"});
+        QCOMPARE(g.inputsOf("kv_a_proj_with_mqa"), V{"hidden_in"});
+        QCOMPARE(g.inputsOf("kv_a_layernorm"), V{"kv_a_proj_with_mqa"});
+        QCOMPARE(g.inputsOf("normalised_latent_cached"), V{"kv_a_layernorm"});
+        QCOMPARE(g.inputsOf("k_pe"), V{"kv_a_proj_with_mqa"});
+        QCOMPARE(g.inputsOf("rotary_position_rope"), V{"k_pe"});
+        QCOMPARE(g.inputsOf("rotated_k_pe_cached"), V{"rotary_position_rope"});
+        QVERIFY(g.node("normalised_latent_cached")->cached && g.node("rotated_k_pe_cached")->cached);
+        // Indexer.forward(hidden_states, qr): wq_b reads the query latent, wk and weights_proj the hidden state.
+        QCOMPARE(g.inputsOf("wq_b"), V{"q_a_layernorm"});
+        QCOMPARE(g.inputsOf("wk"), V{"hidden_in"});
+        QCOMPARE(g.inputsOf("weights_proj"), V{"hidden_in"});
+        QCOMPARE(g.inputsOf("top_k_selection"), (V{"index_query_heads", "index_keys_cached", "weights_proj"}));
+        // The sparse attention reads the selected entries; q_b_proj reads the query latent, not the indexer.
+        QCOMPARE(g.inputsOf("q_b_proj"), V{"q_a_layernorm"});
+        QCOMPARE(g.inputsOf("kv_b_proj"), V{"normalised_latent_cached"});
+        const V att = g.inputsOf("sparse_attention");
+        QVERIFY(std::find(att.begin(), att.end(), "top_k_selection") != att.end());
+        QVERIFY(std::find(att.begin(), att.end(), "rotated_k_pe_cached") != att.end());
+        QCOMPARE(g.inputsOf("o_proj"), V{"sparse_attention"});
+        QCOMPARE(g.inputsOf("routed_experts"), (V{"router", "residual"}));
+        // Every edge joins two nodes; every tensor of the layer is in exactly one node.
+        std::multiset<std::string> held;
+        for (const auto &n : g.nodes)
+            for (const auto &t : n.tensors)
+                held.insert(t);
+        for (const auto &e : g.edges)
+            QVERIFY(g.node(e.from) && g.node(e.to));
+        for (const auto &shard : l.checkpoint.shards)
+            for (const auto &t : shard.tensors)
+                if (l.analysis.layerOf(t.name) == owner && t.name.find("layernorm") == std::string::npos) {
+                    if (t.name.find("input_layernorm") != std::string::npos) continue;
+                    QVERIFY2(held.count(t.name) <= 1, t.name.c_str());
+                }
+        // IndexShare: the shared layer's attention takes the owner's top-k, from outside the layer.
+        const AnatomyGraph s = anatomyGraph(l, shared);
+        const V share = s.inputsOf("indexshare");
+        QCOMPARE(share.size(), std::size_t(1));
+        QCOMPARE(s.node(share.front())->role, NodeRole::Input);
+        QVERIFY(s.node(share.front())->label.find("top-k") != std::string::npos);
+        const V sharedAtt = s.inputsOf("sparse_attention");
+        QVERIFY(std::find(sharedAtt.begin(), sharedAtt.end(), "indexshare") != sharedAtt.end());
+        // Decode: the query moved into the latent, the cached latent read as one head.
+        const AnatomyGraph d = anatomyGraph(l, owner, AnatomyMode::Decode);
+        QCOMPARE(d.inputsOf("cached_latent_rope_key"), (V{"normalised_latent_cached", "rotated_k_pe_cached"}));
+        QCOMPARE(d.inputsOf("kv_b_proj_v_half_w_uv"), V{"sparse_attention_in_latent_space"});
+        // DOT and Mermaid carry every node and every edge.
+        const std::string dot = anatomyDot(g), mermaid = anatomyMermaid(g);
+        std::size_t dotEdges = 0, mermaidEdges = 0;
+        for (std::size_t at = 0; (at = dot.find(" -> ", at)) != std::string::npos; ++at)
+            ++dotEdges;
+        for (std::size_t at = 0; (at = mermaid.find(" -->", at)) != std::string::npos; ++at)
+            ++mermaidEdges;
+        QCOMPARE(dotEdges, g.edges.size());
+        QCOMPARE(mermaidEdges, g.edges.size());
+        for (const auto &n : g.nodes)
+            QVERIFY(dot.find("\"" + n.id + "\"") != std::string::npos && mermaid.find("  " + n.id) != std::string::npos);
+        QCOMPARE(anatomyJson(g)["schema"].get<std::string>(), std::string("ckpt-atlas.anatomy/1"));
     }
 
     void gatedDeltaNetLayer()

@@ -3,6 +3,7 @@
 // program's output), then held against the published anchors.
 #include "analysis.h"
 #include "anatomy.h"
+#include "anatomy_graph.h"
 #include "byte_source.h"
 #include "cache_budget.h"
 #include "capacity_plan.h"
@@ -575,6 +576,34 @@ private slots:
         for (const auto &col : kdaStage->columns)
             for (const auto &b : col.boxes)
                 QVERIFY2(!holds(b, "g_a_proj") && !holds(b, "g_b_proj"), b.title.c_str());
+        // The same as a graph: the state reads q, k, v (after conv and SiLU), the decay and beta; o_norm
+        // reads the state and the hidden state (its gate g_a → g_b); no node of g feeds the state.
+        const AnatomyGraph kg = anatomyGraph(data, 0);
+        const auto stateInputs = kg.inputsOf("delta_rule_the_recurrent_state_kept_per_sequence");
+        QCOMPARE(stateInputs.size(), std::size_t(5));
+        for (const auto &in : stateInputs) {
+            const AnatomyNode *n = kg.node(in);
+            QVERIFY(n);
+            QVERIFY2(std::none_of(n->tensors.begin(), n->tensors.end(),
+                                  [](const std::string &t) { return t.find("g_a_proj") != std::string::npos; }),
+                     in.c_str());
+        }
+        QCOMPARE(kg.inputsOf("o_norm_core_g_gated_rmsnorm"),
+                 (std::vector<std::string>{"delta_rule_the_recurrent_state_kept_per_sequence", "hidden_in"}));
+        // The command line prints the same graph as ckpt-atlas.anatomy/1, and refuses a layer it lacks.
+        QProcess cli;
+        cli.start(QStringLiteral(CKPT_ATLAS_BIN),
+                  {QStringLiteral("anatomy"), dir.path(), QStringLiteral("--layer"), QStringLiteral("0"), QStringLiteral("--json")});
+        QVERIFY(cli.waitForFinished(120000));
+        QCOMPARE(cli.exitCode(), 0);
+        const json graph = json::parse(cli.readAllStandardOutput().toStdString());
+        QCOMPARE(graph["schema"].get<std::string>(), std::string("ckpt-atlas.anatomy/1"));
+        QCOMPARE(graph["kind"].get<std::string>(), std::string("kimi_delta_attention"));
+        QCOMPARE(graph["edges"].size(), kg.edges.size());
+        cli.start(QStringLiteral(CKPT_ATLAS_BIN),
+                  {QStringLiteral("anatomy"), dir.path(), QStringLiteral("--layer"), QStringLiteral("999")});
+        QVERIFY(cli.waitForFinished(120000));
+        QCOMPARE(cli.exitCode(), 2);
     }
 };
 

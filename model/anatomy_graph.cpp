@@ -1,0 +1,339 @@
+#include "anatomy_graph.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+namespace atlas {
+
+std::string_view nodeRoleName(NodeRole r)
+{
+    switch (r) {
+    case NodeRole::Input: return "input";
+    case NodeRole::Projection: return "projection";
+    case NodeRole::Norm: return "norm";
+    case NodeRole::Rope: return "rope";
+    case NodeRole::Conv: return "conv";
+    case NodeRole::Activation: return "activation";
+    case NodeRole::Gate: return "gate";
+    case NodeRole::State: return "state";
+    case NodeRole::Cache: return "cache";
+    case NodeRole::Heads: return "heads";
+    case NodeRole::Topk: return "topk";
+    case NodeRole::Attention: return "attention";
+    case NodeRole::Router: return "router";
+    case NodeRole::Experts: return "experts";
+    case NodeRole::Sum: return "sum";
+    case NodeRole::Streams: return "streams";
+    case NodeRole::Output: return "output";
+    }
+    return "projection";
+}
+
+const AnatomyNode *AnatomyGraph::node(const std::string &id) const
+{
+    for (const auto &n : nodes)
+        if (n.id == id) return &n;
+    return nullptr;
+}
+
+std::vector<std::string> AnatomyGraph::inputsOf(const std::string &id) const
+{
+    std::vector<std::string> out;
+    for (const auto &e : edges)
+        if (e.to == id) out.push_back(e.from);
+    return out;
+}
+
+namespace {
+
+constexpr const char *kIn = "hidden_in";       // the layer's input, after input_layernorm
+constexpr const char *kResidual = "residual";  // attention output + the residual stream, before the FFN
+constexpr const char *kOut = "hidden_out";     // the layer's output
+
+std::string slug(const std::string &title)
+{
+    std::string s;
+    for (unsigned char c : title) {
+        if (std::isalnum(c))
+            s += static_cast<char>(std::tolower(c));
+        else if (!s.empty() && s.back() != '_')
+            s += '_';
+    }
+    while (!s.empty() && s.back() == '_')
+        s.pop_back();
+    return s.empty() ? "node" : s;
+}
+
+// The width after the last "→" of a box's detail ("2,304 → 4,096" → "4096").
+std::string shapeOut(const std::string &detail)
+{
+    const auto arrow = detail.rfind("→");
+    if (arrow == std::string::npos) return {};
+    std::string digits;
+    for (std::size_t i = arrow + std::string("→").size(); i < detail.size(); ++i) {
+        const char c = detail[i];
+        if (std::isdigit(static_cast<unsigned char>(c)))
+            digits += c;
+        else if (c == ',' || (c == ' ' && digits.empty()))
+            continue;
+        else
+            break;
+    }
+    return digits;
+}
+
+NodeRole roleOf(const AnatomyBox &b, bool streams)
+{
+    const std::string &t = b.title;
+    const auto has = [&](const char *s) { return t.find(s) != std::string::npos; };
+    if (streams) return NodeRole::Streams;
+    switch (b.kind) {
+    case BoxKind::Input: return NodeRole::Input;
+    case BoxKind::Linear: return has("conv") ? NodeRole::Conv : has("sigmoid") ? NodeRole::Gate : NodeRole::Projection;
+    case BoxKind::Norm: return NodeRole::Norm;
+    case BoxKind::Latent: return has("state") ? NodeRole::State : b.cached ? NodeRole::Cache : NodeRole::Heads;
+    case BoxKind::Heads:
+        return has("rotary") ? NodeRole::Rope : has("SiLU") ? NodeRole::Activation : NodeRole::Heads;
+    case BoxKind::Attention: return NodeRole::Attention;
+    case BoxKind::Indexer:
+        return has("top-k") || has("IndexShare") ? NodeRole::Topk
+               : has("pooling")                  ? NodeRole::Conv
+               : has("norm")                     ? NodeRole::Norm
+                                                 : NodeRole::Projection;
+    case BoxKind::Router: return NodeRole::Router;
+    case BoxKind::Experts: return NodeRole::Experts;
+    case BoxKind::Note: return NodeRole::Sum;
+    }
+    return NodeRole::Projection;
+}
+
+class Builder
+{
+public:
+    AnatomyGraph g;
+
+    void node(AnatomyNode n)
+    {
+        std::string id = n.id;
+        for (int k = 2; taken.count(id); ++k)
+            id = n.id + "_" + std::to_string(k);
+        taken.insert(id);
+        n.id = id;
+        if (!byTitle.count(n.label)) byTitle[n.label] = id;
+        g.nodes.push_back(std::move(n));
+    }
+    std::string idOf(const std::string &title) const
+    {
+        auto it = byTitle.find(title);
+        return it == byTitle.end() ? std::string() : it->second;
+    }
+    // The inputs of a node, replacing what the layout would have given it.
+    void wire(const std::string &title, const std::vector<std::string> &fromTitlesOrIds)
+    {
+        const std::string to = idOf(title);
+        if (to.empty()) return;
+        std::vector<std::string> from;
+        for (const auto &f : fromTitlesOrIds) {
+            std::string id = taken.count(f) ? f : idOf(f);
+            if (!id.empty() && std::find(from.begin(), from.end(), id) == from.end()) from.push_back(id);
+        }
+        inputs[to] = from;
+    }
+    std::map<std::string, std::vector<std::string>> inputs; // node id → input ids
+    std::set<std::string> taken;
+    std::map<std::string, std::string> byTitle;
+};
+
+} // namespace
+
+AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode mode)
+{
+    const LayerAnatomy a = layerAnatomy(data, layer, nullptr, mode);
+    const LayerInfo &info = data.analysis.layers[static_cast<std::size_t>(layer)];
+    Builder b;
+    b.g.layer = layer;
+    b.g.kind = std::string(mixerKind(info.mixer).name);
+    b.node({kIn, "the layer's input (after input_layernorm)", NodeRole::Input, {}, false, {}});
+
+    // 1. Nodes, with the wiring the page gives them: each column a chain from the stage's input, the
+    //    stage's joined blocks after its columns, each stage fed by the one before.
+    std::string stageInput = kIn;
+    bool ffnSeen = false;
+    for (const AnatomyStage &stage : a.stages) {
+        const bool ffn = stage.title == "Mixture of experts" || stage.title == "Dense MLP";
+        const bool streams = stage.title.find("Hyper-connections") != std::string::npos;
+        if (ffn && !ffnSeen) {
+            ffnSeen = true;
+            b.node({kResidual, "attention output + the residual stream (post_attention_layernorm)", NodeRole::Sum, {}, false, {}});
+            b.inputs[kResidual] = {kIn, stageInput};
+            stageInput = kResidual;
+        }
+        const auto add = [&](const AnatomyBox &box) {
+            b.node({slug(box.title), box.title, roleOf(box, streams), box.tensors, box.cached, shapeOut(box.detail)});
+            return b.g.nodes.back().id;
+        };
+        std::vector<std::string> lasts;
+        for (const AnatomyColumn &col : stage.columns) {
+            std::string prev = stageInput;
+            for (const AnatomyBox &box : col.boxes) {
+                const std::string id = add(box);
+                if (!box.skipped) b.inputs[id] = {prev};
+                prev = id;
+            }
+            if (!col.boxes.empty() && !col.boxes.back().skipped) lasts.push_back(prev);
+        }
+        std::string prev;
+        for (std::size_t k = 0; k < stage.join.size(); ++k) {
+            const AnatomyBox &box = stage.join[k];
+            const std::string id = add(box);
+            b.inputs[id] = k == 0 ? (lasts.empty() ? std::vector<std::string>{stageInput} : lasts) : std::vector<std::string>{prev};
+            // A block fed only from outside (IndexShare: the owner's top-k, the blocks above not run).
+            if (k == 0 && lasts.empty() && !box.from.empty() && !stage.columns.empty()) b.inputs[id].clear();
+            if (!box.from.empty()) {
+                // An input from outside this layer's blocks (another layer's top-k, a gate from the hidden state).
+                const std::string ext = "from_" + slug(box.from);
+                if (!b.taken.count(ext)) b.node({ext, box.from, NodeRole::Input, {}, false, {}});
+                b.inputs[id].push_back(b.idOf(box.from).empty() ? ext : b.idOf(box.from));
+            }
+            prev = id;
+        }
+        if (!prev.empty())
+            stageInput = prev;
+        else if (!lasts.empty())
+            stageInput = lasts.back();
+    }
+    b.node({kOut, "the layer's output (+ the residual stream)", NodeRole::Output, {}, false, {}});
+    b.inputs[kOut] = {stageInput, ffnSeen ? std::string(kResidual) : std::string(kIn)};
+
+    // 2. The data flow the engines run, where the page's order is not it.
+    // MLA (vLLM deepseek_v2.py DeepseekV2MLAAttention.forward): both latents read the hidden state;
+    // kv_a_proj_with_mqa splits into the latent (kv_a_layernorm) and k_pe (rotary_emb), and the cache
+    // write takes the normalised latent and the rotated k_pe; q_b_proj reads the normalised query latent.
+    b.wire("q_a_proj", {kIn});
+    b.wire("kv_a_proj_with_mqa", {kIn});
+    b.wire("kv_a_layernorm", {"kv_a_proj_with_mqa"});
+    b.wire("normalised latent (cached)", {"kv_a_layernorm"});
+    b.wire("k_pe", {"kv_a_proj_with_mqa"});
+    b.wire("rotary position (RoPE)", {"k_pe"});
+    b.wire("rotated k_pe (cached)", {"rotary position (RoPE)"});
+    b.wire("k_pe (cached as is)", {"k_pe"});
+    // DSA indexer (DeepSeek-V3.2 Indexer; vLLM deepseek_v2.py Indexer.forward(hidden_states, qr, ...)):
+    // wq_b reads the query latent (qr), wk and weights_proj the hidden state; the top-k takes the index
+    // queries, the cached keys and the head weights.
+    b.wire("wq_b", {"q_a_layernorm"});
+    b.wire("wk", {kIn});
+    b.wire("weights_proj", {kIn});
+    b.wire("index query heads", {"wq_b"});
+    if (!b.idOf("key pooling").empty()) {
+        b.wire("key pooling", {"k_norm"});
+        b.wire("index keys (cached)", {"key pooling"});
+    } else {
+        b.wire("index keys (cached)", {"k_norm"});
+    }
+    b.wire("top-k selection",
+           {b.idOf("index query heads").empty() ? "wq_b" : "index query heads", "index keys (cached)", "weights_proj"});
+    const std::string topk = !b.idOf("top-k selection").empty() ? "top-k selection" : "IndexShare";
+    b.wire("q_b_proj", {"q_a_layernorm"});
+    b.wire("query heads", {b.idOf("q_b_proj").empty() ? "q_proj" : "q_b_proj"});
+    b.wire("kv_b_proj", {"normalised latent (cached)"});
+    b.wire("key and value heads", {"kv_b_proj"});
+    const std::string pe = !b.idOf("rotated k_pe (cached)").empty() ? "rotated k_pe (cached)" : "k_pe (cached as is)";
+    for (const char *att : {"sparse attention", "attention"})
+        if (b.g.nodes.size() && !b.idOf(att).empty() && !b.idOf("key and value heads").empty())
+            b.wire(att, {"query heads", "key and value heads", pe, b.idOf(topk).empty() ? std::string() : topk});
+    // Decode: W_UK folded into the query, the cached latent read as one head, W_UV after.
+    b.wire("kv_b_proj, K half (W_UK)", {"query heads"});
+    b.wire("cached latent + RoPE key", {"normalised latent (cached)", pe});
+    for (const char *att : {"sparse attention in latent space", "attention in latent space"})
+        b.wire(att, {"kv_b_proj, K half (W_UK)", "cached latent + RoPE key", b.idOf(topk).empty() ? std::string() : topk});
+    // Gated DeltaNet (qwen3_next.py): z from in_proj_qkvz gates the norm beside the state.
+    b.wire("norm(core, z): gated RMSNorm", {b.idOf("gated delta rule: the recurrent state (kept per sequence)"), "in_proj_qkvz"});
+    // KDA (layers/kda.py): the output gate g = g_b(g_a(hidden)) is held in o_norm's node, reading the
+    // hidden state; the state feeds o_norm, not the other way round.
+    b.wire("o_norm(core, g): gated RMSNorm", {b.idOf("delta rule: the recurrent state (kept per sequence)"), kIn});
+    // MoE: the router scores the FFN input; the experts run on that input, chosen by the router.
+    b.wire("routed experts", {"router", kResidual});
+
+    // 3. Edges, in node order; an input named by a gone external node is dropped.
+    std::set<std::string> used;
+    for (const auto &n : b.g.nodes) {
+        auto it = b.inputs.find(n.id);
+        if (it == b.inputs.end()) continue;
+        for (const auto &from : it->second) {
+            const AnatomyNode *src = b.g.node(from);
+            if (!src) continue;
+            b.g.edges.push_back({from, n.id, src->shapeOut});
+            used.insert(from);
+            used.insert(n.id);
+        }
+    }
+    // External inputs the wiring replaced (a gate drawn from the side) are not left standing alone.
+    std::vector<AnatomyNode> kept;
+    for (auto &n : b.g.nodes)
+        if (used.count(n.id) || n.role != NodeRole::Input || n.id == kIn) kept.push_back(std::move(n));
+    b.g.nodes = std::move(kept);
+    return b.g;
+}
+
+nlohmann::ordered_json anatomyJson(const AnatomyGraph &g)
+{
+    using J = nlohmann::ordered_json;
+    J nodes = J::array(), edges = J::array();
+    for (const auto &n : g.nodes)
+        nodes.push_back({{"id", n.id},
+                         {"label", n.label},
+                         {"role", nodeRoleName(n.role)},
+                         {"tensors", n.tensors},
+                         {"cached", n.cached},
+                         {"shape_out", n.shapeOut.empty() ? J() : J(n.shapeOut)}});
+    for (const auto &e : g.edges)
+        edges.push_back({{"from", e.from}, {"to", e.to}, {"shape", e.shape.empty() ? J() : J(e.shape)}});
+    return {{"schema", "ckpt-atlas.anatomy/1"}, {"layer", g.layer}, {"kind", g.kind}, {"nodes", nodes}, {"edges", edges}};
+}
+
+namespace {
+
+std::string quoted(const std::string &s, const char *quote)
+{
+    std::string out;
+    for (char c : s) {
+        if (c == '"')
+            out += quote;
+        else if (c == '\n')
+            out += ' ';
+        else
+            out += c;
+    }
+    return out;
+}
+
+} // namespace
+
+std::string anatomyDot(const AnatomyGraph &g)
+{
+    std::string s = "digraph layer_" + std::to_string(g.layer) + " {\n  rankdir=TB;\n  node [shape=box, style=rounded];\n";
+    for (const auto &n : g.nodes)
+        s += "  \"" + n.id + "\" [label=\"" + quoted(n.label, "\\\"") + "\"" +
+             (n.cached ? ", style=\"rounded,filled\", fillcolor=\"#f3d6b5\"" : "") +
+             (n.role == NodeRole::Input || n.role == NodeRole::Output ? ", shape=ellipse" : "") + "];\n";
+    for (const auto &e : g.edges)
+        s += "  \"" + e.from + "\" -> \"" + e.to + "\"" + (e.shape.empty() ? "" : " [label=\"" + e.shape + "\"]") + ";\n";
+    return s + "}\n";
+}
+
+std::string anatomyMermaid(const AnatomyGraph &g)
+{
+    std::string s = "flowchart TD\n";
+    for (const auto &n : g.nodes)
+        s += "  " + n.id + (n.role == NodeRole::Input || n.role == NodeRole::Output ? "([\"" : "[\"") +
+             quoted(n.label, "#quot;") + (n.role == NodeRole::Input || n.role == NodeRole::Output ? "\"])\n" : "\"]\n");
+    for (const auto &e : g.edges)
+        s += "  " + e.from + (e.shape.empty() ? " --> " : " -->|" + e.shape + "| ") + e.to + "\n";
+    for (const auto &n : g.nodes)
+        if (n.cached) s += "  style " + n.id + " fill:#f3d6b5\n";
+    return s;
+}
+
+} // namespace atlas

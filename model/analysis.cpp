@@ -596,13 +596,20 @@ void decideMixers(const ModelConfig &cfg, const std::vector<unsigned> &seen, Che
                                                      : MixerKind::HeavilyCompressed;
         } else if (const MixerKindRow *row = mixerKindOfWord(word); row && row->recurrent) {
             // "linear_attention" is sized by what the config gives; a word of its own names its kind.
-            layer.mixer = row->kind != MixerKind::Linear ? row->kind
-                          : kdaDims                      ? MixerKind::Kda
-                          : gdnDims                      ? MixerKind::GatedDeltaNet
-                                                         : MixerKind::Linear;
+            // A kind the config cannot size (no linear_attn_config, no linear_* dims) is a recurrent
+            // state of unknown size: the cache counts none of it rather than reading absent keys.
+            const MixerKind named = row->kind != MixerKind::Linear ? row->kind
+                                    : kdaDims                      ? MixerKind::Kda
+                                    : gdnDims                      ? MixerKind::GatedDeltaNet
+                                                                   : MixerKind::Linear;
+            layer.mixer = (named == MixerKind::Kda && !kdaDims) || (named == MixerKind::GatedDeltaNet && !gdnDims)
+                              ? MixerKind::Linear
+                              : named;
         } else if (main && typed && row && row->kind == MixerKind::None) {
             layer.mixer = MixerKind::None;
-        } else if ((m & kMla) || (cfg.kvLoraRank && !(m & kAttention)) || (row && row->kind == MixerKind::Mla)) {
+        } else if (m & kV4Attention) {
+            layer.mixer = MixerKind::Window; // DeepSeek-V4 attention whose ratio the config does not give
+        } else if ((m & kMla) || (!(m & kAttention) && (cfg.kvLoraRank || (row && row->kind == MixerKind::Mla)))) {
             layer.mixer = MixerKind::Mla;
         } else if (main && cfg.slidingWindow && ((row && row->kind == MixerKind::Sliding) || allSliding)) {
             layer.mixer = MixerKind::Sliding;

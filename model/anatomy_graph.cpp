@@ -137,9 +137,9 @@ public:
         std::vector<std::string> from;
         for (const auto &f : fromTitlesOrIds) {
             std::string id = taken.count(f) ? f : idOf(f);
-            if (!id.empty() && std::find(from.begin(), from.end(), id) == from.end()) from.push_back(id);
+            if (!id.empty() && id != to && std::find(from.begin(), from.end(), id) == from.end()) from.push_back(id);
         }
-        inputs[to] = from;
+        if (!from.empty()) inputs[to] = from; // a source this layer lacks leaves the page's wiring
     }
     std::map<std::string, std::vector<std::string>> inputs; // node id → input ids
     std::set<std::string> taken;
@@ -207,7 +207,10 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode m
     b.node({kOut, "the layer's output (+ the residual stream)", NodeRole::Output, {}, false, {}});
     b.inputs[kOut] = {stageInput, ffnSeen ? std::string(kResidual) : std::string(kIn)};
 
-    // 2. The data flow the engines run, where the page's order is not it.
+    // 2. The data flow the engines run, where the page's order is not it (each kind's own wiring only on
+    //    layers of that kind: DeepSeek-V4's query and indexer both hold a wq_b).
+    const bool mla = info.mixer == MixerKind::Mla;
+    if (mla) {
     // MLA (vLLM deepseek_v2.py DeepseekV2MLAAttention.forward): both latents read the hidden state;
     // kv_a_proj_with_mqa splits into the latent (kv_a_layernorm) and k_pe (rotary_emb), and the cache
     // write takes the normalised latent and the rotated k_pe; q_b_proj reads the normalised query latent.
@@ -248,6 +251,7 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode m
     b.wire("cached latent + RoPE key", {"normalised latent (cached)", pe});
     for (const char *att : {"sparse attention in latent space", "attention in latent space"})
         b.wire(att, {"kv_b_proj, K half (W_UK)", "cached latent + RoPE key", b.idOf(topk).empty() ? std::string() : topk});
+    }
     // Gated DeltaNet (qwen3_next.py): z from in_proj_qkvz gates the norm beside the state.
     b.wire("norm(core, z): gated RMSNorm", {b.idOf("gated delta rule: the recurrent state (kept per sequence)"), "in_proj_qkvz"});
     // KDA (layers/kda.py): the output gate g = g_b(g_a(hidden)) is held in o_norm's node, reading the
@@ -256,14 +260,15 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode m
     // MoE: the router scores the FFN input; the experts run on that input, chosen by the router.
     b.wire("routed experts", {"router", kResidual});
 
-    // 3. Edges, in node order; an input named by a gone external node is dropped.
+    // 3. Edges, in node order, each pair once and no node into itself.
     std::set<std::string> used;
+    std::set<std::pair<std::string, std::string>> seen;
     for (const auto &n : b.g.nodes) {
         auto it = b.inputs.find(n.id);
         if (it == b.inputs.end()) continue;
         for (const auto &from : it->second) {
             const AnatomyNode *src = b.g.node(from);
-            if (!src) continue;
+            if (!src || from == n.id || !seen.insert({from, n.id}).second) continue;
             b.g.edges.push_back({from, n.id, src->shapeOut});
             used.insert(from);
             used.insert(n.id);

@@ -156,10 +156,12 @@ Explanations explainReport(const ModelConfig &cfg, const CheckpointAnalysis &a, 
         if (g.bytesPerTokenPerLayer) {
             auto [product, terms] = perToken(c, g);
             if (g.window) {
+                // The window's whole rows: layers × bytes per row × rows (no division left to round).
                 const std::uint64_t rows = *g.window / std::max<std::uint64_t>(g.compression, 1);
-                auto t = terms;
-                t.push_back({num(rows), "rows of the window (sliding_window)"});
-                windows.add(product + "*" + num(rows), t);
+                windows.add(num(static_cast<std::uint64_t>(g.layers)) + "*" + num(g.bytesPerTokenPerLayer) + "*" + num(rows),
+                            {{num(static_cast<std::uint64_t>(g.layers)), "layers of kind " + std::string(attentionKindName(g.kind))},
+                             {num(g.bytesPerTokenPerLayer), "bytes per row"},
+                             {num(rows), "rows of the window (sliding_window)"}});
             } else {
                 perTok.add(product, terms);
             }
@@ -270,6 +272,37 @@ private:
         return false;
     }
     static bool fits(__int128 v) { return v < (static_cast<__int128>(1) << 100) && v > -(static_cast<__int128>(1) << 100); }
+    static std::optional<__int128> mul(__int128 a, __int128 b)
+    {
+        __int128 r;
+        if (__builtin_mul_overflow(a, b, &r) || !fits(r)) return std::nullopt;
+        return r;
+    }
+    static std::optional<__int128> add(__int128 a, __int128 b)
+    {
+        __int128 r;
+        if (__builtin_add_overflow(a, b, &r) || !fits(r)) return std::nullopt;
+        return r;
+    }
+    // a/b ± c/d, a/b × c/d and a/b ÷ c/d, nullopt when any step leaves 2^100.
+    static std::optional<ExactValue> combine(const ExactValue &x, const ExactValue &y, char op)
+    {
+        std::optional<__int128> n, d;
+        if (op == '+' || op == '-') {
+            const auto l = mul(x.numerator, y.denominator), r = mul(y.numerator, x.denominator);
+            if (!l || !r) return std::nullopt;
+            n = add(*l, op == '+' ? *r : -*r);
+            d = mul(x.denominator, y.denominator);
+        } else if (op == '*') {
+            n = mul(x.numerator, y.numerator);
+            d = mul(x.denominator, y.denominator);
+        } else {
+            n = mul(x.numerator, y.denominator);
+            d = mul(x.denominator, y.numerator);
+        }
+        if (!n || !d) return std::nullopt;
+        return norm(*n, *d);
+    }
     static std::optional<ExactValue> norm(__int128 n, __int128 d)
     {
         if (d == 0 || !fits(n) || !fits(d)) return std::nullopt;
@@ -290,11 +323,11 @@ private:
             if (take('+')) {
                 auto r = product();
                 if (!r) return std::nullopt;
-                v = norm(v->numerator * r->denominator + r->numerator * v->denominator, v->denominator * r->denominator);
+                v = combine(*v, *r, '+');
             } else if (take('-')) {
                 auto r = product();
                 if (!r) return std::nullopt;
-                v = norm(v->numerator * r->denominator - r->numerator * v->denominator, v->denominator * r->denominator);
+                v = combine(*v, *r, '-');
             } else {
                 break;
             }
@@ -308,11 +341,11 @@ private:
             if (take('*')) {
                 auto r = atom();
                 if (!r) return std::nullopt;
-                v = norm(v->numerator * r->numerator, v->denominator * r->denominator);
+                v = combine(*v, *r, '*');
             } else if (take('/')) {
                 auto r = atom();
                 if (!r || r->numerator == 0) return std::nullopt;
-                v = norm(v->numerator * r->denominator, v->denominator * r->numerator);
+                v = combine(*v, *r, '/');
             } else {
                 break;
             }
@@ -339,7 +372,9 @@ private:
             while (v && take(',')) {
                 auto r = sum();
                 if (!r) return std::nullopt;
-                if (r->numerator * v->denominator < v->numerator * r->denominator) v = r;
+                const auto l = mul(r->numerator, v->denominator), rr = mul(v->numerator, r->denominator);
+                if (!l || !rr) return std::nullopt;
+                if (*l < *rr) v = r;
             }
             if (!v || !take(')')) return std::nullopt;
             return v;

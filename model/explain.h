@@ -42,7 +42,8 @@ struct ExactValue
 {
     __int128 numerator = 0;
     __int128 denominator = 1;
-    bool operator==(const ExactValue &o) const { return numerator * o.denominator == o.numerator * denominator; }
+    // Both sides are in lowest terms (evaluateWorking and the report's numbers): equal when both parts are.
+    bool operator==(const ExactValue &o) const { return numerator == o.numerator && denominator == o.denominator; }
 };
 // Evaluates integers with + - * /, parentheses and min(a, b, ...), exactly (/ is exact division); nullopt
 // when the text is not such an expression, divides by zero or overflows.

@@ -6,6 +6,7 @@
 #include "cache_budget.h"
 #include "capacity_plan.h"
 #include "checkpoint_reader.h"
+#include "explain.h"
 #include "fixture_writer.h"
 #include "layout_arithmetic.h"
 #include "cli_run.h"
@@ -320,6 +321,24 @@ private slots:
             QCOMPARE(g.cacheBytesPerToken, double(18 * perLayer));
             QCOMPARE(g.maxCachedTokens,
                      std::uint64_t((std::uint64_t(g.cacheRoomBytes) - 18 * perLayer * 128) / (18 * perLayer)));
+            // The working, as domain.md section 17 writes it: the full layers grow, the windows apart, and
+            // the plan's division shows its remainder.
+            const Explanations e = explainReport(ckpt.config, a, c);
+            const auto find = [](const Explanations &x, const std::string &path) {
+                for (const auto &[p, w] : x)
+                    if (p == path) return w.expression;
+                return std::string();
+            };
+            QCOMPARE(find(e, "cache.bytes_per_token"), std::string("18*2048"));
+            QCOMPARE(find(e, "cache.window_bytes"), std::string("18*2048*128"));
+            QCOMPARE(find(e, "cache.total_bytes"), std::string("18*2048*131072 + 18*2048*min(131072,128)"));
+            const Explanations pe = explainPlan(plan, c);
+            const std::uint64_t room = std::uint64_t(g.cacheRoomBytes) - 18 * perLayer * 128;
+            QCOMPARE(find(pe, "per_gpu.max_cached_tokens"),
+                     "(" + std::to_string(g.usableBytes) + " - " + std::to_string(g.weightBytes) + " - " +
+                         std::to_string(18 * perLayer * 128) + " - " + std::to_string(room % (18 * perLayer)) + ")/" +
+                         std::to_string(18 * perLayer));
+            QVERIFY(!find(pe, "sequences_at_context").empty());
         }
         QByteArray err;
         QVERIFY2(figuresRender(dir.path(), &err), err.constData());

@@ -107,6 +107,8 @@ void OverviewView::setCacheBudget(const CacheBudget &cache)
     if (m_cardValues.size() < 8) return;
     QLabel *label = m_cardValues[7].second;
     if (!cache.available) {
+        label->setProperty("working", QString()); // no number, no working
+        label->unsetCursor();
         label->setProperty("headline", QVariant());
         label->setText(tr("n/a"));
         label->setToolTip(qs(cache.reason));
@@ -197,6 +199,8 @@ void OverviewView::setWorking(int card, const std::string &path, const Explanati
 {
     if (card >= m_cardValues.size()) return;
     QLabel *label = m_cardValues[card].second;
+    label->setProperty("working", QString());
+    label->unsetCursor();
     QString text;
     for (const auto &[p, w] : explanations)
         if (p == path) text = workingText(w);
@@ -245,8 +249,11 @@ void OverviewView::clearAll()
     m_data.reset();
     m_banner->hide();
     m_identity->setText(tr("No checkpoint open."));
-    for (auto &[n, label] : m_cardValues)
+    for (auto &[n, label] : m_cardValues) {
         label->setText(QStringLiteral("—"));
+        label->setProperty("working", QString());
+        label->unsetCursor();
+    }
     m_quant->setRowCount(0);
     m_warnings->clear();
 }

@@ -454,7 +454,7 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                               over + (rope ? ": each head's K is its " + groupDigits(nope) + " nope part + the shared " +
                                                  groupDigits(rope) + " RoPE key"
                                            : std::string()));
-        if (sparse) core.from = topkSource;
+        if (sparse && !info.indexerWeights) core.from = topkSource; // the owner's, from outside this layer
         att.join.push_back(core);
     } else {
         att.title = "MLA attention at decode: kv_b_proj absorbed, the latent read as is";
@@ -475,7 +475,7 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
         AnatomyBox core = box(BoxKind::Attention, sparse ? "sparse attention in latent space" : "attention in latent space",
                               over + ": scores on " + groupDigits(kvLora.value_or(0) + rope) + " values, the " +
                                   groupDigits(kvLora.value_or(0)) + " latent values as V");
-        if (sparse) core.from = topkSource;
+        if (sparse && !info.indexerWeights) core.from = topkSource; // the owner's, from outside this layer
         att.join.push_back(core);
         att.join.push_back(box(BoxKind::Linear, "kv_b_proj, V half (W_UV)",
                                perHead ? groupDigits(kvLora.value_or(0)) + " latent → " + groupDigits(vDim) + " per head"

@@ -26,6 +26,10 @@ struct AnatomyBox
     std::string cacheNote;            // "1,152 B/token (BF16)"
     bool skipped = false;             // a block this layer does not run (IndexShare), drawn greyed
     std::string from;                 // an input from outside the layer ("layer 4's top-k"), drawn as an arrow
+    // Filled from the layer's data graph (annotateInputs): the blocks feeding this one that are not the
+    // one drawn just above it, by title, and whether the one above feeds it at all.
+    std::vector<std::string> inputsElsewhere;
+    bool fedFromAbove = true;
 };
 
 // MLA computes attention two ways: at prefill K and V are expanded per head from the latent; at decode

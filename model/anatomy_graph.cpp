@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace atlas {
 
@@ -150,7 +151,11 @@ public:
 
 AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode mode)
 {
-    const LayerAnatomy a = layerAnatomy(data, layer, nullptr, mode);
+    return anatomyGraph(data, layerAnatomy(data, layer, nullptr, mode), layer);
+}
+
+AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, int layer)
+{
     const LayerInfo &info = data.analysis.layers[static_cast<std::size_t>(layer)];
     Builder b;
     b.g.layer = layer;
@@ -170,15 +175,18 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode m
             b.inputs[kResidual] = {kIn, stageInput};
             stageInput = kResidual;
         }
-        const auto add = [&](const AnatomyBox &box) {
-            b.node({slug(box.title), box.title, roleOf(box, streams), box.tensors, box.cached, shapeOut(box.detail)});
+        const int stageIndex = static_cast<int>(&stage - a.stages.data());
+        const auto add = [&](const AnatomyBox &box, int column, int index) {
+            b.node({slug(box.title), box.title, roleOf(box, streams), box.tensors, box.cached, shapeOut(box.detail),
+                    stageIndex, column, index});
             return b.g.nodes.back().id;
         };
         std::vector<std::string> lasts;
         for (const AnatomyColumn &col : stage.columns) {
             std::string prev = stageInput;
+            const int column = static_cast<int>(&col - stage.columns.data());
             for (const AnatomyBox &box : col.boxes) {
-                const std::string id = add(box);
+                const std::string id = add(box, column, static_cast<int>(&box - col.boxes.data()));
                 if (!box.skipped) b.inputs[id] = {prev};
                 prev = id;
             }
@@ -187,7 +195,7 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode m
         std::string prev;
         for (std::size_t k = 0; k < stage.join.size(); ++k) {
             const AnatomyBox &box = stage.join[k];
-            const std::string id = add(box);
+            const std::string id = add(box, -1, static_cast<int>(k));
             b.inputs[id] = k == 0 ? (lasts.empty() ? std::vector<std::string>{stageInput} : lasts) : std::vector<std::string>{prev};
             // A block fed only from outside (IndexShare: the owner's top-k, the blocks above not run).
             if (k == 0 && lasts.empty() && !box.from.empty() && !stage.columns.empty()) b.inputs[id].clear();
@@ -280,6 +288,55 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode m
         if (used.count(n.id) || n.role != NodeRole::Input || n.id == kIn) kept.push_back(std::move(n));
     b.g.nodes = std::move(kept);
     return b.g;
+}
+
+void annotateInputs(LayerAnatomy &a, const AnatomyGraph &g)
+{
+    std::map<std::tuple<int, int, int>, const AnatomyNode *> at;
+    for (const auto &n : g.nodes)
+        if (n.stage >= 0) at[{n.stage, n.column, n.index}] = &n;
+    for (std::size_t s = 0; s < a.stages.size(); ++s) {
+        AnatomyStage &stage = a.stages[s];
+        const auto annotate = [&](AnatomyBox &box, int column, int index, const std::vector<std::string> &above) {
+            const auto it = at.find({static_cast<int>(s), column, index});
+            if (it == at.end()) return;
+            const auto inputs = g.inputsOf(it->second->id);
+            box.inputsElsewhere.clear();
+            box.fedFromAbove = above.empty();
+            for (const auto &in : inputs) {
+                const bool isAbove = std::find(above.begin(), above.end(), in) != above.end();
+                box.fedFromAbove = box.fedFromAbove || isAbove;
+                const AnatomyNode *src = g.node(in);
+                // The layer's input and an arrow from outside (box.from) are drawn already.
+                // The layer's input and the FFN's (the residual stream) are what the arrows between
+                // stages carry; an arrow from outside (box.from) is drawn already.
+                if (isAbove || !src || in == kIn || in == kResidual || (src->role == NodeRole::Input && !box.from.empty()))
+                    continue;
+                box.inputsElsewhere.push_back(src->label);
+            }
+        };
+        std::vector<std::string> lasts;
+        for (std::size_t c = 0; c < stage.columns.size(); ++c) {
+            auto &boxes = stage.columns[c].boxes;
+            for (std::size_t k = 0; k < boxes.size(); ++k) {
+                std::vector<std::string> above;
+                if (k > 0)
+                    if (const auto p = at.find({static_cast<int>(s), static_cast<int>(c), static_cast<int>(k - 1)}); p != at.end())
+                        above.push_back(p->second->id);
+                annotate(boxes[k], static_cast<int>(c), static_cast<int>(k), above);
+            }
+            if (!boxes.empty())
+                if (const auto p = at.find({static_cast<int>(s), static_cast<int>(c), static_cast<int>(boxes.size() - 1)}); p != at.end())
+                    lasts.push_back(p->second->id);
+        }
+        for (std::size_t k = 0; k < stage.join.size(); ++k) {
+            std::vector<std::string> above = lasts;
+            if (k > 0)
+                if (const auto p = at.find({static_cast<int>(s), -1, static_cast<int>(k - 1)}); p != at.end())
+                    above = {p->second->id};
+            annotate(stage.join[k], -1, static_cast<int>(k), above);
+        }
+    }
 }
 
 nlohmann::ordered_json anatomyJson(const AnatomyGraph &g)

@@ -26,6 +26,8 @@ struct AnatomyNode
     std::vector<std::string> tensors; // full names
     bool cached = false;
     std::string shapeOut; // the width it hands on, when known ("576")
+    // Where its box stands in the LayerAnatomy: stage, column (-1: the stage's joined blocks), index.
+    int stage = -1, column = -1, index = -1;
 };
 
 struct AnatomyEdge
@@ -46,6 +48,10 @@ struct AnatomyGraph
 };
 
 AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, int layer, AnatomyMode mode = AnatomyMode::Prefill);
+// The graph of an anatomy already built (the view's, with its index).
+AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &anatomy, int layer);
+// Writes the graph's inputs back onto the boxes, for a drawing that shows every edge (AnatomyBox::inputsElsewhere).
+void annotateInputs(LayerAnatomy &anatomy, const AnatomyGraph &graph);
 
 nlohmann::ordered_json anatomyJson(const AnatomyGraph &graph); // schema ckpt-atlas.anatomy/1
 std::string anatomyDot(const AnatomyGraph &graph);

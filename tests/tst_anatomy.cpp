@@ -112,10 +112,16 @@ private slots:
         QCOMPARE(chain(a, "kv_a_proj_with_mqa"),
                  (std::vector<std::string>{"kv_a_proj_with_mqa", "kv_a_layernorm", "normalised latent (cached)"}));
         QCOMPARE(chain(a, "k_pe"), (std::vector<std::string>{"k_pe", "rotary position (RoPE)", "rotated k_pe (cached)"}));
-        // The sparse attention reads what a top-k selected: this layer's own or its owner's.
+        // The sparse attention reads what a top-k selected: this layer's own (an edge of its graph) or its
+        // owner's (an input from outside the layer).
         const AnatomyBox *sparse = findBox(a, "sparse attention");
         QVERIFY(sparse);
-        QVERIFY2(sparse->from.find("top-k") != std::string::npos, sparse->from.c_str());
+        if (l.analysis.layers[std::size_t(layer)].indexerWeights) {
+            const auto in = anatomyGraph(l, layer).inputsOf("sparse_attention");
+            QVERIFY(std::find(in.begin(), in.end(), "top_k_selection") != in.end());
+        } else {
+            QVERIFY2(sparse->from.find("top-k") != std::string::npos, sparse->from.c_str());
+        }
         QCOMPARE(findBox(a, "key and value heads")->detail,
                  n(spec.heads) + " heads × (" + n(spec.nopeDim) + " K nope + " + n(spec.vDim) + " V)");
         QVERIFY(findBox(a, "key and value heads")->fromConfig); // the head count is config's
@@ -314,6 +320,13 @@ private slots:
         QVERIFY(s.node(share.front())->label.find("top-k") != std::string::npos);
         const V sharedAtt = s.inputsOf("sparse_attention");
         QVERIFY(std::find(sharedAtt.begin(), sharedAtt.end(), "indexshare") != sharedAtt.end());
+        // The drawing shows every edge its columns cannot: each box names what feeds it from elsewhere.
+        LayerAnatomy drawn = layerAnatomy(l, owner);
+        annotateInputs(drawn, g);
+        QCOMPARE(findBox(drawn, "wq_b")->inputsElsewhere, V{"q_a_layernorm"});
+        QCOMPARE(findBox(drawn, "q_b_proj")->inputsElsewhere, V{"q_a_layernorm"});
+        QCOMPARE(findBox(drawn, "kv_b_proj")->inputsElsewhere, V{"normalised latent (cached)"});
+        QVERIFY(findBox(drawn, "kv_a_layernorm")->fedFromAbove && findBox(drawn, "kv_a_layernorm")->inputsElsewhere.empty());
         // Decode: the query moved into the latent, the cached latent read as one head.
         const AnatomyGraph d = anatomyGraph(l, owner, AnatomyMode::Decode);
         QCOMPARE(d.inputsOf("cached_latent_rope_key"), (V{"normalised_latent_cached", "rotated_k_pe_cached"}));

@@ -1,5 +1,6 @@
 #include "anatomy_view.h"
 
+#include "anatomy_graph.h"
 #include "colours.h"
 
 #include <QComboBox>
@@ -328,12 +329,21 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         if (b.parameters) s += (s.isEmpty() ? QString() : QStringLiteral(" · ")) + shortCountQ(b.parameters);
         return s;
     };
+    // The blocks feeding this one from elsewhere than just above (the data graph's edges the page's
+    // columns cannot draw): "from q_a_layernorm".
+    auto inputsOf = [](const AnatomyBox &b) {
+        QStringList names;
+        for (const auto &n : b.inputsElsewhere)
+            names << qs(n);
+        return tr("← from %1").arg(names.join(QStringLiteral(", ")));
+    };
     auto boxHeight = [&](const AnatomyBox &b, double w) {
         const double tw = w - 2 * pad - 4;
         double h = pad * 2 + std::max(line, wrapped(fmBold, titleOf(b), tw));
         if (!b.detail.empty()) h += wrapped(fm, qs(b.detail), tw);
         if (!b.dtypes.empty() || b.parameters) h += std::max(smallLine, wrapped(fmSmall, storedOf(b), tw));
         if (!b.cacheNote.empty()) h += wrapped(fmSmall, tr("cached: %1").arg(qs(b.cacheNote)), tw);
+        if (!b.inputsElsewhere.empty()) h += wrapped(fmSmall, inputsOf(b), tw);
         return h;
     };
     auto drawBox = [&](const AnatomyBox &b, QRectF r) {
@@ -371,8 +381,16 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         if (!b.cacheNote.empty()) {
             p->setPen(text); // on the orange fill, the text colour reads in light and dark alike
             const QString note = tr("cached: %1").arg(qs(b.cacheNote));
-            p->drawText(QRectF(t.left(), y, t.width(), wrapped(fmSmall, note, t.width())),
-                        Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, note);
+            const double h = wrapped(fmSmall, note, t.width());
+            p->drawText(QRectF(t.left(), y, t.width(), h), Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, note);
+            y += h;
+        }
+        if (!b.inputsElsewhere.empty()) {
+            QColor accent = kindColor(b.kind);
+            p->setPen(b.skipped ? muted : accent.darker(130));
+            const QString from = inputsOf(b);
+            p->drawText(QRectF(t.left(), y, t.width(), wrapped(fmSmall, from, t.width())),
+                        Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, from);
         }
         p->setFont(normal);
     };
@@ -420,7 +438,7 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
             for (std::size_t k = 0; k < col.boxes.size(); ++k) {
                 const AnatomyBox &b = col.boxes[k];
                 const QRectF r(x, cy, colW, boxHeight(b, colW));
-                if (k > 0 && p) {
+                if (k > 0 && p && b.fedFromAbove) { // no arrow where the block above does not feed it
                     p->setPen(QPen(muted, 1.4));
                     downArrow(*p, QPointF(r.center().x(), cy - rowGap), QPointF(r.center().x(), cy));
                 }
@@ -692,8 +710,11 @@ void AnatomyView::selectLayer(int layer)
     if (!m_data) return;
     m_layer = layer;
     m_stack->setSelectedLayer(layer);
-    m_diagram->setAnatomy(layerAnatomy(*m_data, layer, m_prepared ? &m_prepared->index : nullptr,
-                                       AnatomyMode(m_mode->currentData().toInt())));
+    LayerAnatomy anatomy = layerAnatomy(*m_data, layer, m_prepared ? &m_prepared->index : nullptr,
+                                        AnatomyMode(m_mode->currentData().toInt()));
+    // The data graph's edges onto the boxes: each says what feeds it from elsewhere than just above.
+    annotateInputs(anatomy, anatomyGraph(*m_data, anatomy, layer));
+    m_diagram->setAnatomy(std::move(anatomy));
     // The prefill / decode switch only means something on an MLA layer.
     const auto &stages = m_diagram->anatomy().stages;
     m_modeRow->setVisible(std::any_of(stages.begin(), stages.end(),

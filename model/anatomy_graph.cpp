@@ -133,8 +133,11 @@ public:
     // The inputs of a node, replacing what the layout would have given it.
     void wire(const std::string &title, const std::vector<std::string> &fromTitlesOrIds)
     {
-        const std::string to = idOf(title);
-        if (to.empty()) return;
+        wireId(idOf(title), fromTitlesOrIds);
+    }
+    void wireId(const std::string &to, const std::vector<std::string> &fromTitlesOrIds)
+    {
+        if (to.empty() || !taken.count(to)) return;
         std::vector<std::string> from;
         for (const auto &f : fromTitlesOrIds) {
             std::string id = taken.count(f) ? f : idOf(f);
@@ -259,6 +262,19 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     b.wire("cached latent + RoPE key", {"normalised latent (cached)", pe});
     for (const char *att : {"sparse attention in latent space", "attention in latent space"})
         b.wire(att, {"kv_b_proj, K half (W_UK)", "cached latent + RoPE key", b.idOf(topk).empty() ? std::string() : topk});
+    }
+    // DeepSeek-V4 ratio-4 layers (the reference Attention.forward: self.indexer(x, qr, ...); vLLM
+    // deepseek_v4_attention.py): the indexer's wq_b reads the query latent qr (after q_norm), its
+    // weights_proj and its own compressor the hidden state x; the top-k picks compressed rows, which the
+    // attention reads beside the window.
+    if (info.mixer == MixerKind::CompressedSparse && b.taken.count("wq_b_2")) {
+        const std::string wqa = b.idOf("wq_a");
+        const std::vector<std::string> x =
+            b.inputs.count(wqa) ? b.inputs[wqa] : std::vector<std::string>{std::string(kIn)};
+        b.wireId("wq_b_2", {"q_norm"});
+        b.wire("weights_proj", x);
+        b.wire("index compressor", x);
+        b.wire("top-k selection", {"wq_b_2", "index compressor", "weights_proj"});
     }
     // Gated DeltaNet (qwen3_next.py): z from in_proj_qkvz gates the norm beside the state.
     b.wire("norm(core, z): gated RMSNorm", {b.idOf("gated delta rule: the recurrent state (kept per sequence)"), "in_proj_qkvz"});

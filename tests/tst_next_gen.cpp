@@ -306,6 +306,20 @@ private:
                                  b.dtypes.c_str());
                     }
         QVERIFY(sawRouter);
+        // As a graph (the reference Attention.forward calls self.indexer(x, qr, ...)): the indexer's wq_b
+        // reads the query latent, weights_proj and its compressor the hidden state, and the top-k that
+        // picks compressed rows feeds the attention beside the window.
+        {
+            const AnatomyGraph g4 = anatomyGraph(data, int(r4Layer));
+            using V = std::vector<std::string>;
+            QCOMPARE(g4.inputsOf("wq_b_2"), V{"q_norm"});
+            QCOMPARE(g4.inputsOf("weights_proj"), g4.inputsOf("wq_a"));
+            QCOMPARE(g4.inputsOf("index_compressor"), g4.inputsOf("wq_a"));
+            QCOMPARE(g4.inputsOf("top_k_selection"), (V{"wq_b_2", "index_compressor", "weights_proj"}));
+            const V att = g4.inputsOf("attention");
+            QVERIFY(std::find(att.begin(), att.end(), "top_k_selection") != att.end());
+            QVERIFY(std::find(att.begin(), att.end(), "window_cached_per_sequence") != att.end());
+        }
         const auto runs = layerStack(data);
         QCOMPARE(runs.front().attention.front(), LayerAttention::Compressed);
         QCOMPARE(runs.front().compression[std::size_t(r4Layer)], std::int64_t(4));

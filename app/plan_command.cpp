@@ -33,7 +33,8 @@ const char *kUsage =
     "  --mem-fraction F          the share of GPU memory the engine takes (default: vLLM 0.9, SGLang's heuristic)\n"
     "  --reserve BYTES           set aside for activations, CUDA graphs and buffers (default 0)\n"
     "  --engine vllm|sglang      whose placement, pipeline split and memory fraction (default vllm)\n"
-    "  --json                    print the ckpt-atlas.plan/1 JSON\n"
+    "  --json                    print the ckpt-atlas.plan/1 JSON (with its explain object)\n"
+    "  --explain                 print the working behind weight_bytes, max_cached_tokens and sequences\n"
     "  --context N, --kv-dtype ..., --cache-preset ..., --state-dtype ..., --index-entry-bytes N,\n"
     "  --revision REV, --ca-bundle FILE, --connections N, --timeout SECONDS, --no-cache   as for inspect\n"
     "\n"
@@ -42,7 +43,7 @@ const char *kUsage =
 
 struct PlanArgs
 {
-    bool help = false, json = false;
+    bool help = false, json = false, explain = false;
     std::string source, revision;
     NetworkOptions network;
     CacheOptions cache;
@@ -68,6 +69,8 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
             o.help = true;
         } else if (a == "--json") {
             o.json = true;
+        } else if (a == "--explain") {
+            o.explain = true;
         } else if (parseSourceAndCacheOption(a, value, o.network, o.cache)) {
         } else if (a == "--revision") {
             o.revision = value();
@@ -256,6 +259,8 @@ int runPlan(const std::vector<std::string> &args)
         const CapacityPlan plan = planCapacity(*result.layout, options);
         if (o.json)
             std::cout << jsonOutput(planJson(plan, *result.layout)) << "\n";
+        else if (o.explain)
+            printText(std::cout, formatExplanations(explainPlan(plan, result.layout->cache)));
         else
             printText(std::cout, planText(plan));
         return plan.fits ? 0 : 1;

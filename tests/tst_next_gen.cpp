@@ -375,6 +375,15 @@ private slots:
             if (plan["per_gpu"]["cache_bytes_per_token"].is_number_unsigned() && plan["fits"].get<bool>())
                 planRequired.push_back("per_gpu.max_cached_tokens");
             workingsHold(plan, planRequired);
+            QProcess text;
+            text.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("plan"), dir.path(), QStringLiteral("--gpus"),
+                                                        QStringLiteral("4"), QStringLiteral("--gpu"), QStringLiteral("H200"),
+                                                        QStringLiteral("--explain")});
+            QVERIFY(text.waitForFinished(120000));
+            const std::string printed = text.readAllStandardOutput().toStdString();
+            QVERIFY2(printed.find("per_gpu.weight_bytes = " +
+                                  plan["explain"]["per_gpu.weight_bytes"]["expression"].get<std::string>()) == 0,
+                     printed.c_str());
         }
         // The working a teacher points at (domain.md section 17): the small layout's latent and index keys.
         QTemporaryDir dir;

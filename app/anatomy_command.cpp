@@ -43,10 +43,7 @@ AnatomyArgs parseAnatomyArgs(const std::vector<std::string> &args)
     AnatomyArgs o;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
-        const std::function<std::string()> value = [&]() -> std::string {
-            if (i + 1 >= args.size()) throw AtlasError(ErrorKind::Usage, a + " needs a value");
-            return args[++i];
-        };
+        const std::function<std::string()> value = [&] { return optionValue(args, i); };
         if (a == "-h" || a == "--help") {
             o.help = true;
         } else if (a == "--json") {

@@ -30,19 +30,18 @@ void printText(std::ostream &out, std::string_view text)
 std::string jsonOutput(nlohmann::ordered_json document, int indent)
 {
     // Control characters are left to JSON's own \u escapes; what JSON cannot carry safely (bytes that
-    // are not UTF-8, C1 controls) is written as printText writes it.
-    const auto needsEscape = [](const std::string &s) { return needsJsonEscape(s); };
+    // are not UTF-8, C1 controls, DEL) is written as printText writes it (needsJsonEscape).
     // Iterative: the document may carry a config.json of up to kMaxJsonDepth levels.
     std::vector<nlohmann::ordered_json *> todo{&document};
     while (!todo.empty()) {
         nlohmann::ordered_json *v = todo.back();
         todo.pop_back();
         if (v->is_string()) {
-            if (auto &s = v->get_ref<std::string &>(); needsEscape(s)) s = printable(s);
+            if (auto &s = v->get_ref<std::string &>(); needsJsonEscape(s)) s = printable(s);
         } else if (v->is_object()) {
             bool badKey = false;
             for (auto it = v->begin(); it != v->end() && !badKey; ++it)
-                badKey = needsEscape(it.key());
+                badKey = needsJsonEscape(it.key());
             if (badKey) {
                 nlohmann::ordered_json fixed = nlohmann::ordered_json::object();
                 for (auto it = v->begin(); it != v->end(); ++it)
@@ -57,6 +56,12 @@ std::string jsonOutput(nlohmann::ordered_json document, int indent)
         }
     }
     return document.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string optionValue(const std::vector<std::string> &args, std::size_t &i)
+{
+    if (i + 1 >= args.size()) throw AtlasError(ErrorKind::Usage, args[i] + " needs a value");
+    return args[++i];
 }
 
 std::uint64_t parseCount(const std::string &option, const std::string &value, std::uint64_t max)

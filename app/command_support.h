@@ -11,6 +11,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace atlas {
 
@@ -18,6 +19,10 @@ namespace atlas {
 
 // A positive whole number for `option`, at most `max`; throws AtlasError(Usage) naming the option.
 std::uint64_t parseCount(const std::string &option, const std::string &value, std::uint64_t max = UINT64_MAX);
+
+// The value after the option at args[i], advancing i; throws AtlasError(Usage) "OPTION needs a value"
+// when none follows. Every subcommand's parser reads option values through it.
+std::string optionValue(const std::vector<std::string> &args, std::size_t &i);
 
 // The options that say how to reach sources and how to count the cache: --ca-bundle, --connections,
 // --timeout, --no-cache, --context, --kv-dtype, --cache-preset, --index-entry-bytes. Returns false when

@@ -61,10 +61,7 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
     PlanArgs o;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
-        const std::function<std::string()> value = [&]() -> std::string {
-            if (i + 1 >= args.size()) throw AtlasError(ErrorKind::Usage, a + " needs a value");
-            return args[++i];
-        };
+        const std::function<std::string()> value = [&] { return optionValue(args, i); };
         if (a == "-h" || a == "--help") {
             o.help = true;
         } else if (a == "--json") {
@@ -188,7 +185,7 @@ nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &d
     out["fits"] = p.fits;
     out["reason"] = p.reason;
     out["notes"] = p.notes;
-    out["explain"] = explanationsJson(explainPlan(p, data.cache));
+    out["explain"] = explanationsJson(explainPlan(p));
     return out;
 }
 
@@ -260,7 +257,7 @@ int runPlan(const std::vector<std::string> &args)
         if (o.json)
             std::cout << jsonOutput(planJson(plan, *result.layout)) << "\n";
         else if (o.explain)
-            printText(std::cout, formatExplanations(explainPlan(plan, result.layout->cache)));
+            printText(std::cout, formatExplanations(explainPlan(plan)));
         else
             printText(std::cout, planText(plan));
         return plan.fits ? 0 : 1;

@@ -24,13 +24,6 @@ bool isRetryableStatus(long s)
     return s == 408 || s == 429 || s == 500 || s == 502 || s == 503 || s == 504;
 }
 
-bool isHttpsUrlText(const std::string &url)
-{
-    return url.size() >= 8 && std::equal(url.begin(), url.begin() + 8, "https://", [](char a, char b) {
-               return std::tolower(static_cast<unsigned char>(a)) == b;
-           });
-}
-
 bool isRedirect(long s)
 {
     return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
@@ -54,7 +47,9 @@ std::string trim(const std::string &s)
 
 bool isHttpsUrl(const std::string &url)
 {
-    return isHttpsUrlText(url);
+    return url.size() >= 8 && std::equal(url.begin(), url.begin() + 8, "https://", [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
 }
 
 std::string HttpResponse::header(const std::string &lowerName) const
@@ -433,7 +428,7 @@ private:
         if (!location) return false;
         // Once a request is on https it stays there: a Location that leaves TLS (http://, or any
         // other scheme) is refused, not followed, whatever the host.
-        if (isHttpsUrlText(t.url) && !isHttpsUrlText(location)) {
+        if (isHttpsUrl(t.url) && !isHttpsUrl(location)) {
             m_client.record(t, status, "redirect refused: it leaves https");
             complete(t, status,
                      "the server redirected " + redactUrl(t.url) + " to " + redactUrl(location) +

@@ -685,6 +685,17 @@ void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const Layer
                             group->note + ").");
 }
 
+// A recurrent state kept per sequence, with what the cache budget holds for its kind of layer.
+AnatomyBox stateBox(const LoadedCheckpoint &data, AttentionKind kind, std::string title, std::string detail)
+{
+    AnatomyBox state = box(BoxKind::Latent, std::move(title), std::move(detail));
+    state.cached = true;
+    for (const auto &g : data.cache.attention)
+        if (g.kind == kind && g.stateBytesPerLayer)
+            state.cacheNote = groupDigits(*g.stateBytesPerLayer) + " B per sequence (" + g.note + ")";
+    return state;
+}
+
 // Kimi Delta Attention (Kimi-Linear, GLM-5.3-Flash): short convolutions on q, k, v; per-channel decay
 // (f_a → f_b), an output gate (g_a → g_b), beta (b_proj); a recurrent state per sequence instead of a cache.
 void kdaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
@@ -726,13 +737,8 @@ void kdaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
     betaColumn.boxes.push_back(beta);
     stage.columns.push_back(std::move(betaColumn));
 
-    AnatomyBox state = box(BoxKind::Latent, "delta rule: the recurrent state (kept per sequence)",
-                           "S ← decay·S + β·k(v − Sᵀk)ᵀ per head, read by q; heads × head dim × head dim");
-    state.cached = true;
-    for (const auto &g : data.cache.attention)
-        if (g.kind == AttentionKind::Kda && g.stateBytesPerLayer)
-            state.cacheNote = groupDigits(*g.stateBytesPerLayer) + " B per sequence (" + g.note + ")";
-    stage.join.push_back(state);
+    stage.join.push_back(stateBox(data, AttentionKind::Kda, "delta rule: the recurrent state (kept per sequence)",
+                                  "S ← decay·S + β·k(v − Sᵀk)ᵀ per head, read by q; heads × head dim × head dim"));
     AnatomyBox gated = normBox(lt, attn(lt, "o_norm"), "o_norm");
     gated.title = "o_norm(core, g): gated RMSNorm";
     lt.fill(gated, {attn(lt, "g_a_proj"), attn(lt, "g_b_proj")});
@@ -766,13 +772,9 @@ void gatedDeltaNetStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAna
     lt.fill(decay, {part("A_log"), part("dt_bias")});
     gates.boxes.push_back(decay);
     stage.columns.push_back(std::move(gates));
-    AnatomyBox state = box(BoxKind::Latent, "gated delta rule: the recurrent state (kept per sequence)",
-                           "one value-width × key-width state per value head, decayed and written every token");
-    state.cached = true;
-    for (const auto &g : data.cache.attention)
-        if (g.kind == AttentionKind::GatedDeltaNet && g.stateBytesPerLayer)
-            state.cacheNote = groupDigits(*g.stateBytesPerLayer) + " B per sequence (" + g.note + ")";
-    stage.join.push_back(state);
+    stage.join.push_back(stateBox(data, AttentionKind::GatedDeltaNet,
+                                  "gated delta rule: the recurrent state (kept per sequence)",
+                                  "one value-width × key-width state per value head, decayed and written every token"));
     AnatomyBox gated = normBox(lt, part("norm"), "norm");
     gated.title = "norm(core, z): gated RMSNorm";
     gated.detail = "z, from in_proj_qkvz, gates the normalised output";

@@ -255,7 +255,7 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     b.wire("key and value heads", {"kv_b_proj"});
     const std::string pe = !b.idOf("rotated k_pe (cached)").empty() ? "rotated k_pe (cached)" : "k_pe (cached as is)";
     for (const char *att : {"sparse attention", "attention"})
-        if (b.g.nodes.size() && !b.idOf(att).empty() && !b.idOf("key and value heads").empty())
+        if (!b.idOf("key and value heads").empty())
             b.wire(att, {"query heads", "key and value heads", pe, b.idOf(topk).empty() ? std::string() : topk});
     // Decode: W_UK folded into the query, the cached latent read as one head, W_UV after.
     b.wire("kv_b_proj, K half (W_UK)", {"query heads"});

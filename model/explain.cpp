@@ -200,7 +200,7 @@ Explanations explainReport(const ModelConfig &cfg, const CheckpointAnalysis &a, 
     return out;
 }
 
-Explanations explainPlan(const CapacityPlan &p, const CacheBudget &)
+Explanations explainPlan(const CapacityPlan &p)
 {
     Explanations out;
     const PlanPerGpu &g = p.perGpu;

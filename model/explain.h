@@ -35,7 +35,7 @@ using Explanations = std::vector<std::pair<std::string, Working>>;
 
 Explanations explainReport(const ModelConfig &config, const CheckpointAnalysis &analysis, const CacheBudget &cache);
 // The plan's per_gpu.weight_bytes, per_gpu.max_cached_tokens and sequences_at_context.
-Explanations explainPlan(const CapacityPlan &plan, const CacheBudget &cache);
+Explanations explainPlan(const CapacityPlan &plan);
 
 // An exact rational, the value of an expression.
 struct ExactValue

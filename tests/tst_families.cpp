@@ -332,7 +332,7 @@ private slots:
             QCOMPARE(find(e, "cache.bytes_per_token"), std::string("18*2048"));
             QCOMPARE(find(e, "cache.window_bytes"), std::string("18*2048*128"));
             QCOMPARE(find(e, "cache.total_bytes"), std::string("18*2048*131072 + 18*2048*min(131072,128)"));
-            const Explanations pe = explainPlan(plan, c);
+            const Explanations pe = explainPlan(plan);
             const std::uint64_t room = std::uint64_t(g.cacheRoomBytes) - 18 * perLayer * 128;
             QCOMPARE(find(pe, "per_gpu.max_cached_tokens"),
                      "(" + std::to_string(g.usableBytes) + " - " + std::to_string(g.weightBytes) + " - " +

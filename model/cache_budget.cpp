@@ -219,6 +219,26 @@ std::uint64_t stateElementBytes(StateDtype d)
     return d == StateDtype::FP32 ? 4 : 2;
 }
 
+// A group of layers as the budget builds it; its TP split is settled in finish().
+AttentionLayers makeGroup(AttentionKind kind, std::int64_t layers, std::uint64_t bytesPerTokenPerLayer,
+                          std::uint64_t compression, std::optional<std::uint64_t> window,
+                          std::optional<std::uint64_t> state, std::string stateDtype, std::string note,
+                          std::vector<int> at)
+{
+    AttentionLayers g;
+    g.kind = kind;
+    g.layers = layers;
+    g.bytesPerTokenPerLayer = bytesPerTokenPerLayer;
+    g.compression = compression;
+    g.window = window;
+    g.stateBytesPerLayer = state;
+    g.stateDtype = std::move(stateDtype);
+    g.note = std::move(note);
+    g.layerIndices = std::move(at);
+    return g;
+}
+
+
 // Recurrent layers (KDA, Gated DeltaNet, Mamba-2): a fixed state per sequence, convolution windows in
 // BF16 and the recurrent state in the state dtype (domain.md section 13; vLLM's kda, gated_delta_net and
 // mamba_mixer2 state shapes).
@@ -253,9 +273,9 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
         const StateDtype sd = stateDtypeFor(cfg, opt, false);
         const auto h = u(*cfg.kdaNumHeads), d = u(*cfg.kdaHeadDim), k = u(cfg.kdaConvKernel.value_or(4));
         const std::uint64_t conv = 3 * h * d * (k - 1) * 2, rec = h * d * d * stateElementBytes(sd);
-        c.attention.push_back({AttentionKind::Kda, kda, 0, 1, std::nullopt, conv + rec, std::string(stateDtypeName(sd)),
+        c.attention.push_back(makeGroup(AttentionKind::Kda, kda, 0, 1, std::nullopt, conv + rec, std::string(stateDtypeName(sd)),
                                "q, k, v short convolutions " + groupDigits(conv) + " B (BF16) + recurrent state " +
-                                   groupDigits(rec) + " B", std::move(kdaAt)});
+                                   groupDigits(rec) + " B", std::move(kdaAt)));
     }
     if (gdn) {
         const StateDtype sd = stateDtypeFor(cfg, opt, false);
@@ -263,22 +283,22 @@ void recurrentGroups(const ModelConfig &cfg, const CheckpointAnalysis &a, const 
         const auto kh = u(cfg.linearNumKeyHeads.value_or(*cfg.linearNumValueHeads));
         const auto k = u(cfg.linearConvKernelDim.value_or(4));
         const std::uint64_t conv = (2 * kh * kd + vh * vd) * (k - 1) * 2, rec = vh * vd * kd * stateElementBytes(sd);
-        c.attention.push_back({AttentionKind::GatedDeltaNet, gdn, 0, 1, std::nullopt, conv + rec,
+        c.attention.push_back(makeGroup(AttentionKind::GatedDeltaNet, gdn, 0, 1, std::nullopt, conv + rec,
                                std::string(stateDtypeName(sd)),
-                               "convolution " + groupDigits(conv) + " B (BF16) + recurrent state " + groupDigits(rec) + " B", std::move(gdnAt)});
+                               "convolution " + groupDigits(conv) + " B (BF16) + recurrent state " + groupDigits(rec) + " B", std::move(gdnAt)));
     }
     if (mamba) {
         const StateDtype sd = stateDtypeFor(cfg, opt, true);
         const auto h = u(*cfg.mambaNumHeads), d = u(*cfg.mambaHeadDim), n = u(*cfg.ssmStateSize);
         const auto g = u(cfg.mambaGroups.value_or(1)), k = u(cfg.mambaConvKernel.value_or(4));
         const std::uint64_t conv = (h * d + 2 * g * n) * (k - 1) * 2, rec = h * d * n * stateElementBytes(sd);
-        c.attention.push_back({AttentionKind::Mamba2, mamba, 0, 1, std::nullopt, conv + rec,
+        c.attention.push_back(makeGroup(AttentionKind::Mamba2, mamba, 0, 1, std::nullopt, conv + rec,
                                std::string(stateDtypeName(sd)),
-                               "convolution " + groupDigits(conv) + " B (BF16) + SSM state " + groupDigits(rec) + " B", std::move(mambaAt)});
+                               "convolution " + groupDigits(conv) + " B (BF16) + SSM state " + groupDigits(rec) + " B", std::move(mambaAt)));
     }
     if (other) {
-        c.attention.push_back({AttentionKind::Linear, other, 0, 1, std::nullopt, std::nullopt, "",
-                               "a recurrent state whose size the config does not give", std::move(otherAt)});
+        c.attention.push_back(makeGroup(AttentionKind::Linear, other, 0, 1, std::nullopt, std::nullopt, "",
+                               "a recurrent state whose size the config does not give", std::move(otherAt)));
     }
 }
 
@@ -325,11 +345,15 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
     const std::uint64_t perLayer = (u(kWidth) + u(vWidth)) * element;
     // Sliding layers with heads of their own (MiMo-V2's swa_* keys), else the same as the full ones.
     std::uint64_t perSlidingLayer = perLayer;
+    std::int64_t slidingKv = kv;
     if (cfg.swaNumKeyValueHeads || cfg.swaHeadDim || cfg.swaVHeadDim) {
         const std::int64_t swaKv = cfg.swaNumKeyValueHeads.value_or(kv);
         const std::int64_t swaK = cfg.swaHeadDim.value_or(kv ? kWidth / kv : 0);
         const std::int64_t swaV = cfg.swaVHeadDim.value_or(cfg.swaHeadDim ? swaK : (kv ? vWidth / kv : 0));
-        if (swaKv > 0 && swaK > 0 && swaV > 0) perSlidingLayer = u(swaKv) * (u(swaK) + u(swaV)) * element;
+        if (swaKv > 0 && swaK > 0 && swaV > 0) {
+            perSlidingLayer = u(swaKv) * (u(swaK) + u(swaV)) * element;
+            slidingKv = swaKv;
+        }
     }
     const int L = a.mainLayers;
     std::int64_t full = 0, sliding = 0;
@@ -348,12 +372,14 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
         }
     }
     if (full) {
-        c.attention.push_back({AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V", std::move(fullAt)});
+        c.attention.push_back(makeGroup(AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V", std::move(fullAt)));
+        c.attention.back().kvHeads = u(kv);
     }
     if (sliding) {
-        c.attention.push_back({AttentionKind::Sliding, sliding, perSlidingLayer, 1, u(*cfg.slidingWindow), std::nullopt,
+        c.attention.push_back(makeGroup(AttentionKind::Sliding, sliding, perSlidingLayer, 1, u(*cfg.slidingWindow), std::nullopt,
                                "", "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens",
-                               std::move(slidingAt)});
+                               std::move(slidingAt)));
+        c.attention.back().kvHeads = u(slidingKv);
     }
     recurrentGroups(cfg, a, opt, c);
     c.kvLayers = full + sliding;
@@ -441,8 +467,29 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
 }
 
 // The totals at the chosen context, for every attention kind.
+// How TP divides a group's cache: its mixer row's rule (layer_kinds.cpp); the index keys are one head per
+// token, kept whole on every rank as the MLA latent is (vLLM DeepseekV32IndexerCache: one head).
+void settleTpSplit(AttentionLayers &g)
+{
+    switch (g.kind) {
+    case AttentionKind::Mla: g.tpSplit = mixerKind(MixerKind::Mla).tpCache; g.keptWhole = "the MLA latent"; return;
+    case AttentionKind::IndexKeys: g.tpSplit = TpCacheSplit::Replicated; g.keptWhole = "the index keys"; return;
+    case AttentionKind::Full: g.tpSplit = mixerKind(MixerKind::Full).tpCache; return;
+    case AttentionKind::Sliding: g.tpSplit = mixerKind(MixerKind::Sliding).tpCache; return;
+    case AttentionKind::Kda: g.tpSplit = mixerKind(MixerKind::Kda).tpCache; return;
+    case AttentionKind::GatedDeltaNet: g.tpSplit = mixerKind(MixerKind::GatedDeltaNet).tpCache; return;
+    case AttentionKind::Mamba2: g.tpSplit = mixerKind(MixerKind::Mamba2).tpCache; return;
+    case AttentionKind::Linear: g.tpSplit = mixerKind(MixerKind::Linear).tpCache; return;
+    case AttentionKind::Window: g.tpSplit = mixerKind(MixerKind::Window).tpCache; break;
+    case AttentionKind::CompressedSparse: g.tpSplit = mixerKind(MixerKind::CompressedSparse).tpCache; break;
+    case AttentionKind::HeavilyCompressed: g.tpSplit = mixerKind(MixerKind::HeavilyCompressed).tpCache; break;
+    }
+    g.keptWhole = "DeepSeek-V4's rows (one K=V head)";
+}
+
 void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
 {
+    for (auto &g : c.attention) settleTpSplit(g);
     c.bytesPerTokenExact = 0;
     bool anyState = false;
     unsigned __int128 state = 0, window = 0;
@@ -540,10 +587,10 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     c.kvLayers = attentionCount + (withDraft ? mtpLayers : 0);
     c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
     c.kvBytesPerToken = u(c.kvLayers * c.kvBytesPerLayer);
-    c.attention.push_back({AttentionKind::Mla, c.kvLayers, u(c.kvBytesPerLayer), 1, std::nullopt, std::nullopt, "",
+    c.attention.push_back(makeGroup(AttentionKind::Mla, c.kvLayers, u(c.kvBytesPerLayer), 1, std::nullopt, std::nullopt, "",
                            c.ropeDim > 0 ? groupDigits(u(c.kvLoraRank)) + " latent + " + groupDigits(u(c.ropeDim)) +
                                                " shared RoPE key values"
-                                         : groupDigits(u(c.kvLoraRank)) + " latent values, no RoPE key", attentionAt});
+                                         : groupDigits(u(c.kvLoraRank)) + " latent values, no RoPE key", attentionAt));
     if (withDraft)
         for (int i = a.mainLayers; i < a.layerCount; ++i) c.attention.back().layerIndices.push_back(i);
 
@@ -581,8 +628,8 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
         // Only a layer with softmax attention could own an indexer (not a recurrent one).
         c.indexBytesPerTokenEveryLayer = u(attentionCount * c.indexEntryBytes) / pool;
         if (c.indexLayers > 0) {
-            AttentionLayers g{AttentionKind::IndexKeys, c.indexLayers, u(c.indexEntryBytes), pool, std::nullopt,
-                              std::nullopt, "", groupDigits(u(c.indexEntryBytes)) + " B per entry", indexAt};
+            AttentionLayers g = makeGroup(AttentionKind::IndexKeys, c.indexLayers, u(c.indexEntryBytes), pool, std::nullopt,
+                              std::nullopt, "", groupDigits(u(c.indexEntryBytes)) + " B per entry", indexAt);
             if (pool > 1) {
                 g.stateBytesPerLayer = 2 * pool * u(c.indexHeadDim) * 2;
                 g.note += ", one entry per " + groupDigits(pool) + " tokens; a tail of " + groupDigits(2 * pool) +

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "analysis.h"
+#include "layer_kinds.h"
 
 #include <cstdint>
 #include <optional>
@@ -81,6 +82,12 @@ struct AttentionLayers
     std::string stateDtype; // the dtype of the recurrent / compressor part of the state ("fp32", "bf16")
     std::string note;       // what the figures are made of, in a phrase
     std::vector<int> layerIndices; // which layers (MTP layers after the main ones), for pipeline stages
+    // How tensor parallelism divides this group's cache on each GPU (the mixer row's TpCacheSplit; the
+    // index keys are one head), the KV heads it divides by (KvHeads: this group's own, MiMo-V2's sliding
+    // layers have more than its full ones), and what every rank keeps whole (Replicated), in a phrase.
+    TpCacheSplit tpSplit = TpCacheSplit::KvHeads;
+    std::uint64_t kvHeads = 0;
+    std::string keptWhole;
     double bytesPerToken() const { return double(bytesPerTokenPerLayer) / double(compression); }
 };
 

@@ -333,16 +333,10 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
         static_cast<std::uint64_t>(std::floor(static_cast<long double>(o.gpuMemory) * fraction));
     // What every TP rank keeps whole, named as the model has it.
     std::vector<std::string> wholeKinds;
-    for (const auto &grp : c.attention) {
-        if (grp.layers <= 0) continue;
-        const char *name = grp.kind == AttentionKind::Mla         ? "the MLA latent"
-                           : grp.kind == AttentionKind::IndexKeys ? "the index keys"
-                           : grp.kind == AttentionKind::CompressedSparse || grp.kind == AttentionKind::HeavilyCompressed ||
-                                   grp.kind == AttentionKind::Window
-                               ? "DeepSeek-V4's rows (one K=V head)"
-                               : nullptr;
-        if (name && std::find(wholeKinds.begin(), wholeKinds.end(), name) == wholeKinds.end()) wholeKinds.push_back(name);
-    }
+    for (const auto &grp : c.attention)
+        if (grp.layers > 0 && grp.tpSplit == TpCacheSplit::Replicated && !grp.keptWhole.empty() &&
+            std::find(wholeKinds.begin(), wholeKinds.end(), grp.keptWhole) == wholeKinds.end())
+            wholeKinds.push_back(grp.keptWhole);
     const bool replicatedCache = !wholeKinds.empty();
 
     // One stage's GPU: its layers' weights and cache (the only stage without pipeline parallelism).
@@ -382,27 +376,20 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
             long double rows = (long double)(tokens / std::max<std::uint64_t>(grp.compression, 1)) *
                                grp.bytesPerTokenPerLayer * layers;
             unsigned __int128 st = static_cast<unsigned __int128>(grp.stateBytesPerLayer.value_or(0)) * layers;
-            switch (grp.kind) {
-            case AttentionKind::Full:
-            case AttentionKind::Sliding:
-                perToken /= double(kvDivisor);
-                rows /= kvDivisor;
-                break;
-            case AttentionKind::Kda:
-            case AttentionKind::GatedDeltaNet:
-            case AttentionKind::Mamba2:
-            case AttentionKind::Linear:
-                st = st / static_cast<std::uint64_t>(attnTp);
-                break;
-            default:
-                break;
-            }
+            // The group's own rule (AttentionLayers::tpSplit): K and V by this group's KV heads, at least
+            // one per GPU; a recurrent state by heads; a latent, index keys or one K=V head whole.
+            const std::uint64_t byHeads =
+                grp.tpSplit == TpCacheSplit::KvHeads
+                    ? std::max<std::uint64_t>(1, std::min<std::uint64_t>(grp.kvHeads ? grp.kvHeads : kvHeadCount, attnTp))
+                    : 1;
+            perToken /= double(byHeads);
+            rows /= byHeads;
+            if (grp.tpSplit == TpCacheSplit::Heads) st = st / static_cast<std::uint64_t>(attnTp);
             // What grows per token is the layers without a window (cache.bytes_per_token); a window's
             // rows are held per sequence once full, as the state is.
             if (grp.window)
                 windows += (long double)(*grp.window / std::max<std::uint64_t>(grp.compression, 1)) *
-                           grp.bytesPerTokenPerLayer * layers /
-                           ((grp.kind == AttentionKind::Full || grp.kind == AttentionKind::Sliding) ? kvDivisor : 1);
+                           grp.bytesPerTokenPerLayer * layers / byHeads;
             else
                 g.cacheBytesPerToken += perToken;
             state += st;

@@ -404,6 +404,20 @@ private slots:
         QCOMPARE(c.windowBytes, 3 * sliding * window);
         QCOMPARE(c.bytesAt(64), full * 64 + 3 * sliding * 64);
         QCOMPARE(c.bytesAt(1000), full * 1000 + 3 * sliding * window);
+
+        // On 16 GPUs each group splits by its own KV heads (vLLM mimo_v2_flash.py MiMoV2Attention builds
+        // the sliding layers' attention with swa_num_key_value_heads, and Attention divides a layer's
+        // KV heads by the TP size, at least one per rank): the full layer's 8 heads go one to a GPU and
+        // are kept twice, the sliding layers' 16 one to a GPU.
+        LoadedCheckpoint l{ckpt, a, c};
+        PlanOptions po;
+        po.gpus = 16;
+        po.gpuMemory = *gpuMemoryFromName("H200");
+        po.context = 1000;
+        const CapacityPlan plan = planCapacity(l, po);
+        QCOMPARE(plan.perGpu.cacheBytesPerToken, double(full / kv));
+        QCOMPARE(plan.perGpu.windowBytesPerSequence, double(3 * sliding * window / swaKv));
+        QCOMPARE(plan.perGpu.bytesPerSequence, double(full / kv * 1000 + 3 * sliding * window / swaKv));
     }
 
     void glm53FlashShapedHybrid()

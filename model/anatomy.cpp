@@ -558,22 +558,26 @@ void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kin
 
 // Multi-stream residuals (mHC: DeepSeek-V4, GLM-5.3-Flash): n copies of the hidden state, mixed before
 // and after each block by maps the hc_* tensors give.
-void hyperConnectionStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
+void hyperConnectionStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out, bool aroundAttention)
 {
+    // A stage before each block it wraps (the reference Block.forward: hc_pre mixes the streams into the
+    // block's input and returns post and comb; hc_post writes the block's output back into the streams).
+    const char *which = aroundAttention ? "attn" : "ffn";
     std::vector<const Module *> mods;
-    for (const char *n : {"hc_attn_fn", "hc_attn_base", "hc_attn_scale", "hc_ffn_fn", "hc_ffn_base", "hc_ffn_scale"})
-        if (const Module *m = lt.find(n, {})) mods.push_back(m);
+    for (const char *part : {"_fn", "_base", "_scale"})
+        if (const Module *m = lt.find(std::string("hc_") + which + part, {})) mods.push_back(m);
     if (mods.empty()) return;
-    AnatomyStage stage;
-    stage.title = "Hyper-connections (mHC)";
-    AnatomyBox b = box(BoxKind::Note, "residual streams", "");
     const auto hidden = static_cast<std::uint64_t>(data.checkpoint.config.hiddenSize.value_or(0));
-    const Module *fn = lt.find("hc_attn_fn", {});
     std::uint64_t streams = 0;
-    if (fn && !fn->tensors.empty() && fn->tensors.front()->shape.size() == 2 && hidden)
+    if (const Module *fn = mods.front(); !fn->tensors.empty() && fn->tensors.front()->shape.size() == 2 && hidden)
         streams = fn->tensors.front()->shape[1] / hidden;
-    b.detail = (streams ? groupDigits(streams) + " streams of the hidden state" : std::string("several streams")) +
-               ": hc_attn_* mixes them into the attention's input and back, hc_ffn_* around the MLP";
+    const std::string n = streams ? groupDigits(streams) + " residual streams" : std::string("the residual streams");
+    const std::string block = aroundAttention ? "the attention" : "the MLP";
+    AnatomyStage stage;
+    stage.title = "Hyper-connections around " + block + " (mHC)";
+    AnatomyBox b = box(BoxKind::Note, std::string("hc_") + which, "");
+    b.detail = "hc_pre mixes " + n + " into " + block + "'s input; after it, hc_post adds its output back with the "
+               "post and comb weights";
     lt.fill(b, mods);
     stage.join.push_back(b);
     out.stages.push_back(std::move(stage));
@@ -988,7 +992,7 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
             out.stages.push_back(std::move(s));
         }
     }
-    hyperConnectionStage(data, lt, out);
+    hyperConnectionStage(data, lt, out, true);
     switch (att) {
     case LayerAttention::Mla:
         mlaStage(data, lt, info, out, mode);
@@ -1006,6 +1010,7 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
     case LayerAttention::None:
         break;
     }
+    hyperConnectionStage(data, lt, out, false);
     ffnStage(data, lt, info, out);
     // The norms around the blocks are named in a note rather than drawn.
     std::vector<std::string> norms;

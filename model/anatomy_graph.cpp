@@ -52,6 +52,7 @@ namespace {
 constexpr const char *kIn = "hidden_in";       // the layer's input, after input_layernorm
 constexpr const char *kResidual = "residual";  // attention output + the residual stream, before the FFN
 constexpr const char *kOut = "hidden_out";     // the layer's output
+constexpr const char *kHcPostFfn = "hc_post_ffn"; // mHC: the MLP output written back into the streams
 
 std::string slug(const std::string &title)
 {
@@ -170,8 +171,9 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     std::string stageInput = kIn;
     bool ffnSeen = false;
     for (const AnatomyStage &stage : a.stages) {
-        const bool ffn = stage.title == "Mixture of experts" || stage.title == "Dense MLP";
         const bool streams = stage.title.find("Hyper-connections") != std::string::npos;
+        const bool ffn = stage.title == "Mixture of experts" || stage.title == "Dense MLP" ||
+                         (streams && !stage.join.empty() && stage.join.front().title == "hc_ffn");
         if (ffn && !ffnSeen) {
             ffnSeen = true;
             b.node({kResidual, "attention output + the residual stream (post_attention_layernorm)", NodeRole::Sum, {}, false, {}});
@@ -284,6 +286,53 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     // MoE: the router scores the FFN input; the experts run on that input, chosen by the router.
     b.wire("routed experts", {"router", kResidual});
 
+    // Hyper-connections (the DeepSeek-V4 reference Block.forward; GLM-5.3-Flash the same): the layer's
+    // input is the streams; hc_pre(hc_attn_*) mixes them into the attention's input, hc_post writes the
+    // attention output back into the streams with post and comb; hc_pre(hc_ffn_*) feeds the MLP and its
+    // hc_post gives the layer's output streams.
+    std::string hcAttn, hcFfn;
+    for (const auto &n : b.g.nodes)
+        if (n.role == NodeRole::Streams) (n.label == "hc_attn" ? hcAttn : hcFfn) = n.id;
+    if (!hcAttn.empty()) {
+        for (auto &n : b.g.nodes)
+            if (n.id == kIn) n.label = "the layer's input: the residual streams";
+        const bool ffn = b.taken.count(kResidual) > 0;
+        for (auto &[to, from] : b.inputs) {
+            if (to == hcAttn || to == hcFfn || to == kResidual || to == kOut) continue;
+            for (auto &f : from)
+                if (f == kIn) f = hcAttn;
+                else if (f == kResidual && !hcFfn.empty()) f = hcFfn;
+        }
+        b.inputs[hcAttn] = {kIn};
+        if (ffn) {
+            for (auto &n : b.g.nodes)
+                if (n.id == kResidual) n.label = "hc_post: the attention output into the streams (post, comb)";
+            auto &res = b.inputs[kResidual];
+            std::vector<std::string> attnOut;
+            for (const auto &f : res)
+                if (f != kIn && f != hcAttn && f != hcFfn) attnOut.push_back(f);
+            attnOut.push_back(kIn);
+            attnOut.push_back(hcAttn);
+            res = attnOut;
+            if (!hcFfn.empty()) {
+                b.inputs[hcFfn] = {kResidual};
+                std::vector<std::string> post;
+                for (const auto &f : b.inputs[kOut])
+                    if (f != kResidual && f != kIn) post.push_back(f);
+                post.push_back(kResidual);
+                post.push_back(hcFfn);
+                b.node({kHcPostFfn, "hc_post: the MLP output into the streams (post, comb)", NodeRole::Sum, {}, false, {}});
+                b.inputs[kHcPostFfn] = post;
+                b.inputs[kOut] = {kHcPostFfn};
+                // The output node last, as the page reads.
+                auto out = std::find_if(b.g.nodes.begin(), b.g.nodes.end(), [](const AnatomyNode &n) { return n.id == kOut; });
+                if (out != b.g.nodes.end()) std::rotate(out, out + 1, b.g.nodes.end());
+            }
+        } else {
+            b.inputs[kOut] = {b.inputs[kOut].empty() ? std::string(hcAttn) : b.inputs[kOut].front(), kIn, hcAttn};
+        }
+    }
+
     // 3. Edges, in node order, each pair once and no node into itself.
     std::set<std::string> used;
     std::set<std::pair<std::string, std::string>> seen;
@@ -323,10 +372,10 @@ void annotateInputs(LayerAnatomy &a, const AnatomyGraph &g)
                 const bool isAbove = std::find(above.begin(), above.end(), in) != above.end();
                 box.fedFromAbove = box.fedFromAbove || isAbove;
                 const AnatomyNode *src = g.node(in);
-                // The layer's input and an arrow from outside (box.from) are drawn already.
                 // The layer's input and the FFN's (the residual stream) are what the arrows between
-                // stages carry; an arrow from outside (box.from) is drawn already.
-                if (isAbove || !src || in == kIn || in == kResidual || (src->role == NodeRole::Input && !box.from.empty()))
+                // stages carry (with mHC, the hc_pre stage above the block); an arrow from outside (box.from) is drawn already.
+                if (isAbove || !src || in == kIn || in == kResidual || src->role == NodeRole::Streams ||
+                    (src->role == NodeRole::Input && !box.from.empty()))
                     continue;
                 box.inputsElsewhere.push_back(src->label);
             }

@@ -280,7 +280,7 @@ private:
         for (const auto layer : {r4Layer, r128Layer}) {
             const LayerAnatomy la = layerAnatomy(data, int(layer));
             QVERIFY2(la.unplaced.empty(), la.unplaced.empty() ? "" : la.unplaced.front().c_str());
-            QCOMPARE(la.stages.front().title, std::string("Hyper-connections (mHC)"));
+            QCOMPARE(la.stages.front().title, std::string("Hyper-connections around the attention (mHC)"));
             std::vector<std::string> columns;
             for (const auto &c : la.stages[1].columns)
                 columns.push_back(c.title);
@@ -319,6 +319,20 @@ private:
             const V att = g4.inputsOf("attention");
             QVERIFY(std::find(att.begin(), att.end(), "top_k_selection") != att.end());
             QVERIFY(std::find(att.begin(), att.end(), "window_cached_per_sequence") != att.end());
+            // Hyper-connections as the reference Block.forward runs them: hc_pre(x, hc_attn_fn, ...) mixes
+            // the streams into the attention's input (wq_a and wkv read it), hc_post(x, residual, post,
+            // comb) writes the attention's output back into the streams, hc_pre(hc_ffn_*) feeds the MoE,
+            // and its hc_post is the layer's output.
+            QCOMPARE(g4.inputsOf("hc_attn"), V{"hidden_in"});
+            QCOMPARE(g4.inputsOf("wq_a"), V{"hc_attn"});
+            QCOMPARE(g4.inputsOf("wkv"), V{"hc_attn"});
+            QCOMPARE(g4.inputsOf("residual"), (V{"wo_a_wo_b", "hidden_in", "hc_attn"}));
+            QCOMPARE(g4.inputsOf("hc_ffn"), V{"residual"});
+            QCOMPARE(g4.inputsOf("router"), V{"hc_ffn"});
+            QCOMPARE(g4.inputsOf("shared_experts"), V{"hc_ffn"});
+            QCOMPARE(g4.inputsOf("hc_post_ffn"), (V{"weighted_sum", "residual", "hc_ffn"}));
+            QCOMPARE(g4.inputsOf("hidden_out"), V{"hc_post_ffn"});
+            QCOMPARE(g4.node("hc_attn")->tensors.size(), std::size_t(3)); // hc_attn_fn, _base, _scale
         }
         const auto runs = layerStack(data);
         QCOMPARE(runs.front().attention.front(), LayerAttention::Compressed);

@@ -981,16 +981,29 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
         out.heading += " · indexer shared" +
                        (info.reusesLayer >= 0 ? " (reuses layer " + std::to_string(info.reusesLayer) + ")" : std::string());
 
-    if (info.kind == LayerKind::Mtp) {
+    // An MTP block's input (vLLM deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.forward): the next
+    // token's embedding through enorm, the hidden state it predicts from through hnorm, joined by
+    // eh_proj(cat(...)); DeepSeek-V4 projects each apart (e_proj, h_proj) and adds them into its streams.
+    const bool mtp = info.kind == LayerKind::Mtp;
+    if (mtp) {
         AnatomyStage s;
         s.title = "Multi-token prediction input";
-        AnatomyBox in = box(BoxKind::Input, "enorm / hnorm → eh_proj", "the next token's embedding joined with this hidden state");
-        for (const char *n : {"enorm", "hnorm", "eh_proj"})
-            if (const Module *m = lt.find(n, {})) lt.fill(in, {m});
-        if (!in.tensors.empty()) {
-            s.join.push_back(in);
-            out.stages.push_back(std::move(s));
+        AnatomyColumn e, h;
+        e.title = "the next token's embedding";
+        h.title = "the hidden state it predicts from";
+        if (const Module *m = lt.exact("enorm")) e.boxes.push_back(normBox(lt, m, "enorm"));
+        if (const Module *m = lt.exact("e_proj")) e.boxes.push_back(linearBox(lt, m, "e_proj"));
+        if (const Module *m = lt.exact("hnorm")) h.boxes.push_back(normBox(lt, m, "hnorm"));
+        if (const Module *m = lt.exact("h_proj")) h.boxes.push_back(linearBox(lt, m, "h_proj"));
+        if (const Module *m = lt.exact("eh_proj")) {
+            s.join.push_back(linearBox(lt, m, "eh_proj"));
+            s.join.back().detail += " (the two, concatenated)";
+        } else if (!e.boxes.empty() && !h.boxes.empty()) {
+            s.join.push_back(box(BoxKind::Note, "sum", "h_proj(hnorm(h)) + e_proj(enorm(e)), added to every stream"));
         }
+        if (!e.boxes.empty()) s.columns.push_back(std::move(e));
+        if (!h.boxes.empty()) s.columns.push_back(std::move(h));
+        if (!s.columns.empty() || !s.join.empty()) out.stages.push_back(std::move(s));
     }
     hyperConnectionStage(data, lt, out, true);
     switch (att) {
@@ -1012,15 +1025,38 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
     }
     hyperConnectionStage(data, lt, out, false);
     ffnStage(data, lt, info, out);
+    // Its prediction (vLLM SharedHead: norm, then the head the main model shares; DeepSeek-V4's MTPBlock
+    // first mixes its streams into one with hc_head_*).
+    if (mtp) {
+        AnatomyStage s;
+        s.title = "Multi-token prediction head";
+        std::vector<const Module *> hc;
+        for (const char *n : {"hc_head_fn", "hc_head_base", "hc_head_scale"})
+            if (const Module *m = lt.exact(n)) hc.push_back(m);
+        if (!hc.empty()) {
+            AnatomyBox b = box(BoxKind::Note, "hc_head", "mixes the streams into one hidden state");
+            lt.fill(b, hc);
+            s.join.push_back(b);
+        }
+        const Module *norm = lt.exact("shared_head.norm");
+        if (!norm) norm = lt.exact("norm");
+        if (norm) s.join.push_back(normBox(lt, norm, norm == lt.exact("norm") ? "norm" : "shared_head.norm"));
+        const Module *head = lt.exact("shared_head.head");
+        AnatomyBox logits = head ? linearBox(lt, head, "shared_head.head") : box(BoxKind::Note, "lm_head", "");
+        logits.detail = (head ? logits.detail + ": " : std::string()) +
+                        "the logits of the token after next" + (head ? "" : " (the main model's lm_head, shared)");
+        s.join.push_back(logits);
+        out.stages.push_back(std::move(s));
+    }
     // The norms around the blocks are named in a note rather than drawn.
     std::vector<std::string> norms;
     for (const auto &name : lt.unplaced())
-        if (layerRole(placeOf(name).rest).category == Category::Norms) norms.push_back(name);
+        if (layerRole(layerRest(name)).category == Category::Norms) norms.push_back(name);
     if (!norms.empty())
         out.notes.push_back(std::to_string(norms.size()) + " norm tensor" + (norms.size() == 1 ? "" : "s") +
                             " around the blocks (" + norms.front() + (norms.size() > 1 ? ", …)" : ")"));
     for (const auto &name : lt.unplaced())
-        if (layerRole(placeOf(name).rest).category != Category::Norms) out.unplaced.push_back(name);
+        if (layerRole(layerRest(name)).category != Category::Norms) out.unplaced.push_back(name);
     return out;
 }
 

@@ -170,7 +170,13 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     //    stage's joined blocks after its columns, each stage fed by the one before.
     std::string stageInput = kIn;
     bool ffnSeen = false;
+    std::set<std::string> mtpInputNodes; // the MTP block's input stage (enorm, hnorm, eh_proj, ...)
+    std::string mtpIn, headFirst;        // its last block; the first of its head
+    std::size_t headNodes = 0;           // where the head's nodes start
     for (const AnatomyStage &stage : a.stages) {
+        const bool head = stage.title == "Multi-token prediction head";
+        const std::size_t stageStart = b.g.nodes.size();
+        if (head) headNodes = stageStart;
         const bool streams = stage.title.find("Hyper-connections") != std::string::npos;
         const bool ffn = stage.title == "Mixture of experts" || stage.title == "Dense MLP" ||
                          (streams && !stage.join.empty() && stage.join.front().title == "hc_ffn");
@@ -212,13 +218,26 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
             }
             prev = id;
         }
+        if (stage.title == "Multi-token prediction input")
+            for (std::size_t k = stageStart; k < b.g.nodes.size(); ++k) mtpInputNodes.insert(b.g.nodes[k].id);
+        if (head) {
+            // The head reads the layer's output; it hands nothing on to the layer (wired below).
+            if (headNodes < b.g.nodes.size()) headFirst = b.g.nodes[headNodes].id;
+            continue;
+        }
         if (!prev.empty())
             stageInput = prev;
         else if (!lasts.empty())
             stageInput = lasts.back();
+        if (stage.title == "Multi-token prediction input") mtpIn = stageInput;
     }
     b.node({kOut, "the layer's output (+ the residual stream)", NodeRole::Output, {}, false, {}});
     b.inputs[kOut] = {stageInput, ffnSeen ? std::string(kResidual) : std::string(kIn)};
+    if (!headFirst.empty()) {
+        b.inputs[headFirst] = {kOut};
+        std::rotate(b.g.nodes.begin() + static_cast<std::ptrdiff_t>(headNodes), b.g.nodes.end() - 1, b.g.nodes.end());
+        b.g.nodes.back().role = NodeRole::Output; // the logits
+    }
 
     // 2. The data flow the engines run, where the page's order is not it (each kind's own wiring only on
     //    layers of that kind: DeepSeek-V4's query and indexer both hold a wq_b).
@@ -286,6 +305,24 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     // MoE: the router scores the FFN input; the experts run on that input, chosen by the router.
     b.wire("routed experts", {"router", kResidual});
 
+    // An MTP block (vLLM deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.forward): enorm reads the next
+    // token's embedding, hnorm the hidden state it predicts from (the layer's input), and the block runs
+    // on eh_proj's output, which is also its residual (mtp_block(hidden_states, residual=None)).
+    std::string blockIn = kIn;
+    if (!mtpIn.empty()) {
+        for (auto &n : b.g.nodes)
+            if (n.id == kIn) n.label = "the hidden state it predicts from (the main model's, or the MTP block's before)";
+        b.node({"next_token_embedding", "the next token's embedding (embed_tokens, shared)", NodeRole::Input, {}, false, {}});
+        std::rotate(b.g.nodes.begin() + 1, b.g.nodes.end() - 1, b.g.nodes.end()); // beside the layer's input
+        if (const std::string e = b.idOf("enorm"); mtpInputNodes.count(e)) b.inputs[e] = {"next_token_embedding"};
+        for (auto &[to, from] : b.inputs) {
+            if (mtpInputNodes.count(to)) continue;
+            for (auto &f : from)
+                if (f == kIn) f = mtpIn;
+        }
+        blockIn = mtpIn;
+    }
+
     // Hyper-connections (the DeepSeek-V4 reference Block.forward; GLM-5.3-Flash the same): the layer's
     // input is the streams; hc_pre(hc_attn_*) mixes them into the attention's input, hc_post writes the
     // attention output back into the streams with post and comb; hc_pre(hc_ffn_*) feeds the MLP and its
@@ -298,38 +335,39 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
             if (n.id == kIn) n.label = "the layer's input: the residual streams";
         const bool ffn = b.taken.count(kResidual) > 0;
         for (auto &[to, from] : b.inputs) {
-            if (to == hcAttn || to == hcFfn || to == kResidual || to == kOut) continue;
+            if (to == hcAttn || to == hcFfn || to == kResidual || to == kOut || mtpInputNodes.count(to) || to == headFirst)
+                continue;
             for (auto &f : from)
-                if (f == kIn) f = hcAttn;
+                if (f == blockIn) f = hcAttn;
                 else if (f == kResidual && !hcFfn.empty()) f = hcFfn;
         }
-        b.inputs[hcAttn] = {kIn};
+        b.inputs[hcAttn] = {blockIn};
         if (ffn) {
             for (auto &n : b.g.nodes)
                 if (n.id == kResidual) n.label = "hc_post: the attention output into the streams (post, comb)";
             auto &res = b.inputs[kResidual];
             std::vector<std::string> attnOut;
             for (const auto &f : res)
-                if (f != kIn && f != hcAttn && f != hcFfn) attnOut.push_back(f);
-            attnOut.push_back(kIn);
+                if (f != kIn && f != blockIn && f != hcAttn && f != hcFfn) attnOut.push_back(f);
+            attnOut.push_back(blockIn);
             attnOut.push_back(hcAttn);
             res = attnOut;
             if (!hcFfn.empty()) {
                 b.inputs[hcFfn] = {kResidual};
                 std::vector<std::string> post;
                 for (const auto &f : b.inputs[kOut])
-                    if (f != kResidual && f != kIn) post.push_back(f);
+                    if (f != kResidual && f != kIn && f != blockIn) post.push_back(f);
                 post.push_back(kResidual);
                 post.push_back(hcFfn);
                 b.node({kHcPostFfn, "hc_post: the MLP output into the streams (post, comb)", NodeRole::Sum, {}, false, {}});
                 b.inputs[kHcPostFfn] = post;
                 b.inputs[kOut] = {kHcPostFfn};
-                // The output node last, as the page reads.
+                // Just before the layer's output, as the page reads.
                 auto out = std::find_if(b.g.nodes.begin(), b.g.nodes.end(), [](const AnatomyNode &n) { return n.id == kOut; });
-                if (out != b.g.nodes.end()) std::rotate(out, out + 1, b.g.nodes.end());
+                if (out != b.g.nodes.end()) std::rotate(out, b.g.nodes.end() - 1, b.g.nodes.end());
             }
         } else {
-            b.inputs[kOut] = {b.inputs[kOut].empty() ? std::string(hcAttn) : b.inputs[kOut].front(), kIn, hcAttn};
+            b.inputs[kOut] = {b.inputs[kOut].empty() ? std::string(hcAttn) : b.inputs[kOut].front(), blockIn, hcAttn};
         }
     }
 

@@ -312,6 +312,26 @@ private slots:
                     if (t.name.find("input_layernorm") != std::string::npos) continue;
                     QVERIFY2(held.count(t.name) <= 1, t.name.c_str());
                 }
+        // An MTP block (vLLM deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.forward): enorm reads the
+        // next token's embedding, hnorm the hidden state, eh_proj both; the block runs on eh_proj's output,
+        // which is also its residual (mtp_block(..., residual=None)); SharedHead norms the output for the head.
+        int mtp = -1;
+        for (const auto &info : l.analysis.layers)
+            if (info.kind == LayerKind::Mtp && mtp < 0) mtp = info.index;
+        QVERIFY(mtp >= 0);
+        const AnatomyGraph m = anatomyGraph(l, mtp);
+        QCOMPARE(m.inputsOf("enorm"), V{"next_token_embedding"});
+        QCOMPARE(m.node("next_token_embedding")->role, NodeRole::Input);
+        QCOMPARE(m.inputsOf("hnorm"), V{"hidden_in"});
+        QCOMPARE(m.inputsOf("eh_proj"), (V{"enorm", "hnorm"}));
+        QCOMPARE(m.inputsOf("q_a_proj"), V{"eh_proj"});
+        QCOMPARE(m.inputsOf("kv_a_proj_with_mqa"), V{"eh_proj"});
+        QCOMPARE(m.inputsOf("residual"), (V{"eh_proj", "o_proj"}));
+        QCOMPARE(m.inputsOf("shared_head_norm"), V{"hidden_out"});
+        QCOMPARE(m.nodes.back().role, NodeRole::Output);
+        QCOMPARE(m.inputsOf(m.nodes.back().id), V{"shared_head_norm"});
+        QVERIFY2(layerAnatomy(l, mtp).unplaced.empty(), "every tensor of the MTP block has its box");
+
         // IndexShare: the shared layer's attention takes the owner's top-k, from outside the layer.
         const AnatomyGraph s = anatomyGraph(l, shared);
         const V share = s.inputsOf("indexshare");

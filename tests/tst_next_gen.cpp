@@ -334,6 +334,25 @@ private:
             QCOMPARE(g4.inputsOf("hidden_out"), V{"hc_post_ffn"});
             QCOMPARE(g4.node("hc_attn")->tensors.size(), std::size_t(3)); // hc_attn_fn, _base, _scale
         }
+        // The MTP block (the reference MTPBlock.forward): e_proj(enorm(e)) + h_proj(hnorm(h)) into the
+        // streams, the block, then hc_head mixes the streams into one for norm and the shared head.
+        {
+            int mtp = -1;
+            for (const auto &info : data.analysis.layers)
+                if (info.kind == LayerKind::Mtp && mtp < 0) mtp = info.index;
+            QVERIFY(mtp >= 0);
+            using V = std::vector<std::string>;
+            const AnatomyGraph gm = anatomyGraph(data, mtp);
+            QCOMPARE(gm.inputsOf("enorm"), V{"next_token_embedding"});
+            QCOMPARE(gm.inputsOf("e_proj"), V{"enorm"});
+            QCOMPARE(gm.inputsOf("h_proj"), V{"hnorm"});
+            QCOMPARE(gm.inputsOf("sum"), (V{"e_proj", "h_proj"}));
+            QCOMPARE(gm.inputsOf("hc_attn"), V{"sum"});
+            QCOMPARE(gm.inputsOf("residual"), (V{"wo_a_wo_b", "sum", "hc_attn"}));
+            QCOMPARE(gm.inputsOf("hc_head"), V{"hidden_out"});
+            QCOMPARE(gm.inputsOf("norm"), V{"hc_head"});
+            QVERIFY2(layerAnatomy(data, mtp).unplaced.empty(), "every tensor of the MTP block has its box");
+        }
         const auto runs = layerStack(data);
         QCOMPARE(runs.front().attention.front(), LayerAttention::Compressed);
         QCOMPARE(runs.front().compression[std::size_t(r4Layer)], std::int64_t(4));

@@ -10,6 +10,7 @@
 #include "budget_view.h"
 #include "cache_view.h"
 #include "plan_view.h"
+#include "working_links.h"
 #include "chart_widget.h"
 #include "checkpoint_loader.h"
 #include "checkpoint_reader.h"
@@ -568,6 +569,22 @@ private slots:
         // The notes name the controls of this view, not the command line's options.
         QVERIFY2(planView->detailsText().contains(QStringLiteral("Reserve sets them aside")), qPrintable(planView->detailsText()));
         QVERIFY2(!planView->detailsText().contains(QStringLiteral("--")), qPrintable(planView->detailsText()));
+        // Its headline numbers link to their working, which evaluates exactly to the plan's figure.
+        {
+            const auto valueOf = [](const QLabel *label, const QString &path) {
+                const auto v = evaluateWorking(labelWorking(label, path).section(QLatin1Char('\n'), 0, 0).toStdString());
+                return v && v->denominator == 1 ? std::optional<std::int64_t>(std::int64_t(v->numerator)) : std::nullopt;
+            };
+            const QLabel *details = planView->detailsLabel();
+            QCOMPARE(labelWorkingPaths(details), (QStringList{QStringLiteral("per_gpu.weight_bytes"),
+                                                              QStringLiteral("per_gpu.max_cached_tokens"),
+                                                              QStringLiteral("sequences_at_context")}));
+            const CapacityPlan &p = *planView->plan();
+            QCOMPARE(valueOf(details, QStringLiteral("per_gpu.weight_bytes")), std::optional<std::int64_t>(p.perGpu.weightBytes));
+            QCOMPARE(valueOf(details, QStringLiteral("per_gpu.max_cached_tokens")),
+                     std::optional<std::int64_t>(p.perGpu.maxCachedTokens));
+            QCOMPARE(valueOf(details, QStringLiteral("sequences_at_context")), std::optional<std::int64_t>(p.sequencesAtContext));
+        }
         planView->setGpus(4);
         QVERIFY(planView->plan() && !planView->plan()->fits);
         QVERIFY2(planView->verdict().contains(QStringLiteral("Does not fit")), qPrintable(planView->verdict()));
@@ -625,6 +642,19 @@ private slots:
         auto *cache = qobject_cast<CacheView *>(window.view(QStringLiteral("cache")));
         QCOMPARE(cache->budget().bytesPerToken, std::uint64_t(92880));
         QVERIFY(cache->breakdownText().contains(QLatin1String("90.70 GiB")));
+        {
+            // The breakdown links the headline figures to their working, each exact.
+            const QLabel *b = cache->breakdownLabel();
+            const QStringList paths = labelWorkingPaths(b);
+            QVERIFY2(paths.contains(QStringLiteral("cache.bytes_per_token")) && paths.contains(QStringLiteral("cache.total_bytes")),
+                     qPrintable(paths.join(QLatin1Char(' '))));
+            for (const auto &[path, value] : {std::pair{QStringLiteral("cache.bytes_per_token"), cache->budget().bytesPerToken},
+                                              std::pair{QStringLiteral("cache.total_bytes"), cache->budget().totalBytes}}) {
+                const auto v = evaluateWorking(labelWorking(b, path).section(QLatin1Char('\n'), 0, 0).toStdString());
+                QVERIFY2(v && v->denominator == 1, qPrintable(labelWorking(b, path)));
+                QCOMPARE(std::uint64_t(v->numerator), value);
+            }
+        }
         cache->setContext(2048);
         QVERIFY(cache->breakdownText().contains(QLatin1String("exactly dense attention")));
         cache->setKvDtype(KvDtype::FP8_DS_MLA);

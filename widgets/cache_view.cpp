@@ -1,6 +1,8 @@
 #include "cache_view.h"
 
 #include "chart_widget.h"
+#include "explain.h"
+#include "working_links.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -265,7 +267,18 @@ void CacheView::recompute()
                    .arg(qs(std::string(cachePresetName(c.preset))), QString::fromUtf8(d.data(), qsizetype(d.size()))) +
                text;
     }
+    // The headline numbers' working (domain.md section 17): hover a link, click for the formula pane.
+    const Explanations working = explainReport(m_data->checkpoint.config, m_data->analysis, c);
+    QStringList links;
+    for (const auto &[path, label] :
+         {std::pair{"cache.bytes_per_token", tr("bytes per token")},
+          std::pair{"cache.window_bytes", tr("the windows")},
+          std::pair{"cache.fixed_state_bytes", tr("the fixed state")},
+          std::pair{"cache.total_bytes", tr("the total at %1 tokens").arg(groupDigitsQ(c.contextTokens))}})
+        if (hasWorking(working, path)) links << workingLink(QString::fromLatin1(path), label);
+    if (!links.isEmpty()) text += tr("<br><b>The working:</b> %1.").arg(links.join(QStringLiteral(" · ")));
     m_breakdown->setText(text);
+    setWorkings(m_breakdown, working);
     drawCurves(c);
     drawParts(c);
 }

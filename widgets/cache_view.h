@@ -30,6 +30,7 @@ public:
     const CacheBudget &budget() const { return m_budget; }
     ChartWidget *chart() const { return m_chart; }
     QString breakdownText() const;
+    QLabel *breakdownLabel() const { return m_breakdown; } // its working links (setWorkings)
     QStringList layoutChoices() const; // the KV cache layout picker's labels
     QStringList entryChoices() const;  // the index-key entry picker's labels
     void setStateDtype(StateDtype dtype);

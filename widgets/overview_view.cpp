@@ -5,6 +5,7 @@
 #include "cache_budget.h"
 #include "colours.h"
 #include "explain.h"
+#include "working_links.h"
 #include "reflow_grid.h"
 
 #include <QEvent>
@@ -183,17 +184,6 @@ void OverviewView::fitQuantHeight()
     if (m_quant->height() != h || m_quant->minimumHeight() != h) m_quant->setFixedHeight(h);
 }
 
-namespace {
-
-QString workingText(const Working &w)
-{
-    QString text = qs(w.expression) + QStringLiteral("\n");
-    for (const auto &t : w.terms)
-        text += QStringLiteral("\n  %1   %2").arg(qs(t.factor), qs(t.from));
-    return text;
-}
-
-} // namespace
 
 void OverviewView::setWorking(int card, const std::string &path, const Explanations &explanations)
 {
@@ -223,11 +213,7 @@ bool OverviewView::eventFilter(QObject *watched, QEvent *event)
 {
     if (event->type() == QEvent::MouseButtonRelease) {
         if (auto *label = qobject_cast<QLabel *>(watched); label && !label->property("working").toString().isEmpty()) {
-            // The formula pane: the arithmetic, selectable, to copy onto a slide.
-            QMessageBox box(QMessageBox::NoIcon, tr("The working behind %1").arg(label->property("workingPath").toString()),
-                            label->property("working").toString(), QMessageBox::Close, this);
-            box.setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-            box.exec();
+            showWorkingPane(this, label->property("workingPath").toString(), label->property("working").toString());
             return true;
         }
     }

@@ -3,7 +3,9 @@
 #include "chart_widget.h"
 #include "colours.h"
 #include "errors.h"
+#include "explain.h"
 #include "reflow_grid.h"
+#include "working_links.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -246,12 +248,17 @@ void PlanView::replan()
                                                   .arg(p.stages[std::size_t(p.bindingStage)].firstLayer)
                                                   .arg(p.stages[std::size_t(p.bindingStage)].endLayer - 1)
                                             : tr("Per GPU:");
+    // The headline numbers link to their working (hover, click: the formula pane).
+    const Explanations working = explainPlan(p);
+    const auto linked = [&](const char *path, const QString &shown) {
+        return hasWorking(working, path) ? workingLink(QString::fromLatin1(path), shown) : shown;
+    };
     QString details =
         QStringLiteral("<b>%1</b> ").arg(who.toHtmlEscaped()) +
         tr("weights %1 (replicated %2, split %3, experts %4%5); usable %6 of %7 (fraction %14); cache %8 B per "
            "token%9 (preset %10). <b>%11 tokens</b> fit per GPU; <b>%12 sequences</b> of %13 tokens in the "
            "deployment.")
-            .arg(binaryBytesQ(g.weightBytes), binaryBytesQ(g.replicatedBytes), binaryBytesQ(g.splitBytes),
+            .arg(linked("per_gpu.weight_bytes", binaryBytesQ(g.weightBytes)), binaryBytesQ(g.replicatedBytes), binaryBytesQ(g.splitBytes),
                  binaryBytesQ(g.expertBytes),
                  g.experts ? tr(", %1 whole experts").arg(g.experts) : QString(), binaryBytesQ(g.usableBytes),
                  binaryBytesQ(p.options.gpuMemory),
@@ -261,12 +268,14 @@ void PlanView::replan()
                  g.stateBytesPerSequence ? tr(" + %1 per sequence on each GPU")
                                                .arg(binaryBytesQ(g.stateBytesPerSequence))
                                          : QString())
-            .arg(qs(std::string(cachePresetName(cache.preset))), groupDigitsQ(g.maxCachedTokens),
-                 groupDigitsQ(p.sequencesAtContext), groupDigitsQ(p.options.context),
+            .arg(qs(std::string(cachePresetName(cache.preset))),
+                 linked("per_gpu.max_cached_tokens", groupDigitsQ(g.maxCachedTokens)),
+                 linked("sequences_at_context", groupDigitsQ(p.sequencesAtContext)), groupDigitsQ(p.options.context),
                  QString::number(p.options.memFraction.value_or(0.9), 'f', 3));
     for (const auto &n : p.notes)
         details += QStringLiteral("<br><span style='color:gray'>") + guiWording(qs(n)).toHtmlEscaped() + QStringLiteral("</span>");
     m_details->setText(details);
+    setWorkings(m_details, working);
 
     // A stacked bar per pipeline stage (every GPU of a stage holds the same): what fills each GPU.
     const double gib = double(1ull << 30);

@@ -37,6 +37,7 @@ public:
     void setGpu(const QString &name);
     QString verdict() const;
     QString detailsText() const; // the per-GPU figures and the notes, as shown
+    QLabel *detailsLabel() const { return m_details; } // its working links (setWorkings)
     const CapacityPlan *plan() const { return m_plan ? &*m_plan : nullptr; }
     ChartWidget *chart() const { return m_chart; }
 

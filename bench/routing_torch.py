@@ -5,6 +5,9 @@ the same arithmetic on BF16 tensors), and per
 variant the changed-set fraction, experts replaced, weight L1 and per-expert load. Prints the
 median wall time of three runs in ms on the line "torch: N ms".
 
+Then the lean version a Python user would write (issue 31): per layer torch.topk(sigmoid(logits) + bias,
+8) for the reference and the three BF16 variants, the sorted index sets compared; "torch lean: N ms".
+
 Run by bench_routing with Debian's /usr/bin/python3 (package python3-torch) when it is there."""
 import statistics
 import sys
@@ -58,3 +61,20 @@ for run in range(3):
     times.append((time.perf_counter() - start) * 1000)
 print(f"torch {torch.__version__}, {torch.get_num_threads()} threads: median {statistics.median(times):.0f} ms")
 print(f"torch: {statistics.median(times):.0f} ms")
+
+# The lean version: the selections and whether each token's set changed, nothing else.
+lean = []
+for run in range(3):
+    start = time.perf_counter()
+    for layer in range(L):
+        logits = torch.randn(T, E, generator=g)
+        b32 = biases[layer]
+        b16 = b32.to(torch.bfloat16).float()
+        s32 = torch.sigmoid(logits)
+        s16 = torch.sigmoid(logits.to(torch.bfloat16).float())
+        ref = torch.topk(s32 + b32, K, dim=-1).indices.sort(-1).values
+        for s, b in ((s32, b16), (s16, b32), (s16, b16)):
+            var = torch.topk(s + b, K, dim=-1).indices.sort(-1).values
+            (var != ref).any(-1).float().mean()
+    lean.append((time.perf_counter() - start) * 1000)
+print(f"torch lean: {statistics.median(lean):.0f} ms")

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <mutex>
@@ -25,13 +26,19 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-// The hot loops are built twice on x86-64: for AVX-512 (x86-64-v4) and for the baseline, and the
-// loader picks one at start-up. Both compute the same bits: integer arithmetic is exact, and the
-// float operations are the same IEEE operations in the same order (no FMA contraction).
+// The hot loops are built three times on x86-64: for AVX-512 (x86-64-v4), for AVX2 + FMA (x86-64-v3)
+// and for the baseline, and the best the CPU runs is picked at start-up (routingIsa; ATLAS_ISA or
+// setRoutingIsa choose another, for tests and the bench). All compute the same bits: integer arithmetic
+// is exact, and the float operations are the same IEEE operations in the same order (no FMA
+// contraction: -ffp-contract=off).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ATLAS_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "default")))
+#define ATLAS_ISA_DISPATCH 1
+#define ATLAS_KERNEL inline __attribute__((always_inline))
+#define ATLAS_V3 __attribute__((target("arch=x86-64-v3")))
+#define ATLAS_V4 __attribute__((target("arch=x86-64-v4")))
 #else
-#define ATLAS_VECTOR_CLONES
+#define ATLAS_ISA_DISPATCH 0
+#define ATLAS_KERNEL inline
 #endif
 
 namespace atlas {
@@ -43,7 +50,7 @@ namespace {
 // put straight into the exponent bits. Plain float arithmetic in a fixed order, so the compiler
 // can run it four or eight lanes at a time and every machine gets the same bits (no FMA
 // contraction: routing.cpp is built with -ffp-contract=off).
-inline float expClamped(float t)
+ATLAS_KERNEL float expClamped(float t)
 {
     constexpr float kLog2e = 1.44269504088896341f;
     constexpr float kLn2Hi = 0.693145751953125f; // 0x3F317200: exact in float, n*kLn2Hi exact too
@@ -66,7 +73,9 @@ inline float expClamped(float t)
 
 } // namespace
 
-ATLAS_VECTOR_CLONES void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
+namespace {
+
+ATLAS_KERNEL void sigmoidRowKernel(const float *__restrict x, float *__restrict out, int n)
 {
     for (int i = 0; i < n; ++i) {
         const float v = x[i];
@@ -78,6 +87,136 @@ ATLAS_VECTOR_CLONES void sigmoidRow(const float *__restrict x, float *__restrict
         const float s = 1.0f / (1.0f + expClamped(t));
         out[i] = v == v ? s : v; // NaN stays NaN (it then ranks as -inf in the selection)
     }
+}
+
+ATLAS_KERNEL void syntheticLogitsKernel(std::uint64_t seed, int layer, std::uint32_t firstToken, std::uint32_t tokens,
+                                        int experts, float std, float *out)
+{
+    // Each value takes two draws, and a draw only adds the golden gamma to the state: the stream can
+    // start at any token, so a block of tokens holds the same numbers as the whole table.
+    const std::uint64_t skipped = static_cast<std::uint64_t>(firstToken) * static_cast<std::uint64_t>(experts) * 2;
+    std::uint64_t state = seed * 0xD1B54A32D192ED03ULL +
+                          static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1 +
+                          skipped * 0x9E3779B97F4A7C15ULL;
+    // Sum of eight U[0, 65535]: mean 8 * 32767.5, variance 8 * (65536^2 - 1) / 12.
+    const double mean = 8 * 32767.5;
+    const double sd = std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
+    const float scale = static_cast<float>(1.0 / sd) * std;
+    const std::size_t n = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(experts);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t a = splitmix64(state), b = splitmix64(state);
+        const std::uint64_t sum = (a & 0xFFFF) + ((a >> 16) & 0xFFFF) + ((a >> 32) & 0xFFFF) + (a >> 48) +
+                                  (b & 0xFFFF) + ((b >> 16) & 0xFFFF) + ((b >> 32) & 0xFFFF) + (b >> 48);
+        out[i] = static_cast<float>(static_cast<double>(sum) - mean) * scale;
+    }
+}
+
+using SigmoidRowFn = void (*)(const float *__restrict, float *__restrict, int);
+using SyntheticFn = void (*)(std::uint64_t, int, std::uint32_t, std::uint32_t, int, float, float *);
+
+void sigmoidRowBaseline(const float *__restrict x, float *__restrict out, int n) { sigmoidRowKernel(x, out, n); }
+void syntheticBaseline(std::uint64_t seed, int layer, std::uint32_t first, std::uint32_t tokens, int experts, float sd, float *out)
+{
+    syntheticLogitsKernel(seed, layer, first, tokens, experts, sd, out);
+}
+#if ATLAS_ISA_DISPATCH
+ATLAS_V3 void sigmoidRowV3(const float *__restrict x, float *__restrict out, int n) { sigmoidRowKernel(x, out, n); }
+ATLAS_V4 void sigmoidRowV4(const float *__restrict x, float *__restrict out, int n) { sigmoidRowKernel(x, out, n); }
+ATLAS_V3 void syntheticV3(std::uint64_t seed, int layer, std::uint32_t first, std::uint32_t tokens, int experts, float sd, float *out)
+{
+    syntheticLogitsKernel(seed, layer, first, tokens, experts, sd, out);
+}
+ATLAS_V4 void syntheticV4(std::uint64_t seed, int layer, std::uint32_t first, std::uint32_t tokens, int experts, float sd, float *out)
+{
+    syntheticLogitsKernel(seed, layer, first, tokens, experts, sd, out);
+}
+#endif
+
+bool cpuRuns(RoutingIsa isa)
+{
+#if ATLAS_ISA_DISPATCH
+    switch (isa) {
+    case RoutingIsa::Baseline: return true;
+    case RoutingIsa::X86_64_V3: return __builtin_cpu_supports("x86-64-v3");
+    case RoutingIsa::X86_64_V4: return __builtin_cpu_supports("x86-64-v4");
+    }
+    return false;
+#else
+    return isa == RoutingIsa::Baseline;
+#endif
+}
+
+RoutingIsa startupIsa()
+{
+    RoutingIsa best = RoutingIsa::Baseline;
+    for (RoutingIsa i : supportedRoutingIsas()) best = i;
+    if (const char *env = std::getenv("ATLAS_ISA"))
+        for (RoutingIsa i : supportedRoutingIsas())
+            if (routingIsaName(i) == env) return i;
+    return best;
+}
+
+std::atomic<RoutingIsa> g_isa{startupIsa()};
+
+SigmoidRowFn sigmoidRowFn()
+{
+#if ATLAS_ISA_DISPATCH
+    switch (g_isa.load(std::memory_order_relaxed)) {
+    case RoutingIsa::X86_64_V4: return sigmoidRowV4;
+    case RoutingIsa::X86_64_V3: return sigmoidRowV3;
+    case RoutingIsa::Baseline: break;
+    }
+#endif
+    return sigmoidRowBaseline;
+}
+
+SyntheticFn syntheticFn()
+{
+#if ATLAS_ISA_DISPATCH
+    switch (g_isa.load(std::memory_order_relaxed)) {
+    case RoutingIsa::X86_64_V4: return syntheticV4;
+    case RoutingIsa::X86_64_V3: return syntheticV3;
+    case RoutingIsa::Baseline: break;
+    }
+#endif
+    return syntheticBaseline;
+}
+
+} // namespace
+
+std::string_view routingIsaName(RoutingIsa isa)
+{
+    switch (isa) {
+    case RoutingIsa::Baseline: return "baseline";
+    case RoutingIsa::X86_64_V3: return "x86-64-v3";
+    case RoutingIsa::X86_64_V4: return "x86-64-v4";
+    }
+    return "";
+}
+
+std::vector<RoutingIsa> supportedRoutingIsas()
+{
+    std::vector<RoutingIsa> out;
+    for (RoutingIsa i : {RoutingIsa::Baseline, RoutingIsa::X86_64_V3, RoutingIsa::X86_64_V4})
+        if (cpuRuns(i)) out.push_back(i);
+    return out;
+}
+
+RoutingIsa routingIsa()
+{
+    return g_isa.load(std::memory_order_relaxed);
+}
+
+bool setRoutingIsa(RoutingIsa isa)
+{
+    if (!cpuRuns(isa)) return false;
+    g_isa.store(isa, std::memory_order_relaxed);
+    return true;
+}
+
+void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
+{
+    sigmoidRowFn()(x, out, n);
 }
 
 const std::vector<float> &sigmoidOfEveryBf16()
@@ -345,26 +484,10 @@ void Router::route(const float *scores, const float *bias, Routing &out, const s
     }
 }
 
-ATLAS_VECTOR_CLONES void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t firstToken,
-                                         std::uint32_t tokens, int experts, float std, float *out)
+void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t firstToken, std::uint32_t tokens, int experts,
+                     float std, float *out)
 {
-    // Each value takes two draws, and a draw only adds the golden gamma to the state: the stream can
-    // start at any token, so a block of tokens holds the same numbers as the whole table.
-    const std::uint64_t skipped = static_cast<std::uint64_t>(firstToken) * static_cast<std::uint64_t>(experts) * 2;
-    std::uint64_t state = seed * 0xD1B54A32D192ED03ULL +
-                          static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1 +
-                          skipped * 0x9E3779B97F4A7C15ULL;
-    // Sum of eight U[0, 65535]: mean 8 * 32767.5, variance 8 * (65536^2 - 1) / 12.
-    const double mean = 8 * 32767.5;
-    const double sd = std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
-    const float scale = static_cast<float>(1.0 / sd) * std;
-    const std::size_t n = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(experts);
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t a = splitmix64(state), b = splitmix64(state);
-        const std::uint64_t sum = (a & 0xFFFF) + ((a >> 16) & 0xFFFF) + ((a >> 32) & 0xFFFF) + (a >> 48) +
-                                  (b & 0xFFFF) + ((b >> 16) & 0xFFFF) + ((b >> 32) & 0xFFFF) + (b >> 48);
-        out[i] = static_cast<float>(static_cast<double>(sum) - mean) * scale;
-    }
+    syntheticFn()(seed, layer, firstToken, tokens, experts, std, out);
 }
 
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out)

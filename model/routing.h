@@ -8,6 +8,7 @@
 #include "safetensors.h"
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace atlas {
@@ -72,6 +73,14 @@ private:
     std::vector<char> m_groupKept;
     std::vector<std::pair<float, int>> m_groupScores;
 };
+
+// The instruction sets the simulation's vector loops are built for (x86-64 with GCC; elsewhere the
+// baseline only). The best the CPU runs is used; every one gives the same bits.
+enum class RoutingIsa { Baseline, X86_64_V3, X86_64_V4 };
+std::string_view routingIsaName(RoutingIsa isa); // "baseline", "x86-64-v3", "x86-64-v4"
+std::vector<RoutingIsa> supportedRoutingIsas();  // those this CPU runs, the baseline first
+RoutingIsa routingIsa();                         // in use: the best, or ATLAS_ISA's name at start-up
+bool setRoutingIsa(RoutingIsa isa);              // false (and unchanged) if the CPU cannot run it
 
 // 1 / (1 + e^-x) in FP32, to within a few units in the last place, the same bits on every machine;
 // NaN stays NaN. sigmoidRow does a whole row and is what the simulation uses.

@@ -588,6 +588,59 @@ private slots:
         QCOMPARE(m.variants[0].weightL1, 0.0);
     }
 
+    // Every build of the vector loops this CPU runs gives the same bits as the baseline (routing.cpp's
+    // x86-64-v3 and v4 kernels): the sigmoid over a sweep, the synthetic logits, and a whole layer.
+    void everyInstructionSetGivesTheSameBits()
+    {
+        const RoutingIsa before = routingIsa();
+        const auto isas = supportedRoutingIsas();
+        QVERIFY(!isas.empty() && isas.front() == RoutingIsa::Baseline);
+        qInfo("instruction sets run here: %zu (in use: %s)", isas.size(), std::string(routingIsaName(before)).c_str());
+        std::vector<float> x;
+        for (int i = -1000000; i <= 1000000; i += 13)
+            x.push_back(static_cast<float>(i) / 5000.0f);
+        for (float v : {0.0f, -0.0f, 87.0f, -87.0f, 88.5f, INFINITY, -INFINITY, NAN})
+            x.push_back(v);
+        const std::uint32_t T = 3000;
+        RouterConfig c = config(256, 8);
+        std::vector<float> bias(256);
+        for (int e = 0; e < 256; ++e)
+            bias[e] = 0.5f + 0.00037f * float(e);
+        struct Result
+        {
+            std::vector<std::uint32_t> sig, logits;
+            LayerRouting layer;
+        };
+        const auto run = [&] {
+            Result r;
+            std::vector<float> s(x.size()), l(std::size_t(T) * 256);
+            sigmoidRow(x.data(), s.data(), static_cast<int>(x.size()));
+            syntheticLogits(3, 1, 17, T, 256, 1.0f, l.data());
+            for (float v : s) r.sig.push_back(std::bit_cast<std::uint32_t>(v));
+            for (float v : l) r.logits.push_back(std::bit_cast<std::uint32_t>(v));
+            r.layer = simulateLayer(0, c, bias, l.data(), T);
+            return r;
+        };
+        QVERIFY(setRoutingIsa(RoutingIsa::Baseline));
+        const Result base = run();
+        for (const RoutingIsa isa : isas) {
+            QVERIFY(setRoutingIsa(isa));
+            QCOMPARE(routingIsa(), isa);
+            const Result r = run();
+            QVERIFY2(r.sig == base.sig, routingIsaName(isa).data());
+            QVERIFY2(r.logits == base.logits, routingIsaName(isa).data());
+            QCOMPARE(r.layer.referenceLoad, base.layer.referenceLoad);
+            for (int v = 0; v < kVariantCount; ++v) {
+                QCOMPARE(r.layer.variants[v].changedSetFraction, base.layer.variants[v].changedSetFraction);
+                QCOMPARE(r.layer.variants[v].weightL1, base.layer.variants[v].weightL1);
+                QCOMPARE(r.layer.variants[v].load, base.layer.variants[v].load);
+            }
+        }
+        // One the CPU cannot run is refused, and the one in use stays.
+        if (isas.size() < 3) QVERIFY(!setRoutingIsa(RoutingIsa::X86_64_V4));
+        QVERIFY(setRoutingIsa(before));
+    }
+
     void syntheticLogitsAreReproducible()
     {
         std::vector<float> a(256 * 4096), b(a.size()), c(a.size());

@@ -63,7 +63,7 @@ public:
                 worstStep = name;
             }
         }
-        std::printf("max GUI-thread stall: %.0f ms (%s); target < 50 ms\n", worst, worstStep.c_str());
+        std::printf("max GUI-thread stall: %.0f ms (%s); target <= 20 ms\n", worst, worstStep.c_str());
     }
 
 private:

@@ -99,7 +99,7 @@ int compareWithPython(const std::string &dir)
     }
     const double a = median(atlasTimes), p = median(pythonTimes);
     std::printf("inspect --json: median %.1f ms, peak RSS %.1f MB; python3 header walk: median %.1f ms, peak RSS "
-                "%.1f MB; python / atlas = %.2f (target >= 2, RSS <= 150 MB)\n",
+                "%.1f MB; python / atlas = %.2f (target >= 3, RSS <= 100 MB)\n",
                 a * 1000, atlasPeak / 1024.0, p * 1000, pythonPeak / 1024.0, p / a);
     return 0;
 }

@@ -1,0 +1,71 @@
+#!/bin/sh
+# Runs every benchmark and prints one table: figure, value, target, peer, ratio and ok/short, in the same
+# words every time. Speed is measured here, never asserted by the test suite: this script always exits 0
+# unless a benchmark is missing. Usage: bench/run-all.sh [BUILD_DIR]   (default: build)
+# The raw output of each bench is kept in BUILD_DIR/bench-logs/.
+set -u
+build=${1:-build}
+bin="$build/bench"
+logs="$build/bench-logs"
+mkdir -p "$logs"
+for b in bench_open_local bench_routing bench_gui bench_remote bench_cancel; do
+    if [ ! -x "$bin/$b" ]; then
+        echo "run-all: $bin/$b is missing; build first (cmake --build $build -j2)" >&2
+        exit 1
+    fi
+done
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
+if grep -qm1 avx512f /proc/cpuinfo; then avx512=yes; else avx512=no; fi
+echo "machine: $cpu, $(nproc) cores, AVX-512 $avx512, $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "running: open_local, routing, gui, remote, cancel (raw output in $logs/) ..."
+
+"$bin/bench_open_local" > "$logs/open_local.txt" 2>&1
+"$bin/bench_routing" > "$logs/routing.txt" 2>&1
+QT_QPA_PLATFORM=offscreen "$bin/bench_gui" > "$logs/gui.txt" 2>&1
+"$bin/bench_remote" > "$logs/remote.txt" 2>&1
+"$bin/bench_cancel" > "$logs/cancel.txt" 2>&1
+
+# One row: figure, value, target, peer, ratio, verdict.
+row() { printf '%-40s %-12s %-16s %-18s %-8s %s\n' "$1" "$2" "$3" "$4" "$5" "$6"; }
+# verdict VALUE OP LIMIT: ok when VALUE OP LIMIT holds (awk arithmetic), short otherwise, n/a without a value.
+verdict() { [ -z "$1" ] && { echo "n/a"; return; }; awk -v v="$1" -v l="$3" "BEGIN { print (v $2 l) ? \"ok\" : \"short\" }"; }
+
+echo
+row "figure" "value" "target" "peer" "ratio" "verdict"
+row "------" "-----" "------" "----" "-----" "-------"
+
+# Local open: inspect --json against the python3 walk of the same headers.
+line=$(grep -m1 '^inspect --json:' "$logs/open_local.txt")
+atlas=$(echo "$line" | sed -n 's/^inspect --json: median \([0-9.]*\) ms.*/\1/p')
+rss=$(echo "$line" | sed -n 's/^inspect --json: median [0-9.]* ms, peak RSS \([0-9.]*\) MB.*/\1/p')
+py=$(echo "$line" | sed -n 's/.*python3 header walk: median \([0-9.]*\) ms.*/\1/p')
+ratio=$(echo "$line" | sed -n 's/.*python \/ atlas = \([0-9.]*\).*/\1/p')
+row "local open, inspect --json (141 shards)" "${atlas:-?} ms" ">= 3x python" "python ${py:-?} ms" "${ratio:-?}x" "$(verdict "$ratio" '>=' 3)"
+row "local open, peak RSS" "${rss:-?} MB" "<= 100 MB" "" "" "$(verdict "$rss" '<=' 100)"
+
+# Routing: the simulation against the lean torch version.
+line=$(grep -m1 '^figure routing_ms=' "$logs/routing.txt")
+ms=$(echo "$line" | sed -n 's/.*routing_ms=\([0-9.]*\).*/\1/p')
+isa=$(echo "$line" | sed -n 's/.* isa=\([^ ]*\).*/\1/p')
+lean=$(echo "$line" | sed -n 's/.*torch_lean_ms=\([0-9.]*\).*/\1/p')
+need=6; [ "$isa" = "x86-64-v4" ] && need=12
+if [ -n "$lean" ] && [ "$lean" != 0 ] && [ -n "$ms" ]; then r=$(awk -v a="$lean" -v b="$ms" 'BEGIN { printf "%.1f", a / b }'); else r=""; fi
+row "routing simulation ($isa)" "${ms:-?} ms" ">= ${need}x torch" "torch ${lean:-?} ms" "${r:-?}x" "$(verdict "$r" '>=' "$need")"
+
+# GUI: the longest stall of the GUI thread over every step.
+stall=$(sed -n 's/^max GUI-thread stall: \([0-9.]*\) ms.*/\1/p' "$logs/gui.txt")
+row "GUI thread, longest stall" "${stall:-?} ms" "<= 20 ms" "" "" "$(verdict "$stall" '<=' 20)"
+
+# Remote at 40 ms RTT: wall time and requests per shard, beside @huggingface/hub.
+ours=$(awk '$1 == "ckpt-atlas" && $2 == 40 { print $4; exit }' "$logs/remote.txt")
+req=$(awk '$1 == "ckpt-atlas" && $2 == 40 { print $6; exit }' "$logs/remote.txt")
+theirs=$(awk '$1 == "@huggingface/hub" && $2 == 40 { print $4; exit }' "$logs/remote.txt")
+if [ -n "$theirs" ] && [ -n "$ours" ]; then r=$(awk -v a="$theirs" -v b="$ours" 'BEGIN { printf "%.1f", a / b }'); else r=""; fi
+row "remote open at 40 ms RTT" "${ours:-?} ms" "<= 550 ms" "hub.js ${theirs:-?} ms" "${r:-?}x" "$(verdict "$ours" '<=' 550)"
+row "remote requests per shard" "${req:-?}" "<= 2.04" "" "" "$(verdict "$req" '<=' 2.04)"
+
+# Cancel: the worst latency from the request to the stop, over the stages.
+cancel=$(sed -n 's/^worst cancel latency over the stages: \([0-9.]*\) ms.*/\1/p' "$logs/cancel.txt")
+row "cancel, worst latency" "${cancel:-?} ms" "<= 500 ms" "" "" "$(verdict "$cancel" '<=' 500)"
+exit 0

@@ -21,7 +21,7 @@
 #include <thread>
 
 #if defined(__SSE2__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 #include <sys/resource.h>
 #include <unistd.h>
@@ -321,11 +321,46 @@ namespace {
 constexpr int kLanes = 32; // classes of experts for the top-K threshold (see route)
 }
 
-void Router::route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint,
-                   bool bf16Sums)
+namespace {
+
+#if defined(__SSE2__)
+// Bit l set where p[l] >= t, for W consecutive floats (no NaN among them: choice scores map NaN to -inf).
+// The wide ones carry their target and are not forced inline: they inline once the kernel is inside
+// routeV3 / routeV4, whose targets hold theirs.
+#if ATLAS_ISA_DISPATCH
+ATLAS_V4 inline unsigned compareAtLeast16(const float *p, float t)
 {
+    return _mm512_cmp_ps_mask(_mm512_loadu_ps(p), _mm512_set1_ps(t), _CMP_GE_OQ);
+}
+ATLAS_V3 inline unsigned compareAtLeast8(const float *p, float t)
+{
+    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(p), _mm256_set1_ps(t), _CMP_GE_OQ)));
+}
+#endif
+template <int W>
+ATLAS_KERNEL unsigned compareAtLeast(const float *p, float t)
+{
+#if ATLAS_ISA_DISPATCH
+    if constexpr (W == 16) return compareAtLeast16(p, t);
+    if constexpr (W == 8) return compareAtLeast8(p, t);
+#endif
+    return static_cast<unsigned>(_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(p), _mm_set1_ps(t))));
+}
+#endif
+
+} // namespace
+
+// The selection, built for each instruction set: W is how many choice scores one compare takes (4 with
+// SSE2, 8 with AVX2, 16 with AVX-512); the answer is the same on each.
+template <int W>
+ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const float *bias, Routing &out,
+                                      const std::vector<int> *hint, bool bf16Sums)
+{
+    const RouterConfig &m_config = r.m_config;
+    std::vector<char> &m_groupKept = r.m_groupKept;
+    std::vector<std::pair<float, int>> &m_groupScores = r.m_groupScores;
     const int E = m_config.experts, K = m_config.topk, G = m_config.groups;
-    float *c = m_choice.data();
+    float *c = r.m_choice.data();
     // NaN never orders: a NaN choice score (a NaN logit or bias, or +inf - inf) counts as -inf, so it
     // ranks below every number and ties among such experts go to the lower index, like any tie.
     for (int e = 0; e < E; ++e) {
@@ -375,7 +410,7 @@ void Router::route(const float *scores, const float *bias, Routing &out, const s
         val = big.data();
     }
     int filled = 0;
-    auto offer = [&](int e) {
+    auto offer = [&](int e) __attribute__((always_inline)) {
         const float v = c[e];
         if (filled == K && !(v > val[K - 1])) return;
         int pos = filled < K ? filled++ : K - 1;
@@ -388,15 +423,14 @@ void Router::route(const float *scores, const float *bias, Routing &out, const s
         idx[pos] = e;
     };
     // Offers, in ascending order, every expert whose choice score is at least `threshold`.
-    auto offerFrom = [&](float threshold) {
+    auto offerFrom = [&](float threshold) __attribute__((always_inline)) {
 #if defined(__SSE2__)
-        if (E % 4 == 0) {
-            // Four experts per compare; only the few at or above the threshold are offered.
-            const __m128 t4 = _mm_set1_ps(threshold);
-            for (int e = 0; e < E; e += 4) {
-                int mask = _mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(c + e), t4));
+        if (E % W == 0) {
+            // W experts per compare; only the few at or above the threshold are offered.
+            for (int e = 0; e < E; e += W) {
+                unsigned mask = compareAtLeast<W>(c + e, threshold);
                 while (mask) {
-                    offer(e + __builtin_ctz(static_cast<unsigned>(mask)));
+                    offer(e + __builtin_ctz(mask));
                     mask &= mask - 1;
                 }
             }
@@ -482,6 +516,45 @@ void Router::route(const float *scores, const float *bias, Routing &out, const s
         if (m_config.normTopkProb && sum > 0) w /= sum;
         w *= m_config.scaling;
     }
+}
+
+
+namespace {
+
+
+using RouteFn = void (*)(Router &, const float *, const float *, Routing &, const std::vector<int> *, bool);
+void routeBaseline(Router &r, const float *s, const float *b, Routing &o, const std::vector<int> *h, bool bf)
+{
+    RouterKernel::route<4>(r, s, b, o, h, bf);
+}
+#if ATLAS_ISA_DISPATCH
+ATLAS_V3 void routeV3(Router &r, const float *s, const float *b, Routing &o, const std::vector<int> *h, bool bf)
+{
+    RouterKernel::route<8>(r, s, b, o, h, bf);
+}
+ATLAS_V4 void routeV4(Router &r, const float *s, const float *b, Routing &o, const std::vector<int> *h, bool bf)
+{
+    RouterKernel::route<16>(r, s, b, o, h, bf);
+}
+#endif
+
+RouteFn routeFn()
+{
+#if ATLAS_ISA_DISPATCH
+    switch (g_isa.load(std::memory_order_relaxed)) {
+    case RoutingIsa::X86_64_V4: return routeV4;
+    case RoutingIsa::X86_64_V3: return routeV3;
+    case RoutingIsa::Baseline: break;
+    }
+#endif
+    return routeBaseline;
+}
+
+} // namespace
+
+void Router::route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint, bool bf16Sums)
+{
+    routeFn()(*this, scores, bias, out, hint, bf16Sums);
 }
 
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t firstToken, std::uint32_t tokens, int experts,

@@ -56,6 +56,13 @@ struct Routing
 // One token: selection by score + bias (the correction bias; zeros otherwise), grouped when
 // groups > 1; weights from the scores of the chosen experts (softmax over them for
 // SoftmaxAfterTopk), normalised when norm_topk_prob, times routed_scaling_factor.
+struct RouterKernel
+{
+    template <int W>
+    static void route(class Router &r, const float *scores, const float *bias, struct Routing &out,
+                      const std::vector<int> *hint, bool bf16Sums);
+};
+
 class Router
 {
 public:
@@ -68,6 +75,7 @@ public:
                bool bf16Sums = false);
 
 private:
+    friend struct RouterKernel; // route, built for each instruction set (routing.cpp)
     RouterConfig m_config;
     std::vector<float> m_choice;
     std::vector<char> m_groupKept;

@@ -991,6 +991,10 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
         AnatomyColumn e, h;
         e.title = "the next token's embedding";
         h.title = "the hidden state it predicts from";
+        if (const Module *m = lt.exact("embed_tokens")) { // DeepSeek-V3's MTP block holds its own copy
+            e.boxes.push_back(linearBox(lt, m, "embed_tokens"));
+            e.boxes.back().detail = "the next token's embedding (a copy of the main model's table)";
+        }
         if (const Module *m = lt.exact("enorm")) e.boxes.push_back(normBox(lt, m, "enorm"));
         if (const Module *m = lt.exact("e_proj")) e.boxes.push_back(linearBox(lt, m, "e_proj"));
         if (const Module *m = lt.exact("hnorm")) h.boxes.push_back(normBox(lt, m, "hnorm"));
@@ -998,7 +1002,7 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
         if (const Module *m = lt.exact("eh_proj")) {
             s.join.push_back(linearBox(lt, m, "eh_proj"));
             s.join.back().detail += " (the two, concatenated)";
-        } else if (!e.boxes.empty() && !h.boxes.empty()) {
+        } else if (lt.exact("e_proj") && lt.exact("h_proj")) {
             s.join.push_back(box(BoxKind::Note, "sum", "h_proj(hnorm(h)) + e_proj(enorm(e)), added to every stream"));
         }
         if (!e.boxes.empty()) s.columns.push_back(std::move(e));

@@ -27,6 +27,7 @@ std::string_view nodeRoleName(NodeRole r)
     case NodeRole::Experts: return "experts";
     case NodeRole::Sum: return "sum";
     case NodeRole::Streams: return "streams";
+    case NodeRole::Embedding: return "embedding";
     case NodeRole::Output: return "output";
     }
     return "projection";
@@ -312,9 +313,21 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     if (!mtpIn.empty()) {
         for (auto &n : b.g.nodes)
             if (n.id == kIn) n.label = "the hidden state it predicts from (the main model's, or the MTP block's before)";
-        b.node({"next_token_embedding", "the next token's embedding (embed_tokens, shared)", NodeRole::Input, {}, false, {}});
+        // The block's own embedding table when it has one (DeepSeek-V3's layers.61.embed_tokens), else the
+        // main model's, shared.
+        const std::string own = b.idOf("embed_tokens");
+        const bool hasOwn = mtpInputNodes.count(own) > 0;
+        b.node(hasOwn ? AnatomyNode{"next_token", "the next token (its id)", NodeRole::Input, {}, false, {}}
+                      : AnatomyNode{"next_token_embedding", "the next token's embedding (embed_tokens, shared)",
+                                    NodeRole::Input, {}, false, {}});
         std::rotate(b.g.nodes.begin() + 1, b.g.nodes.end() - 1, b.g.nodes.end()); // beside the layer's input
-        if (const std::string e = b.idOf("enorm"); mtpInputNodes.count(e)) b.inputs[e] = {"next_token_embedding"};
+        if (hasOwn) {
+            b.inputs[own] = {"next_token"};
+            for (auto &n : b.g.nodes)
+                if (n.id == own) n.role = NodeRole::Embedding;
+        }
+        else if (const std::string e = b.idOf("enorm"); mtpInputNodes.count(e))
+            b.inputs[e] = {"next_token_embedding"};
         for (auto &[to, from] : b.inputs) {
             if (mtpInputNodes.count(to)) continue;
             for (auto &f : from)
@@ -330,28 +343,30 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     std::string hcAttn, hcFfn;
     for (const auto &n : b.g.nodes)
         if (n.role == NodeRole::Streams) (n.label == "hc_attn" ? hcAttn : hcFfn) = n.id;
-    if (!hcAttn.empty()) {
+    if (!hcAttn.empty() || !hcFfn.empty()) {
         for (auto &n : b.g.nodes)
-            if (n.id == kIn) n.label = "the layer's input: the residual streams";
+            if (n.id == kIn && mtpIn.empty()) n.label = "the layer's input: the residual streams";
         const bool ffn = b.taken.count(kResidual) > 0;
         for (auto &[to, from] : b.inputs) {
             if (to == hcAttn || to == hcFfn || to == kResidual || to == kOut || mtpInputNodes.count(to) || to == headFirst)
                 continue;
             for (auto &f : from)
-                if (f == blockIn) f = hcAttn;
+                if (f == blockIn && !hcAttn.empty()) f = hcAttn;
                 else if (f == kResidual && !hcFfn.empty()) f = hcFfn;
         }
-        b.inputs[hcAttn] = {blockIn};
+        if (!hcAttn.empty()) b.inputs[hcAttn] = {blockIn};
         if (ffn) {
-            for (auto &n : b.g.nodes)
-                if (n.id == kResidual) n.label = "hc_post: the attention output into the streams (post, comb)";
-            auto &res = b.inputs[kResidual];
-            std::vector<std::string> attnOut;
-            for (const auto &f : res)
-                if (f != kIn && f != blockIn && f != hcAttn && f != hcFfn) attnOut.push_back(f);
-            attnOut.push_back(blockIn);
-            attnOut.push_back(hcAttn);
-            res = attnOut;
+            if (!hcAttn.empty()) {
+                for (auto &n : b.g.nodes)
+                    if (n.id == kResidual) n.label = "hc_post: the attention output into the streams (post, comb)";
+                auto &res = b.inputs[kResidual];
+                std::vector<std::string> attnOut;
+                for (const auto &f : res)
+                    if (f != kIn && f != blockIn && f != hcAttn && f != hcFfn) attnOut.push_back(f);
+                attnOut.push_back(blockIn);
+                attnOut.push_back(hcAttn);
+                res = attnOut;
+            }
             if (!hcFfn.empty()) {
                 b.inputs[hcFfn] = {kResidual};
                 std::vector<std::string> post;
@@ -366,10 +381,15 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
                 auto out = std::find_if(b.g.nodes.begin(), b.g.nodes.end(), [](const AnatomyNode &n) { return n.id == kOut; });
                 if (out != b.g.nodes.end()) std::rotate(out, b.g.nodes.end() - 1, b.g.nodes.end());
             }
-        } else {
+        } else if (!hcAttn.empty()) {
             b.inputs[kOut] = {b.inputs[kOut].empty() ? std::string(hcAttn) : b.inputs[kOut].front(), blockIn, hcAttn};
         }
     }
+    // What the arrows between stages carry: the page does not list it again as an input from elsewhere.
+    for (const std::string &id : {std::string(kIn), std::string(kResidual), blockIn, hcAttn, hcFfn,
+                                  headFirst.empty() ? std::string() : std::string(kOut)})
+        if (!id.empty() && std::find(b.g.carried.begin(), b.g.carried.end(), id) == b.g.carried.end())
+            b.g.carried.push_back(id);
 
     // 3. Edges, in node order, each pair once and no node into itself.
     std::set<std::string> used;
@@ -412,8 +432,8 @@ void annotateInputs(LayerAnatomy &a, const AnatomyGraph &g)
                 const AnatomyNode *src = g.node(in);
                 // The layer's input and the FFN's (the residual stream) are what the arrows between
                 // stages carry (with mHC, the hc_pre stage above the block); an arrow from outside (box.from) is drawn already.
-                if (isAbove || !src || in == kIn || in == kResidual || src->role == NodeRole::Streams ||
-                    (src->role == NodeRole::Input && !box.from.empty()))
+                if (isAbove || !src || std::find(g.carried.begin(), g.carried.end(), in) != g.carried.end() ||
+                    src->role == NodeRole::Streams || (src->role == NodeRole::Input && !box.from.empty()))
                     continue;
                 box.inputsElsewhere.push_back(src->label);
             }

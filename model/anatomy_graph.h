@@ -15,7 +15,7 @@ namespace atlas {
 
 // The fixed vocabulary of what a node is.
 enum class NodeRole { Input, Projection, Norm, Rope, Conv, Activation, Gate, State, Cache, Heads, Topk, Attention,
-                      Router, Experts, Sum, Streams, Output };
+                      Router, Experts, Sum, Streams, Output, Embedding };
 std::string_view nodeRoleName(NodeRole r); // "projection", "norm", "rope", ...
 
 struct AnatomyNode
@@ -42,6 +42,9 @@ struct AnatomyGraph
     std::string kind; // the layer's mixer kind (layer_kinds' name)
     std::vector<AnatomyNode> nodes;
     std::vector<AnatomyEdge> edges;
+    // What the arrows between the page's stages carry (the layer's input, the residual, an MTP block's
+    // input, the hc_pre mixes): a box fed by one of these lists it nowhere else.
+    std::vector<std::string> carried;
     const AnatomyNode *node(const std::string &id) const;
     // The ids feeding `id`, in edge order.
     std::vector<std::string> inputsOf(const std::string &id) const;

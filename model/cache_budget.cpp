@@ -466,7 +466,6 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
     c.available = true;
 }
 
-// The totals at the chosen context, for every attention kind.
 // How TP divides a group's cache: its mixer row's rule (layer_kinds.cpp); the index keys are one head per
 // token, kept whole on every rank as the MLA latent is (vLLM DeepseekV32IndexerCache: one head).
 void settleTpSplit(AttentionLayers &g)
@@ -487,6 +486,7 @@ void settleTpSplit(AttentionLayers &g)
     g.keptWhole = "DeepSeek-V4's rows (one K=V head)";
 }
 
+// The totals at the chosen context, for every attention kind.
 void finish(CacheBudget &c, const ModelConfig &cfg, const CacheOptions &opt)
 {
     for (auto &g : c.attention) settleTpSplit(g);

@@ -85,7 +85,7 @@ struct AttentionLayers
     // How tensor parallelism divides this group's cache on each GPU (the mixer row's TpCacheSplit; the
     // index keys are one head), the KV heads it divides by (KvHeads: this group's own, MiMo-V2's sliding
     // layers have more than its full ones), and what every rank keeps whole (Replicated), in a phrase.
-    TpCacheSplit tpSplit = TpCacheSplit::KvHeads;
+    TpCacheSplit tpSplit = TpCacheSplit::Replicated; // until finish() settles it: never an optimistic split
     std::uint64_t kvHeads = 0;
     std::string keptWhole;
     double bytesPerToken() const { return double(bytesPerTokenPerLayer) / double(compression); }

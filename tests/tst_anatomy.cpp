@@ -331,6 +331,15 @@ private slots:
         QCOMPARE(m.nodes.back().role, NodeRole::Output);
         QCOMPARE(m.inputsOf(m.nodes.back().id), V{"shared_head_norm"});
         QVERIFY2(layerAnatomy(l, mtp).unplaced.empty(), "every tensor of the MTP block has its box");
+        {
+            // The page lists no input the arrows between its stages already carry (eh_proj's output is
+            // the block's input, the layer's output the head's).
+            LayerAnatomy page = layerAnatomy(l, mtp);
+            annotateInputs(page, m);
+            QCOMPARE(findBox(page, "q_a_proj")->inputsElsewhere, V{});
+            QCOMPARE(findBox(page, "kv_a_proj_with_mqa")->inputsElsewhere, V{});
+            QCOMPARE(findBox(page, "shared_head.norm")->inputsElsewhere, V{});
+        }
 
         // IndexShare: the shared layer's attention takes the owner's top-k, from outside the layer.
         const AnatomyGraph s = anatomyGraph(l, shared);

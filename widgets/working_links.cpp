@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QRegularExpression>
+#include <QTimer>
 #include <QToolTip>
 #include <QVariantMap>
 
@@ -64,7 +65,8 @@ void setWorkings(QLabel *label, const Explanations &explanations)
         if (!link.startsWith(QLatin1String(kScheme))) return;
         const QString path = link.mid(int(qstrlen(kScheme)));
         const QString w = labelWorking(label, path);
-        if (!w.isEmpty()) showWorkingPane(label, path, w);
+        // Opened after the click is handled (a modal inside the label's mouse handler could outlive it).
+        if (!w.isEmpty()) QTimer::singleShot(0, label, [label, path, w] { showWorkingPane(label, path, w); });
     });
 }
 

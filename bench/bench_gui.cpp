@@ -4,6 +4,7 @@
 // late it fires: the longest gap is the longest the window could not answer. Prints the figures.
 //
 //   bench_gui            the whole scenario once (QT_QPA_PLATFORM=offscreen unless set)
+//   ATLAS_BENCH_GAPS=1   also print each gap over 12 ms and when in its step it came (to find the cause)
 #include "atlas_application.h"
 #include "atlas_view.h"
 #include "checkpoint_loader.h"
@@ -20,6 +21,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -37,6 +39,9 @@ public:
             const qint64 now = m_clock.nsecsElapsed();
             if (m_last >= 0) {
                 const double gapMs = double(now - m_last) / 1e6 - 1.0;
+                if (gapMs > 12 && m_traceGaps)
+                    std::fprintf(stderr, "gap of %.1f ms at %.1f ms into \"%s\"\n", gapMs,
+                                 double(now - m_stepStart) / 1e6, m_step.c_str());
                 double &worst = m_worstByStep[m_step];
                 worst = std::max(worst, gapMs);
             }
@@ -48,6 +53,7 @@ public:
     void step(const std::string &name)
     {
         m_step = name;
+        m_stepStart = m_clock.nsecsElapsed();
         m_last = -1; // a gap spanning two steps belongs to neither
         m_order.push_back(name);
     }
@@ -69,6 +75,8 @@ public:
 private:
     QTimer m_timer;
     QElapsedTimer m_clock;
+    qint64 m_stepStart = 0;
+    const bool m_traceGaps = std::getenv("ATLAS_BENCH_GAPS") != nullptr;
     qint64 m_last = -1;
     std::string m_step = "start";
     std::vector<std::string> m_order;

@@ -48,6 +48,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QListWidget>
+#include <QSlider>
 #include <QTest>
 #include <set>
 #include <QTreeView>
@@ -654,6 +655,17 @@ private slots:
                 QVERIFY2(v && v->denominator == 1, qPrintable(labelWorking(b, path)));
                 QCOMPARE(std::uint64_t(v->numerator), value);
             }
+        }
+        {
+            // Dragged, the charts follow each step and the breakdown's text once the slider rests (its
+            // wrapped rich text is the costly part of a step); it then names the new context.
+            auto *slider = cache->findChild<QSlider *>();
+            QVERIFY(slider);
+            slider->setValue(slider->maximum() / 2);
+            const QString context = QString::fromStdString(groupDigits(cache->budget().contextTokens));
+            QCOMPARE(cache->chart()->seriesNames().isEmpty(), false);
+            QTRY_VERIFY2(cache->breakdownText().contains(QStringLiteral("At %1 tokens").arg(context)),
+                         qPrintable(cache->breakdownText()));
         }
         cache->setContext(2048);
         QVERIFY(cache->breakdownText().contains(QLatin1String("exactly dense attention")));

@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
+#include <QTimer>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -32,7 +33,7 @@ CacheView::CacheView(QWidget *parent)
     : AtlasView(parent), m_context(new QSpinBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
       m_kv(new QComboBox(this)), m_preset(new QComboBox(this)), m_entry(new QComboBox(this)),
       m_state(new QComboBox(this)), m_chart(new ChartWidget(this)), m_parts(new ChartWidget(this)),
-      m_breakdown(new QLabel(this))
+      m_breakdown(new QLabel(this)), m_textTimer(new QTimer(this))
 {
     m_context->setRange(1, 1 << 30);
     m_context->setGroupSeparatorShown(true);
@@ -87,7 +88,22 @@ CacheView::CacheView(QWidget *parent)
     });
     connect(m_slider, &QSlider::valueChanged, this, [this](int value) {
         const double maxLog = std::log2(double(m_context->maximum()));
+        m_sliding = true;
         m_context->setValue(int(std::lround(std::exp2(value / 1000.0 * maxLog))));
+        m_sliding = false;
+    });
+    m_textTimer->setSingleShot(true);
+    m_textTimer->setInterval(120);
+    connect(m_textTimer, &QTimer::timeout, this, [this] {
+        m_breakdown->setText(m_pendingText);
+        setWorkings(m_breakdown, m_pendingWorking);
+    });
+    connect(m_slider, &QSlider::sliderReleased, this, [this] {
+        if (m_textTimer->isActive()) {
+            m_textTimer->stop();
+            m_breakdown->setText(m_pendingText);
+            setWorkings(m_breakdown, m_pendingWorking);
+        }
     });
     connect(m_kv, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
     connect(m_entry, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
@@ -219,6 +235,7 @@ void CacheView::recompute()
     const CacheBudget &c = m_budget;
     emit budgetChanged(c);
     if (!c.available) {
+        m_textTimer->stop();
         m_breakdown->setText(qs(c.reason));
         m_chart->clear();
         m_parts->clear();
@@ -277,8 +294,15 @@ void CacheView::recompute()
           std::pair{"cache.total_bytes", tr("the total at %1 tokens").arg(groupDigitsQ(c.contextTokens))}})
         if (hasWorking(working, path)) links << workingLink(QString::fromLatin1(path), label);
     if (!links.isEmpty()) text += tr("<br><b>The working:</b> %1.").arg(links.join(QStringLiteral(" · ")));
-    m_breakdown->setText(text);
-    setWorkings(m_breakdown, working);
+    if (m_sliding) {
+        m_pendingText = text;
+        m_pendingWorking = working;
+        m_textTimer->start(); // restarted by every step: the text follows once the slider rests
+    } else {
+        m_textTimer->stop();
+        m_breakdown->setText(text);
+        setWorkings(m_breakdown, working);
+    }
     drawCurves(c);
     drawParts(c);
 }

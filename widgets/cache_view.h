@@ -2,10 +2,12 @@
 
 #include "atlas_view.h"
 #include "cache_budget.h"
+#include "explain.h"
 
 class QComboBox;
 class QSpinBox;
 class QSlider;
+class QTimer;
 
 namespace atlas {
 
@@ -58,6 +60,12 @@ private:
     ChartWidget *m_chart;
     ChartWidget *m_parts; // per kind: what grows with the context (at the chosen one) and what is fixed
     QLabel *m_breakdown;
+    // While the slider moves, the breakdown's text (a wrapped rich-text label: 9 ms of layout each time,
+    // half of a slider step in bench_gui) follows once the slider rests; the charts follow at once.
+    bool m_sliding = false;
+    QTimer *m_textTimer;
+    QString m_pendingText;
+    Explanations m_pendingWorking;
 };
 
 } // namespace atlas

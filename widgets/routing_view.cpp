@@ -345,7 +345,7 @@ void RoutingView::showChanged()
     for (int v = 0; v < kVariantCount; ++v) {
         const bool emphasised = v == chosen;
         QColor color = ChartWidget::seriesColor(v + 1);
-        if (chosen >= 0 && !emphasised) color.setAlpha(darkTheme() ? 170 : 110); // pale, yet readable on dark
+        if (chosen >= 0 && !emphasised) color.setAlpha(darkTheme() ? 210 : 170); // pale, yet readable at 1 px
         LineSeries s{QString::fromLatin1(variantName(static_cast<Variant>(v))) +
                          (emphasised ? tr(" (the chosen engine)") : QString()),
                      {},

@@ -285,9 +285,12 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
 }
 
 // The layers the model has: num_hidden_layers from the config (or, without it, the run of layer
-// numbers 0, 1, 2, ... found on disk), then the MTP layers that follow on disk, at most
-// num_nextn_predict_layers of them (or the run that follows, when the config does not say).
-int countLayers(const Checkpoint &ckpt, int &mainLayers)
+// numbers 0, 1, 2, ... found on disk), then the MTP layers as the tensors show them: the run that
+// follows on disk, or as far as num_nextn_predict_layers reaches when its layers are there with gaps.
+// A config whose MTP count the tensors do not bear out is said once in `note` (DeepSeek-V4-Flash-0731
+// holds mtp.0-mtp.2 under num_nextn_predict_layers: 1; a config naming MTP modules none of which are on
+// disk).
+int countLayers(const Checkpoint &ckpt, int &mainLayers, std::string *note = nullptr)
 {
     std::set<int> present, mtpBlocks;
     for (const auto &s : ckpt.shards)
@@ -317,12 +320,17 @@ int countLayers(const Checkpoint &ckpt, int &mainLayers)
     // MTP blocks named apart (mtp.N.*) follow the decoder layers, as vLLM places them.
     for (int block : mtpBlocks)
         present.insert(mainLayers + block);
-    int extra = 0;
+    int extra = runFrom(mainLayers, static_cast<int>(kMaxConfigMtpLayers));
     if (cfg.numNextnPredictLayers) {
-        for (int i = 0; i < static_cast<int>(*cfg.numNextnPredictLayers); ++i)
-            if (present.count(mainLayers + i)) extra = i + 1;
-    } else {
-        extra = runFrom(mainLayers, static_cast<int>(kMaxConfigMtpLayers));
+        const std::int64_t declared = std::clamp<std::int64_t>(*cfg.numNextnPredictLayers, 0, kMaxConfigMtpLayers);
+        for (int i = 0; i < static_cast<int>(declared); ++i)
+            if (present.count(mainLayers + i)) extra = std::max(extra, i + 1);
+        const auto d = std::to_string(*cfg.numNextnPredictLayers);
+        if (note && extra != *cfg.numNextnPredictLayers)
+            *note = extra == 0 ? "config.json declares " + d + " MTP layer" + (d == "1" ? "" : "s") +
+                                     " (num_nextn_predict_layers); none is on disk"
+                               : "the checkpoint holds " + std::to_string(extra) + " MTP block" + (extra == 1 ? "" : "s") +
+                                     " where num_nextn_predict_layers says " + d + ": counted as the tensors show them";
     }
     return mainLayers + extra;
 }
@@ -682,7 +690,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     CheckpointAnalysis a;
     const ModelConfig &cfg = ckpt.config;
 
-    a.layerCount = countLayers(ckpt, a.mainLayers);
+    std::string mtpNote;
+    a.layerCount = countLayers(ckpt, a.mainLayers, &mtpNote);
+    if (!mtpNote.empty()) a.warnings.push_back(mtpNote);
     a.layers.resize(static_cast<std::size_t>(a.layerCount));
     for (int i = 0; i < a.layerCount; ++i) {
         a.layers[static_cast<std::size_t>(i)].index = i;

@@ -363,6 +363,68 @@ private slots:
             QCOMPARE(l["changed_set_fraction"]["bias_bf16"].get<double>(), 0.0);
     }
 
+    // MTP layers are counted as the tensors show them (DeepSeek-V4-Flash-0731: mtp.0-mtp.2 under
+    // num_nextn_predict_layers: 1), with one warning; a declared MTP layer with no tensors is named once.
+    void mtpLayersAsTheTensorsShowThem()
+    {
+        const std::uint64_t h = 64, inter = 96;
+        const auto block = [&](const std::string &p, std::vector<Tensor> &t) {
+            t.push_back({p + "self_attn.q_proj.weight", "BF16", {h, h}});
+            t.push_back({p + "self_attn.k_proj.weight", "BF16", {h, h}});
+            t.push_back({p + "self_attn.v_proj.weight", "BF16", {h, h}});
+            t.push_back({p + "self_attn.o_proj.weight", "BF16", {h, h}});
+            t.push_back({p + "mlp.gate_proj.weight", "BF16", {inter, h}});
+            t.push_back({p + "mlp.up_proj.weight", "BF16", {inter, h}});
+            t.push_back({p + "mlp.down_proj.weight", "BF16", {h, inter}});
+            t.push_back({p + "input_layernorm.weight", "BF16", {h}});
+        };
+        const std::uint64_t perBlock = 4 * h * h + 3 * inter * h + h;
+        for (const bool apart : {false, true}) { // layers.2-4, or mtp.0-2 (DeepSeek-V4's naming)
+            std::vector<Tensor> t;
+            for (int l = 0; l < 2; ++l) block("model.layers." + std::to_string(l) + ".", t);
+            for (int m = 0; m < 3; ++m) {
+                const std::string p = apart ? "mtp." + std::to_string(m) + "." : "model.layers." + std::to_string(2 + m) + ".";
+                block(p, t);
+                t.push_back({p + "eh_proj.weight", "BF16", {h, 2 * h}});
+            }
+            t.push_back({"model.norm.weight", "BF16", {h}});
+            const nlohmann::json config = {{"model_type", "llama"},       {"hidden_size", h},
+                                           {"num_hidden_layers", 2},      {"num_attention_heads", 4},
+                                           {"num_key_value_heads", 4},    {"intermediate_size", inter},
+                                           {"num_nextn_predict_layers", 1}};
+            QTemporaryDir dir;
+            fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+            const CheckpointAnalysis a = open(dir.path());
+            QCOMPARE(a.mainLayers, 2);
+            QCOMPARE(a.layerCount, 5); // three MTP layers, not one holding all three blocks
+            for (int l = 2; l < 5; ++l) {
+                QCOMPARE(a.layers[std::size_t(l)].kind, LayerKind::Mtp);
+                QCOMPARE(a.layers[std::size_t(l)].params.elements, perBlock + 2 * h * h);
+            }
+            const auto says = std::count_if(a.warnings.begin(), a.warnings.end(), [](const std::string &w) {
+                return w.find("holds 3 MTP blocks where num_nextn_predict_layers says 1") != std::string::npos;
+            });
+            QCOMPARE(says, std::ptrdiff_t(1));
+        }
+        {
+            // Declared, none on disk: said once, and nothing sized for it.
+            std::vector<Tensor> t;
+            for (int l = 0; l < 2; ++l) block("model.layers." + std::to_string(l) + ".", t);
+            const nlohmann::json config = {{"model_type", "llama"},    {"hidden_size", h},
+                                           {"num_hidden_layers", 2},   {"num_attention_heads", 4},
+                                           {"num_key_value_heads", 4}, {"intermediate_size", inter},
+                                           {"num_nextn_predict_layers", 7}};
+            QTemporaryDir dir;
+            fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+            const CheckpointAnalysis a = open(dir.path());
+            QCOMPARE(a.layerCount, 2);
+            const auto says = std::count_if(a.warnings.begin(), a.warnings.end(), [](const std::string &w) {
+                return w.find("declares 7 MTP layers (num_nextn_predict_layers); none is on disk") != std::string::npos;
+            });
+            QCOMPARE(says, std::ptrdiff_t(1));
+        }
+    }
+
     void mimoKeysAndValuesOfTheirOwnWidth()
     {
         // MiMo-V2.5-Pro-shaped: head_dim 192 for q and k, v_head_dim 128 for v, as the fused qkv_proj

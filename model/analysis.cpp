@@ -627,6 +627,48 @@ void decideMixers(const ModelConfig &cfg, const std::vector<unsigned> &seen, Che
     }
 }
 
+// A partial download (one of Qwen3-235B's 118 shards): the main layers with no tensor on disk, when some
+// layer has one, are said once and sized nowhere: no mixer (the cache and the plan skip them), no
+// indexer (no index keys), out of the IndexShare lists.
+void markLayersWithoutTensors(CheckpointAnalysis &a)
+{
+    std::vector<int> missing;
+    bool any = false;
+    for (int i = 0; i < a.mainLayers; ++i) {
+        const bool on = a.layers[static_cast<std::size_t>(i)].onDisk();
+        any = any || on;
+        if (!on) missing.push_back(i);
+    }
+    if (!any || missing.empty()) return;
+    for (const int i : missing) {
+        LayerInfo &l = a.layers[static_cast<std::size_t>(i)];
+        l.mixer = MixerKind::None;
+        l.indexer = IndexerRole::None;
+        l.reusesLayer = -1;
+    }
+    const auto drop = [&](std::vector<int> &v) {
+        v.erase(std::remove_if(v.begin(), v.end(),
+                               [&](int i) { return std::binary_search(missing.begin(), missing.end(), i); }),
+                v.end());
+    };
+    drop(a.indexShare.full);
+    drop(a.indexShare.shared);
+    drop(a.indexShare.atomFull);
+    // "layers 1–93" or "layers 3, 7–9": runs of consecutive numbers.
+    std::string runs;
+    for (std::size_t k = 0; k < missing.size();) {
+        std::size_t j = k;
+        while (j + 1 < missing.size() && missing[j + 1] == missing[j] + 1) ++j;
+        runs += (runs.empty() ? "" : ", ") + std::to_string(missing[k]) +
+                (j > k ? "–" + std::to_string(missing[j]) : std::string());
+        k = j + 1;
+    }
+    a.warnings.push_back("partial: " + std::to_string(missing.size()) + " of " + std::to_string(a.mainLayers) +
+                         " layers have no tensors on disk (layer" + (missing.size() == 1 ? " " : "s ") + runs +
+                         "); nothing is sized for them");
+    a.layersWithoutTensors = std::move(missing);
+}
+
 // The schedule (layer_types or the family's own keys, compress_ratios, mlp_layer_types) against what the
 // tensors show, layer by layer; disagreements come once per kind, over their layers.
 void scheduleAgainstTensors(const ModelConfig &cfg, const std::vector<unsigned> &seen, CheckpointAnalysis &a)
@@ -883,6 +925,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     scheduleAgainstTensors(cfg, seenOnDisk, a);
     decideMixers(cfg, seenOnDisk, a);
     buildIndexShare(ckpt, a);
+    markLayersWithoutTensors(a);
     if (!ckpt.hasConfig)
         a.warnings.push_back("no config.json: layers and budget come from tensor names alone");
     for (const auto &w : cfg.warnings)

@@ -97,6 +97,7 @@ struct LayerInfo
     Tally params;                // scales excluded
     Tally scales;
     Tally tables; // hash routing's token→expert tables (tid2eid): neither parameters nor scales
+    bool onDisk() const { return params.tensors + scales.tensors + tables.tensors > 0; }
 };
 
 struct ParameterBudget
@@ -146,6 +147,9 @@ struct CheckpointAnalysis
     ParameterBudget budget;
     std::vector<QuantRow> quantLayout;
     IndexShareMap indexShare;
+    // A partial download: main layers the config names that have no tensor on disk (with at least one
+    // that has). They are neither sized (mixer None, no indexer) nor counted as dense or MoE layers.
+    std::vector<int> layersWithoutTensors;
     // Dimensions read from tensor shapes, for when config.json is silent.
     std::optional<std::int64_t> diskKvLoraRank;
     std::optional<std::int64_t> diskRopeDim;

@@ -144,10 +144,12 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         if (l.compressRatio >= 0) row["compress_ratio"] = l.compressRatio;
         if (l.kind != LayerKind::Dense) row["routing"] = l.hashRouted ? "hash" : "scores";
         row["parameters"] = l.params.elements;
+        row["on_disk"] = l.onDisk(); // false: a partial download's layer, sized nowhere
         if (l.indexer == IndexerRole::Shared && l.reusesLayer >= 0) row["reuses_layer"] = l.reusesLayer;
         layers.push_back(row);
     }
     r["layers"] = layers;
+    r["layers_without_tensors"] = a.layersWithoutTensors;
     r["schedule"] = {{"source", a.scheduleSource.empty() ? J() : J(a.scheduleSource)},
                      {"mismatches", stringList(a.scheduleMismatches)}};
 
@@ -268,9 +270,10 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
 
     std::size_t dense = 0, moe = 0, mtp = 0;
     for (const auto &l : a.layers)
-        (l.kind == LayerKind::Dense ? dense : l.kind == LayerKind::Moe ? moe : mtp)++;
-    o << "Layers      " << a.mainLayers << " main (" << dense << " dense, " << moe << " MoE) + " << mtp
-      << " MTP\n\n";
+        if (l.kind == LayerKind::Mtp || l.onDisk()) (l.kind == LayerKind::Dense ? dense : l.kind == LayerKind::Moe ? moe : mtp)++;
+    o << "Layers      " << a.mainLayers << " main (" << dense << " dense, " << moe << " MoE";
+    if (!a.layersWithoutTensors.empty()) o << ", " << a.layersWithoutTensors.size() << " without tensors on disk";
+    o << ") + " << mtp << " MTP\n\n";
 
     o << "Parameters  " << groupDigits(b.total) << " (" << shortCount(b.total) << ")";
     if (const std::uint64_t mtp = b.byCategory[static_cast<std::size_t>(Category::Mtp)])

@@ -4,6 +4,7 @@
 #include "analysis.h"
 #include "byte_source.h"
 #include "cache_budget.h"
+#include "report.h"
 #include "capacity_plan.h"
 #include "checkpoint_reader.h"
 #include "explain.h"
@@ -423,6 +424,49 @@ private slots:
             });
             QCOMPARE(says, std::ptrdiff_t(1));
         }
+    }
+
+    // A partial download (one of Qwen3-235B's 118 shards holds layer 0 alone): the missing layers are
+    // said once and sized nowhere (no cache, not counted as MoE layers).
+    void partialDownloadSizesOnlyWhatIsThere()
+    {
+        const std::uint64_t h = 64, heads = 4, kv = 2, d = 16, experts = 4, inter = 32, L = 5;
+        const nlohmann::json config = {{"model_type", "qwen3_moe"},   {"hidden_size", h},
+                                       {"num_hidden_layers", L},      {"num_attention_heads", heads},
+                                       {"num_key_value_heads", kv},   {"head_dim", d},
+                                       {"num_experts", experts},      {"num_experts_per_tok", 2},
+                                       {"moe_intermediate_size", inter}};
+        std::vector<Tensor> t;
+        const std::string p = "model.layers.0.";
+        t.push_back({p + "self_attn.q_proj.weight", "BF16", {heads * d, h}});
+        t.push_back({p + "self_attn.k_proj.weight", "BF16", {kv * d, h}});
+        t.push_back({p + "self_attn.v_proj.weight", "BF16", {kv * d, h}});
+        t.push_back({p + "self_attn.o_proj.weight", "BF16", {h, heads * d}});
+        t.push_back({p + "mlp.gate.weight", "BF16", {experts, h}});
+        for (std::uint64_t e = 0; e < experts; ++e)
+            for (const char *w : {"gate_proj", "up_proj"})
+                t.push_back({p + "mlp.experts." + std::to_string(e) + "." + w + ".weight", "BF16", {inter, h}});
+        for (std::uint64_t e = 0; e < experts; ++e)
+            t.push_back({p + "mlp.experts." + std::to_string(e) + ".down_proj.weight", "BF16", {h, inter}});
+        t.push_back({p + "input_layernorm.weight", "BF16", {h}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        Checkpoint ckpt;
+        const CheckpointAnalysis a = open(dir.path(), &ckpt);
+        QCOMPARE(a.mainLayers, int(L));
+        QCOMPARE(a.layersWithoutTensors, (std::vector<int>{1, 2, 3, 4}));
+        const auto says = std::count_if(a.warnings.begin(), a.warnings.end(), [](const std::string &w) {
+            return w == "partial: 4 of 5 layers have no tensors on disk (layers 1–4); nothing is sized for them";
+        });
+        QCOMPARE(says, std::ptrdiff_t(1));
+        for (int i = 1; i < int(L); ++i)
+            QCOMPARE(a.layers[std::size_t(i)].mixer, MixerKind::None);
+        // The cache holds the one layer on disk: K and V of 2 heads x 16, BF16.
+        const CacheBudget c = computeCacheBudget(ckpt, a, {});
+        QVERIFY2(c.available, c.reason.c_str());
+        QCOMPARE(c.bytesPerToken, std::uint64_t(1 * 2 * kv * d * 2));
+        const std::string text = formatSummary(ckpt, a, c);
+        QVERIFY2(text.find("5 main (0 dense, 1 MoE, 4 without tensors on disk)") != std::string::npos, text.c_str());
     }
 
     void mimoKeysAndValuesOfTheirOwnWidth()

@@ -277,7 +277,7 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     const ParameterBudget &b = a.budget;
     int dense = 0, moe = 0, mtp = 0;
     for (const auto &l : a.layers)
-        (l.kind == LayerKind::Dense ? dense : l.kind == LayerKind::Moe ? moe : mtp)++;
+        if (l.kind == LayerKind::Mtp || l.onDisk()) (l.kind == LayerKind::Dense ? dense : l.kind == LayerKind::Moe ? moe : mtp)++;
     auto set = [&](int i, const QString &text, const QString &tip) {
         m_cardValues[i].second->setText(text);
         m_cardValues[i].second->setToolTip(tip);
@@ -306,7 +306,12 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
                         : tr("; every tensor has a role")));
     set(3, QString::number(c.shards.size()), tr("headers: %1 bytes").arg(groupDigitsQ(c.headerBytes())));
     set(4, binaryBytesQ(c.tensorBytes()), groupDigitsQ(c.tensorBytes()) + tr(" bytes"));
-    set(5, tr("%1 + %2 MTP").arg(a.mainLayers).arg(mtp), tr("%1 dense, %2 MoE").arg(dense).arg(moe));
+    const int missing = int(a.layersWithoutTensors.size());
+    set(5, missing ? tr("%1 + %2 MTP (%3 not on disk)").arg(a.mainLayers).arg(mtp).arg(missing)
+                   : tr("%1 + %2 MTP").arg(a.mainLayers).arg(mtp),
+        tr("%1 dense, %2 MoE").arg(dense).arg(moe) +
+            (missing ? tr("; %1 layers have no tensors on disk (a partial download): nothing is sized for them").arg(missing)
+                     : QString()));
     const auto &m = a.indexShare;
     set(6,
         m.source == IndexShareSource::None ? tr("none") : indexerCount(m.full.size(), m.shared.size(), std::size_t(std::max(a.mainLayers, 0))),

@@ -116,7 +116,9 @@ bool isQuantScale(std::string_view name, Dtype dtype)
     if (dtype == Dtype::F8_E8M0) return true;
     for (auto suffix : kSuffixes)
         if (endsWith(name, suffix)) return true;
-    return false;
+    // Ascend W8A8's rotation applied before the quantised matmuls (vllm-ascend's MTP layer: self.rot of
+    // the hidden state): a quantisation aid the BF16 model does not have, so not a parameter.
+    return name == "rot.weight" || endsWith(name, ".rot.weight");
 }
 
 Category categorize(std::string_view name, int layer, bool mtpLayer)

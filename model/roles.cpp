@@ -89,6 +89,7 @@ constexpr RoleRow kRoles[] = {
     {L, "ffn", "", "", DenseMlp, "DeepSeek-V4"},
     // Norms of a layer: input_layernorm, post_attention_layernorm, attn_norm, ffn_norm, enorm, hnorm, ...
     {L, "*norm", "", "", Norms, "every family"},
+    {L, "layer_scalar", "", "", Norms, "Gemma 4 (a learned per-layer output scale)"},
 
     // Outside the decoder layers: embedding and head, final norms, hyper-connection heads.
     {T, "*embed_tokens", "", "", Embedding, "every family"},
@@ -121,6 +122,11 @@ constexpr EncoderRow kEncoders[] = {
     {"embed_vision", "Gemma 3n"},
     {"embed_audio", "Gemma 3n"},
     {"speech_*", "speech encoders"},
+    {"audio_encoder", "MiMo-V2.5 (audio_encoder.projection.mlp.N)"},
+    {"sam_model", "DeepSeek-OCR (its SAM vision tower)"},
+    {"projector", "DeepSeek-OCR (model.projector: vision features into the text width)"},
+    {"image_newline", "DeepSeek-OCR (the learned row separator of the image tokens)"},
+    {"view_seperator", "DeepSeek-OCR (the learned separator between views; spelled so in its files)"},
 };
 
 // The last module name of a dotted tensor name (the segment before the leaf): "model.norm.weight" -> "norm".

@@ -147,6 +147,13 @@ private slots:
             {"model.embed_vision.embedding.weight", Category::Encoders},
             {"model.embed_audio.embedding.weight", Category::Encoders},
             {"speech_encoder.conv.weight", Category::Encoders},
+            {"audio_encoder.projection.mlp.0.weight", Category::Encoders}, // MiMo-V2.5
+            {"model.sam_model.blocks.3.attn.qkv.weight", Category::Encoders}, // DeepSeek-OCR's SAM tower
+            {"model.sam_model.neck.0.weight", Category::Encoders},
+            {"model.projector.layers.weight", Category::Encoders},
+            {"model.image_newline", Category::Encoders},
+            {"model.view_seperator", Category::Encoders},
+            {"model.language_model.layers.4.layer_scalar", Category::Norms}, // Gemma 4
             // No row: position decides (a tensor under experts.N. is a routed expert), then other.
             {"model.layers.4.sparse_block.experts.3.odd_leaf.weight", Category::RoutedExperts},
             {"model.layers.4.something_new.weight", Category::Other},
@@ -163,6 +170,16 @@ private slots:
         const Category got = roleOf(name.toStdString());
         QVERIFY2(got == role, qPrintable(name + QStringLiteral(": ") +
                                          QString::fromLatin1(categoryName(got).data(), int(categoryName(got).size()))));
+    }
+
+    // Ascend W8A8's rotation (rot.weight, at the top and in a layer) is a quantisation aid, apart from
+    // the parameters as the scales are; a weight merely named like it is not.
+    void rotationsAreQuantisationAids()
+    {
+        QVERIFY(isQuantScale("rot.weight", Dtype::BF16));
+        QVERIFY(isQuantScale("model.layers.78.rot.weight", Dtype::BF16));
+        QVERIFY(!isQuantScale("my_rot.weight", Dtype::BF16));
+        QVERIFY(!isQuantScale("model.layers.0.self_attn.rotary_emb.weight", Dtype::BF16));
     }
 
     void everyRowDecidesSomething()
@@ -184,7 +201,7 @@ private slots:
             "layers.0.ffn.experts.1.w1.weight", "layers.0.mlp.shared_experts.w1.weight", "layers.0.mlp.gate.weight",
             "layers.0.mlp.router.weight", "layers.0.mlp.gate_proj.weight", "layers.0.block_sparse_moe.w1.weight",
             "layers.0.feed_forward.w1.weight", "layers.0.moe.w1.weight", "layers.0.mixer.up_proj.weight",
-            "layers.0.ffn.w1.weight", "layers.0.input_layernorm.weight",
+            "layers.0.ffn.w1.weight", "layers.0.input_layernorm.weight", "layers.0.layer_scalar",
         };
         for (const char *n : names) {
             const TensorPlace place = placeOf(n);

@@ -329,10 +329,10 @@ int countLayers(const Checkpoint &ckpt, int &mainLayers, std::string *note = nul
             if (present.count(mainLayers + i)) extra = std::max(extra, i + 1);
         const auto d = std::to_string(*cfg.numNextnPredictLayers);
         if (note && extra != *cfg.numNextnPredictLayers)
-            *note = extra == 0 ? "config.json declares " + d + " MTP layer" + (d == "1" ? "" : "s") +
-                                     " (num_nextn_predict_layers); none is on disk"
+            *note = extra == 0 ? "config.json declares " + d + " MTP layer" + (d == "1" ? "" : "s") + " (" +
+                                     cfg.mtpCountKey + "); none is on disk"
                                : "the checkpoint holds " + std::to_string(extra) + " MTP block" + (extra == 1 ? "" : "s") +
-                                     " where num_nextn_predict_layers says " + d + ": counted as the tensors show them";
+                                     " where " + cfg.mtpCountKey + " says " + d + ": counted as the tensors show them";
     }
     return mainLayers + extra;
 }

@@ -352,7 +352,14 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readLayerList(doc, "layer_types", cfg.layerTypes);
     readInt(doc, "qk_rope_head_dim", cfg.qkRopeHeadDim, cfg, {0, kMaxConfigDim});
     readInt(doc, "max_position_embeddings", cfg.maxPositionEmbeddings, cfg, {1, kMaxConfigPositions});
-    readInt(doc, "num_nextn_predict_layers", cfg.numNextnPredictLayers, cfg, {0, kMaxConfigMtpLayers});
+    // The MTP layers a config declares, by whichever key its family uses.
+    for (const char *key : {"num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules"}) {
+        readInt(doc, key, cfg.numNextnPredictLayers, cfg, {0, kMaxConfigMtpLayers});
+        if (cfg.numNextnPredictLayers) {
+            cfg.mtpCountKey = key;
+            break;
+        }
+    }
     readInt(doc, "index_topk", cfg.indexTopk, cfg, {1, kMaxConfigPositions});
     readInt(doc, "index_head_dim", cfg.indexHeadDim, cfg, {1, kMaxConfigDim});
     readInt(doc, "index_topk_freq", cfg.indexTopkFreq, cfg, {1, kMaxConfigLayers});

@@ -97,7 +97,8 @@ struct ModelConfig
     std::optional<std::int64_t> kvLoraRank;
     std::optional<std::int64_t> qkRopeHeadDim;
     std::optional<std::int64_t> maxPositionEmbeddings;
-    std::optional<std::int64_t> numNextnPredictLayers;
+    std::optional<std::int64_t> numNextnPredictLayers; // or mtp_num_hidden_layers (Qwen3-Next), num_mtp_modules (MiniMax)
+    std::string mtpCountKey;                           // the key that gave it, for what is said of it
     std::optional<std::int64_t> indexTopk;
     std::optional<std::int64_t> indexHeadDim;
     std::optional<std::int64_t> indexTopkFreq;

@@ -414,13 +414,13 @@ private slots:
             const nlohmann::json config = {{"model_type", "llama"},    {"hidden_size", h},
                                            {"num_hidden_layers", 2},   {"num_attention_heads", 4},
                                            {"num_key_value_heads", 4}, {"intermediate_size", inter},
-                                           {"num_nextn_predict_layers", 7}};
+                                           {"num_mtp_modules", 7},     {"use_mtp", true}}; // MiniMax's key
             QTemporaryDir dir;
             fixture::writeCheckpoint(dir.path().toStdString(), config, t);
             const CheckpointAnalysis a = open(dir.path());
             QCOMPARE(a.layerCount, 2);
             const auto says = std::count_if(a.warnings.begin(), a.warnings.end(), [](const std::string &w) {
-                return w.find("declares 7 MTP layers (num_nextn_predict_layers); none is on disk") != std::string::npos;
+                return w.find("declares 7 MTP layers (num_mtp_modules); none is on disk") != std::string::npos;
             });
             QCOMPARE(says, std::ptrdiff_t(1));
         }

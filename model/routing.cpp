@@ -36,9 +36,11 @@
 #define ATLAS_KERNEL inline __attribute__((always_inline))
 #define ATLAS_V3 __attribute__((target("arch=x86-64-v3")))
 #define ATLAS_V4 __attribute__((target("arch=x86-64-v4")))
-#else
+#else // one build: the v3 / v4 entry points are the baseline under other names
 #define ATLAS_ISA_DISPATCH 0
 #define ATLAS_KERNEL inline
+#define ATLAS_V3
+#define ATLAS_V4
 #endif
 
 namespace atlas {
@@ -119,7 +121,6 @@ void syntheticBaseline(std::uint64_t seed, int layer, std::uint32_t first, std::
 {
     syntheticLogitsKernel(seed, layer, first, tokens, experts, sd, out);
 }
-#if ATLAS_ISA_DISPATCH
 ATLAS_V3 void sigmoidRowV3(const float *__restrict x, float *__restrict out, int n) { sigmoidRowKernel(x, out, n); }
 ATLAS_V4 void sigmoidRowV4(const float *__restrict x, float *__restrict out, int n) { sigmoidRowKernel(x, out, n); }
 ATLAS_V3 void syntheticV3(std::uint64_t seed, int layer, std::uint32_t first, std::uint32_t tokens, int experts, float sd, float *out)
@@ -130,7 +131,6 @@ ATLAS_V4 void syntheticV4(std::uint64_t seed, int layer, std::uint32_t first, st
 {
     syntheticLogitsKernel(seed, layer, first, tokens, experts, sd, out);
 }
-#endif
 
 bool cpuRuns(RoutingIsa isa)
 {
@@ -158,28 +158,16 @@ RoutingIsa startupIsa()
 
 std::atomic<RoutingIsa> g_isa{startupIsa()};
 
-SigmoidRowFn sigmoidRowFn()
+// The build of a kernel for the instruction set in use.
+template <class Fn>
+Fn forIsa(Fn baseline, Fn v3, Fn v4)
 {
-#if ATLAS_ISA_DISPATCH
     switch (g_isa.load(std::memory_order_relaxed)) {
-    case RoutingIsa::X86_64_V4: return sigmoidRowV4;
-    case RoutingIsa::X86_64_V3: return sigmoidRowV3;
+    case RoutingIsa::X86_64_V4: return v4;
+    case RoutingIsa::X86_64_V3: return v3;
     case RoutingIsa::Baseline: break;
     }
-#endif
-    return sigmoidRowBaseline;
-}
-
-SyntheticFn syntheticFn()
-{
-#if ATLAS_ISA_DISPATCH
-    switch (g_isa.load(std::memory_order_relaxed)) {
-    case RoutingIsa::X86_64_V4: return syntheticV4;
-    case RoutingIsa::X86_64_V3: return syntheticV3;
-    case RoutingIsa::Baseline: break;
-    }
-#endif
-    return syntheticBaseline;
+    return baseline;
 }
 
 } // namespace
@@ -216,7 +204,7 @@ bool setRoutingIsa(RoutingIsa isa)
 
 void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
 {
-    sigmoidRowFn()(x, out, n);
+    forIsa<SigmoidRowFn>(sigmoidRowBaseline, sigmoidRowV3, sigmoidRowV4)(x, out, n);
 }
 
 const std::vector<float> &sigmoidOfEveryBf16()
@@ -344,7 +332,11 @@ ATLAS_KERNEL unsigned compareAtLeast(const float *p, float t)
     if constexpr (W == 16) return compareAtLeast16(p, t);
     if constexpr (W == 8) return compareAtLeast8(p, t);
 #endif
-    return static_cast<unsigned>(_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(p), _mm_set1_ps(t))));
+    // SSE2: four at a time (W of them where there is no wider build: the v3 / v4 names are the baseline).
+    unsigned mask = 0;
+    for (int k = 0; k < W; k += 4)
+        mask |= static_cast<unsigned>(_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(p + k), _mm_set1_ps(t)))) << k;
+    return mask;
 }
 #endif
 
@@ -518,16 +510,13 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
     }
 }
 
-
 namespace {
-
 
 using RouteFn = void (*)(Router &, const float *, const float *, Routing &, const std::vector<int> *, bool);
 void routeBaseline(Router &r, const float *s, const float *b, Routing &o, const std::vector<int> *h, bool bf)
 {
     RouterKernel::route<4>(r, s, b, o, h, bf);
 }
-#if ATLAS_ISA_DISPATCH
 ATLAS_V3 void routeV3(Router &r, const float *s, const float *b, Routing &o, const std::vector<int> *h, bool bf)
 {
     RouterKernel::route<8>(r, s, b, o, h, bf);
@@ -536,31 +525,18 @@ ATLAS_V4 void routeV4(Router &r, const float *s, const float *b, Routing &o, con
 {
     RouterKernel::route<16>(r, s, b, o, h, bf);
 }
-#endif
-
-RouteFn routeFn()
-{
-#if ATLAS_ISA_DISPATCH
-    switch (g_isa.load(std::memory_order_relaxed)) {
-    case RoutingIsa::X86_64_V4: return routeV4;
-    case RoutingIsa::X86_64_V3: return routeV3;
-    case RoutingIsa::Baseline: break;
-    }
-#endif
-    return routeBaseline;
-}
 
 } // namespace
 
 void Router::route(const float *scores, const float *bias, Routing &out, const std::vector<int> *hint, bool bf16Sums)
 {
-    routeFn()(*this, scores, bias, out, hint, bf16Sums);
+    forIsa<RouteFn>(routeBaseline, routeV3, routeV4)(*this, scores, bias, out, hint, bf16Sums);
 }
 
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t firstToken, std::uint32_t tokens, int experts,
                      float std, float *out)
 {
-    syntheticFn()(seed, layer, firstToken, tokens, experts, std, out);
+    forIsa<SyntheticFn>(syntheticBaseline, syntheticV3, syntheticV4)(seed, layer, firstToken, tokens, experts, std, out);
 }
 
 void syntheticLogits(std::uint64_t seed, int layer, std::uint32_t tokens, int experts, float std, float *out)

@@ -95,10 +95,7 @@ int runAnatomy(const std::vector<std::string> &args)
             return 0;
         }
         if (!o.layer) throw AtlasError(ErrorKind::Usage, "anatomy needs --layer N");
-        LoadRequest request;
-        if (!o.source.empty()) request.spec = parseSourceSpec(o.source, o.revision);
-        request.network = o.network;
-        request.cache = o.cache;
+        LoadRequest request = sourceRequest(o.source, o.revision, o.network, o.cache);
         request.biases = false;
         const LoadResult result = LoadPipeline(std::move(request)).run(interrupted);
         const LoadedCheckpoint &data = *result.layout;

@@ -146,4 +146,14 @@ void keepLoadBuffersOnTheHeap()
     mallopt(M_TOP_PAD, 64 << 20);
 }
 
+LoadRequest sourceRequest(const std::string &source, const std::string &revision, const NetworkOptions &network,
+                          const CacheOptions &cache)
+{
+    LoadRequest request;
+    if (!source.empty()) request.spec = parseSourceSpec(source, revision);
+    request.network = network;
+    request.cache = cache;
+    return request;
+}
+
 } // namespace atlas

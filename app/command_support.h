@@ -1,6 +1,7 @@
 #pragma once
 
 #include "cache_budget.h"
+#include "load_pipeline.h"
 #include "source_spec.h"
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,11 @@ std::string optionValue(const std::vector<std::string> &args, std::size_t &i);
 // `option` is none of them; `value` takes the option's argument (and throws when there is none).
 bool parseSourceAndCacheOption(const std::string &option, const std::function<std::string()> &value,
                                NetworkOptions &network, CacheOptions &cache);
+
+// A load of SOURCE (the embedded demo when empty; a Hub revision when given) with the command's network
+// and cache options; the command sets what else it wants (biases, the simulation).
+LoadRequest sourceRequest(const std::string &source, const std::string &revision, const NetworkOptions &network,
+                          const CacheOptions &cache);
 
 // Runs a subcommand: Ctrl-C raises the flag handed to `body` (every transfer and the simulation watch
 // it; the command then stops cleanly), and exceptions become the exit codes of the usage text:

@@ -89,10 +89,8 @@ int runDiff(const std::vector<std::string> &args)
         std::exception_ptr errors[2];
         auto load = [&](int side) {
             try {
-                LoadRequest request;
-                request.spec = parseSourceSpec(o.sources[static_cast<std::size_t>(side)], {});
-                request.network = o.network;
-                request.cache = o.cache;
+                LoadRequest request =
+                    sourceRequest(o.sources[static_cast<std::size_t>(side)], {}, o.network, o.cache);
                 request.biases = o.biases;
                 results[side] = LoadPipeline(std::move(request)).run(interrupted);
             } catch (...) {

@@ -148,14 +148,9 @@ int runInspect(const std::vector<std::string> &args)
             std::cout << kUsage;
             return kExitOk;
         }
-        LoadRequest request;
-        if (o.sourceArg.empty()) {
-            if (!o.revision.empty()) throw AtlasError(ErrorKind::Usage, "--revision needs a Hub SOURCE");
-        } else {
-            request.spec = parseSourceSpec(o.sourceArg, o.revision);
-        }
-        request.network = o.network;
-        request.cache = o.cacheOptions;
+        if (o.sourceArg.empty() && !o.revision.empty())
+            throw AtlasError(ErrorKind::Usage, "--revision needs a Hub SOURCE");
+        LoadRequest request = sourceRequest(o.sourceArg, o.revision, o.network, o.cacheOptions);
         request.biases = o.biases || o.simulate;
         request.biasTensors = o.biasTensors;
         request.simulate = o.simulate;

@@ -243,10 +243,7 @@ int runPlan(const std::vector<std::string> &args)
             std::cout << kUsage;
             return 0;
         }
-        LoadRequest request;
-        if (!o.source.empty()) request.spec = parseSourceSpec(o.source, o.revision);
-        request.network = o.network;
-        request.cache = o.cache;
+        LoadRequest request = sourceRequest(o.source, o.revision, o.network, o.cache);
         request.biases = false;
         const LoadResult result = LoadPipeline(std::move(request)).run(interrupted);
         if (result.layout->cache.kvDtypeMisfit)

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace atlas {
 
@@ -38,6 +39,11 @@ const AnatomyNode *AnatomyGraph::node(const std::string &id) const
     for (const auto &n : nodes)
         if (n.id == id) return &n;
     return nullptr;
+}
+
+AnatomyNode *AnatomyGraph::node(const std::string &id)
+{
+    return const_cast<AnatomyNode *>(std::as_const(*this).node(id));
 }
 
 std::vector<std::string> AnatomyGraph::inputsOf(const std::string &id) const
@@ -311,8 +317,7 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     // on eh_proj's output, which is also its residual (mtp_block(hidden_states, residual=None)).
     std::string blockIn = kIn;
     if (!mtpIn.empty()) {
-        for (auto &n : b.g.nodes)
-            if (n.id == kIn) n.label = "the hidden state it predicts from (the main model's, or the MTP block's before)";
+        b.g.node(kIn)->label = "the hidden state it predicts from (the main model's, or the MTP block's before)";
         // The block's own embedding table when it has one (DeepSeek-V3's layers.61.embed_tokens), else the
         // main model's, shared.
         const std::string own = b.idOf("embed_tokens");
@@ -323,8 +328,7 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
         std::rotate(b.g.nodes.begin() + 1, b.g.nodes.end() - 1, b.g.nodes.end()); // beside the layer's input
         if (hasOwn) {
             b.inputs[own] = {"next_token"};
-            for (auto &n : b.g.nodes)
-                if (n.id == own) n.role = NodeRole::Embedding;
+            b.g.node(own)->role = NodeRole::Embedding;
         }
         else if (const std::string e = b.idOf("enorm"); mtpInputNodes.count(e))
             b.inputs[e] = {"next_token_embedding"};
@@ -344,8 +348,7 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     for (const auto &n : b.g.nodes)
         if (n.role == NodeRole::Streams) (n.label == "hc_attn" ? hcAttn : hcFfn) = n.id;
     if (!hcAttn.empty() || !hcFfn.empty()) {
-        for (auto &n : b.g.nodes)
-            if (n.id == kIn && mtpIn.empty()) n.label = "the layer's input: the residual streams";
+        if (mtpIn.empty()) b.g.node(kIn)->label = "the layer's input: the residual streams";
         const bool ffn = b.taken.count(kResidual) > 0;
         for (auto &[to, from] : b.inputs) {
             if (to == hcAttn || to == hcFfn || to == kResidual || to == kOut || mtpInputNodes.count(to) || to == headFirst)
@@ -357,8 +360,7 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
         if (!hcAttn.empty()) b.inputs[hcAttn] = {blockIn};
         if (ffn) {
             if (!hcAttn.empty()) {
-                for (auto &n : b.g.nodes)
-                    if (n.id == kResidual) n.label = "hc_post: the attention output into the streams (post, comb)";
+                b.g.node(kResidual)->label = "hc_post: the attention output into the streams (post, comb)";
                 auto &res = b.inputs[kResidual];
                 std::vector<std::string> attnOut;
                 for (const auto &f : res)

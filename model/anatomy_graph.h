@@ -46,6 +46,7 @@ struct AnatomyGraph
     // input, the hc_pre mixes): a box fed by one of these lists it nowhere else.
     std::vector<std::string> carried;
     const AnatomyNode *node(const std::string &id) const;
+    AnatomyNode *node(const std::string &id);
     // The ids feeding `id`, in edge order.
     std::vector<std::string> inputsOf(const std::string &id) const;
 };

@@ -94,16 +94,14 @@ CacheView::CacheView(QWidget *parent)
     });
     m_textTimer->setSingleShot(true);
     m_textTimer->setInterval(120);
-    connect(m_textTimer, &QTimer::timeout, this, [this] {
+    const auto showPendingText = [this] {
+        m_textTimer->stop();
         m_breakdown->setText(m_pendingText);
         setWorkings(m_breakdown, m_pendingWorking);
-    });
-    connect(m_slider, &QSlider::sliderReleased, this, [this] {
-        if (m_textTimer->isActive()) {
-            m_textTimer->stop();
-            m_breakdown->setText(m_pendingText);
-            setWorkings(m_breakdown, m_pendingWorking);
-        }
+    };
+    connect(m_textTimer, &QTimer::timeout, this, showPendingText);
+    connect(m_slider, &QSlider::sliderReleased, this, [this, showPendingText] {
+        if (m_textTimer->isActive()) showPendingText();
     });
     connect(m_kv, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
     connect(m_entry, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);

@@ -164,6 +164,7 @@ nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &d
                       {"cache_room_bytes", g.cacheRoomBytes},
                       {"max_cached_tokens", g.maxCachedTokens}};
     out["sequences_at_context"] = p.sequencesAtContext;
+    out["host_bytes"] = p.hostBytes; // host-resident tables: in host memory, counted against no GPU
     // Pipeline stages: what one GPU of each stage holds; per_gpu is the binding stage's.
     J stages = J::array();
     for (const PlanStage &s : p.stages) {

@@ -38,7 +38,7 @@ std::string_view categoryName(Category c)
     static constexpr std::array<std::string_view, kCategoryCount> names{
         "routed_experts", "shared_experts",    "attention",        "indexer",  "router",
         "dense_mlp",      "embedding",         "norms",            "mtp",      "linear_attention",
-        "encoders",       "hyper_connections", "router_tables",    "other"};
+        "encoders",       "hyper_connections", "router_tables",    "host_tables", "other"};
     return names[static_cast<std::size_t>(c)];
 }
 
@@ -286,18 +286,94 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
         a.layers[i].indexer = a.layers[i].indexerWeights ? IndexerRole::Full : IndexerRole::None;
 }
 
+// The prefix before a numbered block ("model.audio." of "model.audio.layers.3.x", "" of "layers.0.x"),
+// and whether the block is a "layers" one (else "blocks"); nullopt for a name with neither.
+struct BlockPrefix
+{
+    std::string_view prefix;
+    bool layers = false;
+};
+std::optional<BlockPrefix> blockPrefix(std::string_view name)
+{
+    for (std::size_t at = 0; at < name.size();) {
+        const std::size_t dot = name.find('.', at);
+        if (dot == std::string_view::npos) break;
+        const std::string_view seg = name.substr(at, dot - at);
+        if (seg == "layers" || seg == "blocks") {
+            const std::size_t next = name.find('.', dot + 1);
+            if (next != std::string_view::npos && parseInt(name.substr(dot + 1, next - dot - 1)) >= 0)
+                return BlockPrefix{name.substr(0, at), seg == "layers"};
+            if (seg == "layers") return std::nullopt; // what follows "layers." is a layer's own naming
+        }
+        at = dot + 1;
+    }
+    return std::nullopt;
+}
+
+// Towers by their position (CheckpointAnalysis::towerPrefixes): the decoder is the "layers.N" prefix
+// with the most tensors; any other non-empty prefix holding numbered layers or blocks of its own is a
+// tower (an MTP block or a tower the encoder table names is claimed before this).
+std::vector<std::string> findTowerPrefixes(const Checkpoint &ckpt)
+{
+    std::map<std::string_view, std::pair<std::uint64_t, bool>> counts; // prefix -> tensors, has layers.N
+    for (const auto &s : ckpt.shards)
+        for (const auto &t : s.tensors) {
+            if (outsideLayersRole(t.name)) continue;
+            if (const auto b = blockPrefix(t.name)) {
+                auto &c = counts[b->prefix];
+                ++c.first;
+                c.second = c.second || b->layers;
+            }
+        }
+    std::string_view decoder;
+    std::uint64_t most = 0;
+    bool found = false;
+    for (const auto &[prefix, c] : counts)
+        if (c.second && (c.first > most || (c.first == most && prefix.size() < decoder.size()))) {
+            decoder = prefix, most = c.first, found = true;
+        }
+    std::vector<std::string> out;
+    if (!found) return out; // no decoder layers to stand beside
+    for (const auto &[prefix, c] : counts)
+        if (!prefix.empty() && prefix != decoder && !decoder.starts_with(prefix)) out.emplace_back(prefix);
+    return out;
+}
+
+// The active parameters of host-resident tables: the rows a token reads from each (the config's
+// lookups per token x the row width), else none; what was done, as the activation note's tail.
+std::string activeHostRows(const ModelConfig &cfg, CheckpointAnalysis &a)
+{
+    if (a.hostTables.empty()) return {};
+    // A layer's tables are one memory (Qwen3.8 splits its n-gram table in 128 tensors of the same width):
+    // a token reads the config's rows from each layer's memory.
+    std::set<std::pair<int, std::uint64_t>> memories; // (layer, row width)
+    for (const auto &t : a.hostTables)
+        memories.insert({t.layer, t.width});
+    std::uint64_t active = 0;
+    if (cfg.hostRowsPerToken)
+        for (const auto &[layer, width] : memories)
+            active += static_cast<std::uint64_t>(*cfg.hostRowsPerToken) * width;
+    a.budget.activeByCategory[static_cast<std::size_t>(Category::HostTables)] = active;
+    const std::string what = std::to_string(memories.size()) + " host-resident n-gram " +
+                             (memories.size() == 1 ? "memory" : "memories");
+    if (cfg.hostRowsPerToken)
+        return "; of the " + what + " only the rows a token reads (" + std::to_string(*cfg.hostRowsPerToken) +
+               " rows each: " + cfg.hostRowsFrom + ")";
+    return "; the " + what + " count no active parameters (config.json does not say how many rows a token reads)";
+}
+
 // The layers the model has: num_hidden_layers from the config (or, without it, the run of layer
 // numbers 0, 1, 2, ... found on disk), then the MTP layers as the tensors show them: the run that
 // follows on disk, or as far as num_nextn_predict_layers reaches when its layers are there with gaps.
 // A config whose MTP count the tensors do not bear out is said once in `note` (DeepSeek-V4-Flash-0731
 // holds mtp.0-mtp.2 under num_nextn_predict_layers: 1; a config naming MTP modules none of which are on
 // disk).
-int countLayers(const Checkpoint &ckpt, int &mainLayers, std::string *note = nullptr)
+int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, int &mainLayers, std::string *note = nullptr)
 {
     std::set<int> present, mtpBlocks;
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors) {
-            const auto outside = outsideLayersRole(t.name);
+            const auto outside = a.outsideLayers(t.name);
             if (outside == Category::Mtp) {
                 if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
                     mtpBlocks.insert(block->layer);
@@ -717,9 +793,17 @@ void scheduleAgainstTensors(const ModelConfig &cfg, const std::vector<unsigned> 
 
 } // namespace
 
+std::optional<Category> CheckpointAnalysis::outsideLayers(std::string_view name) const
+{
+    if (const auto role = outsideLayersRole(name)) return role;
+    for (const auto &p : towerPrefixes)
+        if (name.starts_with(p)) return Category::Encoders;
+    return std::nullopt;
+}
+
 int CheckpointAnalysis::layerOf(std::string_view name) const
 {
-    if (const auto outside = outsideLayersRole(name)) {
+    if (const auto outside = outsideLayers(name)) {
         const auto block = outside == Category::Mtp ? mtpBlockPlace(name) : std::nullopt;
         return block && block->layer < kMaxConfigMtpLayers && mainLayers + block->layer < layerCount
                    ? mainLayers + block->layer
@@ -734,8 +818,12 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     CheckpointAnalysis a;
     const ModelConfig &cfg = ckpt.config;
 
+    a.towerPrefixes = findTowerPrefixes(ckpt);
+    for (const auto &p : a.towerPrefixes)
+        a.warnings.push_back(p + "* holds numbered blocks of its own beside the decoder's layers: counted as an "
+                                 "encoder tower (in the total, not active per text token)");
     std::string mtpNote;
-    a.layerCount = countLayers(ckpt, a.mainLayers, &mtpNote);
+    a.layerCount = countLayers(ckpt, a, a.mainLayers, &mtpNote);
     if (!mtpNote.empty()) a.warnings.push_back(mtpNote);
     a.layers.resize(static_cast<std::size_t>(a.layerCount));
     for (int i = 0; i < a.layerCount; ++i) {
@@ -767,7 +855,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         for (const auto &t : s.tensors) {
             if ((++seen & 4095) == 0) stopIfCancelled(cancel);
             // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
-            const std::optional<Category> outside = outsideLayersRole(t.name);
+            const std::optional<Category> outside = a.outsideLayers(t.name);
             TensorPlace place = outside ? TensorPlace{-1, t.name} : placeOf(t.name);
             if (outside == Category::Mtp)
                 if (const auto block = mtpBlockPlace(t.name);
@@ -809,6 +897,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                     fused[static_cast<std::size_t>(place.layer)] =
                         std::max(fused[static_cast<std::size_t>(place.layer)], static_cast<int>(t.shape[0]));
             }
+            if (cat == Category::HostTables) a.hostTableBytes += t.bytes();
             if (cat == Category::RouterTables) {
                 b.routerTables.add(t);
                 a.tableTensors.insert(t.name);
@@ -834,6 +923,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             formats[ci][unpacker.formatOf(t)] += elements;
             if (layer) layer->params.add(t, elements);
             if (cat == Category::Other) b.otherTensors.push_back(t.name);
+            if (cat == Category::HostTables && !t.shape.empty() && t.shape[0] > 0)
+                a.hostTables.push_back({t.name, place.layer, t.shape[0], elements / t.shape[0]});
 
             // Dimensions the cache math can fall back on when config.json is silent.
             if (!mtp && t.shape.size() == 1 && endsWith(rest, "self_attn.kv_a_layernorm.weight"))
@@ -891,14 +982,19 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     const std::uint64_t routed = b.byCategory[static_cast<std::size_t>(Category::RoutedExperts)];
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
         const auto cat = static_cast<Category>(c);
-        // Routed experts by their share below; MTP and encoders do not run for a text token.
-        if (cat != Category::RoutedExperts && cat != Category::Mtp && cat != Category::Encoders)
+        // Routed experts by their share below; MTP and encoders do not run for a text token; of a host
+        // table only the rows a token reads (below).
+        if (cat != Category::RoutedExperts && cat != Category::Mtp && cat != Category::Encoders &&
+            cat != Category::HostTables)
             b.activeByCategory[c] = b.byCategory[c];
     }
+    const std::string hostNote = activeHostRows(cfg, a);
     if (routed == 0) {
-        b.activatedPerToken = b.total - b.byCategory[static_cast<std::size_t>(Category::Mtp)] -
-                              b.byCategory[static_cast<std::size_t>(Category::Encoders)];
-        b.activationNote = "no routed experts: every main-model parameter is active";
+        std::uint64_t active = 0;
+        for (auto v : b.activeByCategory)
+            active += v;
+        b.activatedPerToken = active;
+        b.activationNote = "no routed experts: every main-model parameter is active" + hostNote;
     } else if (cfg.numExpertsPerTok && experts_ && *experts_ > 0) {
         const auto k = static_cast<unsigned __int128>(*cfg.numExpertsPerTok);
         const auto e = static_cast<unsigned __int128>(*experts_);
@@ -913,6 +1009,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                            std::to_string(*cfg.numExpertsPerTok) + "/" + std::to_string(*experts_);
         if ((static_cast<unsigned __int128>(routed) * k) % e != 0)
             b.activationNote += " (rounded to the nearest parameter)";
+        b.activationNote += hostNote;
     } else {
         b.activationNote = "num_experts_per_tok is missing from config.json";
     }

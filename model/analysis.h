@@ -30,9 +30,11 @@ enum class Category {
     Encoders,         // vision and audio towers and projectors: in the total, not active per text token
     HyperConnections, // multi-stream residual mixing (hc_*), attention residuals
     RouterTables,     // lookup tables such as tid2eid: neither parameters nor scales, counted apart
+    HostTables,       // n-gram tables kept in host memory (Engram, n-gram embeddings): in the total, active
+                      // only for the rows a token reads, placed in host memory by the plan
     Other,            // no role: listed in parameters.unassigned, never dropped
 };
-inline constexpr std::size_t kCategoryCount = 14;
+inline constexpr std::size_t kCategoryCount = 15;
 std::string_view categoryName(Category c);
 
 enum class LayerKind { Dense, Moe, Mtp };
@@ -139,6 +141,15 @@ struct IndexShareMap
     std::vector<int> atomDiffers;
 };
 
+// A table kept in host memory (Category::HostTables): Engram's n-gram tables, an n-gram embedding.
+struct HostTable
+{
+    std::string name;
+    int layer = -1;           // the decoder layer it feeds, -1 outside the layers
+    std::uint64_t rows = 0;   // the leading dimension
+    std::uint64_t width = 0;  // values per row (the product of the other dimensions)
+};
+
 struct CheckpointAnalysis
 {
     int mainLayers = 0;
@@ -150,6 +161,9 @@ struct CheckpointAnalysis
     // A partial download: main layers the config names that have no tensor on disk (with at least one
     // that has). They are neither sized (mixer None, no indexer) nor counted as dense or MoE layers.
     std::vector<int> layersWithoutTensors;
+    // Host-resident tables and every byte they take (their scales too): what a plan puts in host memory.
+    std::vector<HostTable> hostTables;
+    std::uint64_t hostTableBytes = 0;
     // Dimensions read from tensor shapes, for when config.json is silent.
     std::optional<std::int64_t> diskKvLoraRank;
     std::optional<std::int64_t> diskRopeDim;
@@ -171,6 +185,13 @@ struct CheckpointAnalysis
     // parametersOf() gives them 0, as the budget counts them.
     std::unordered_set<std::string> tableTensors;
     std::uint64_t parametersOf(const TensorInfo &t) const;
+
+    // Towers the encoder table does not name, found by their position: a prefix ("model.audio.") that
+    // holds numbered blocks of its own (layers.N / blocks.N) beside the decoder's layers. Every tensor
+    // under one is an encoder's, never a decoder layer's or active text parameters.
+    std::vector<std::string> towerPrefixes;
+    // outsideLayersRole() and the towers above: the role of a name that is in no decoder layer, if any.
+    std::optional<Category> outsideLayers(std::string_view name) const;
 
     // The layer a tensor belongs to, or -1 outside layers and for layer numbers the model does
     // not have (those tensors count under other). Never an index past `layers`.

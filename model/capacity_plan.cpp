@@ -55,7 +55,7 @@ std::string_view leafModule(std::string_view rest)
     return prev == std::string_view::npos ? module : module.substr(prev + 1);
 }
 
-enum class Place { Replicated, Split, SplitAttention, KvHeads, Experts, PaddedSink, Skip };
+enum class Place { Replicated, Split, SplitAttention, KvHeads, Experts, PaddedSink, Host, Skip };
 
 // vLLM's placement for the families it serves (domain.md section 14): what every GPU holds whole, what
 // tensor parallelism splits (by vocabulary, heads or width), and the routed experts.
@@ -63,7 +63,7 @@ enum class Place { Replicated, Split, SplitAttention, KvHeads, Experts, PaddedSi
 Place placeOfTensor(const CheckpointAnalysis &a, const TensorInfo &t, bool mtp, int layer)
 {
     if (layer < 0) {
-        if (const auto outside = outsideLayersRole(t.name)) {
+        if (const auto outside = a.outsideLayers(t.name)) {
             if (*outside == Category::Mtp) return mtp ? Place::Replicated : Place::Skip;
             return Place::Split; // encoder towers: split by TP as vLLM runs them
         }
@@ -77,6 +77,9 @@ Place placeOfTensor(const CheckpointAnalysis &a, const TensorInfo &t, bool mtp, 
     }();
     const std::string_view leaf = leafModule(rest);
     Category category = layerRole(rest).category;
+    // Host-resident n-gram memories (their scales too) stay in host memory: the engines fetch a token's
+    // rows from there (ATOM engram_host, colibri's SSD-backed tables), no GPU holds them.
+    if (category == Category::HostTables) return Place::Host;
     // A layer the schedule declares linear keeps its KDA projections under self_attn.* (as the analysis says).
     if (category == Category::Attention && layer < a.layerCount &&
         isRecurrent(a.layers[static_cast<std::size_t>(layer)].mixer))
@@ -141,6 +144,7 @@ PlacementBucket &PlacementBucket::operator+=(const PlacementBucket &o)
     routed += o.routed;
     embedding += o.embedding;
     paddedSinks += o.paddedSinks;
+    host += o.host;
     paddedSinkHeads = std::max(paddedSinkHeads, o.paddedSinkHeads);
     return *this;
 }
@@ -219,7 +223,7 @@ PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
             } else {
                 // Outside the decoder layers the first stage holds what comes before them (the token
                 // embedding, encoder towers); the rest (final norm, head, hc_head) is the last stage's.
-                const auto outside = outsideLayersRole(t.name);
+                const auto outside = a.outsideLayers(t.name);
                 tokenEmbedding = !outside && isTokenEmbedding(t.name);
                 if (layer < 0 && outside == Category::Mtp)
                     b = &out.last; // MTP blocks named apart from the layers
@@ -244,6 +248,9 @@ PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
                 break;
             case Place::Experts:
                 b->routed += t.bytes();
+                break;
+            case Place::Host:
+                b->host += t.bytes();
                 break;
             case Place::PaddedSink:
                 b->paddedSinks += 1;
@@ -440,6 +447,7 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
                                         x.perGpu.maxCachedTokens < best.perGpu.maxCachedTokens);
         if (tighter) plan.bindingStage = static_cast<int>(i);
     }
+    plan.hostBytes = t.sum().host;
     const PlanStage &bound = plan.stages[static_cast<std::size_t>(plan.bindingStage)];
     const bool withMtp = o.mtp && a.layerCount > a.mainLayers;
     plan.perGpu = bound.perGpu;
@@ -524,6 +532,10 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
                                    : "the cache preset " + std::string(cachePresetName(c.preset)) +
                                          " keeps the draft layer's cache but --mtp is not set: its weights are "
                                          "not counted");
+    if (plan.hostBytes)
+        plan.notes.push_back("Host memory: " + binaryBytes(plan.hostBytes) + " (" + groupDigits(plan.hostBytes) +
+                             " B) of host-resident n-gram tables stay in host memory, on no GPU; a token's rows are "
+                             "fetched from there");
     if (!o.mtp && a.layerCount > a.mainLayers)
         plan.notes.push_back("MTP layers excluded (--mtp includes them, as speculative decoding loads them)");
     plan.notes.push_back("Activations, CUDA graphs and communication buffers come out of the cache room; "

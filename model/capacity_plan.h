@@ -76,6 +76,7 @@ struct CapacityPlan
     int bindingStage = 0; // the stage with the least room (or the fewest sequences)
     std::uint64_t sequencesAtContext = 0;
     bool fits = false;
+    std::uint64_t hostBytes = 0; // host-resident tables (Engram, n-gram embeddings), in host memory
     std::string reason;
     std::vector<std::string> notes; // what the engine changes at load, what was assumed
 };
@@ -88,6 +89,7 @@ struct PlacementBucket
     std::uint64_t embedding = 0; // the input embedding: split by TP, whole under SGLang's DP attention
     // DeepSeek-V4's attention sinks: per tensor max(heads / TP, 64) FP32 values on each rank.
     std::uint64_t paddedSinks = 0, paddedSinkHeads = 0;
+    std::uint64_t host = 0; // host-resident tables: in host memory, on no GPU
     PlacementBucket &operator+=(const PlacementBucket &o);
 };
 struct PlacementTotals

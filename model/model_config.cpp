@@ -406,6 +406,29 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     if (auto it = doc.find("mamba_ssm_cache_dtype"); it != doc.end() && it->is_string() &&
                                                      it->get_ref<const std::string &>().size() <= 32)
         cfg.mambaSsmCacheDtype = it->get<std::string>();
+    // Rows a token reads from a host-resident n-gram memory: Qwen3.8-Flash-Next's n-gram embedding hashes
+    // the last 2..ngram_size tokens, heads_per_ngram rows each (transformers modeling_qwen4_exp.py
+    // Qwen4ExpTextNGramEmbedding.forward: (ngram_size - 1) x heads_per_ngram rows, concatenated).
+    {
+        std::optional<std::int64_t> ngram, heads;
+        readInt(doc, "ngram_size", ngram, cfg, {2, 64});
+        readInt(doc, "heads_per_ngram", heads, cfg, {1, 4096});
+        if (ngram && heads) {
+            cfg.hostRowsPerToken = (*ngram - 1) * *heads;
+            cfg.hostRowsFrom = "(ngram_size " + std::to_string(*ngram) + " - 1) x heads_per_ngram " +
+                               std::to_string(*heads);
+        }
+        // DeepSeek-V4.1's Engram: one row per n-gram order 2..engram_max_ngram_size and head (fastllm
+        // deepseekv41.cpp V41ComputeEngramHashes: cols = (maxNgram - 1) * heads).
+        std::optional<std::int64_t> maxNgram, engramHeads;
+        readInt(doc, "engram_max_ngram_size", maxNgram, cfg, {2, 64});
+        readInt(doc, "engram_n_heads", engramHeads, cfg, {1, 4096});
+        if (!cfg.hostRowsPerToken && maxNgram && engramHeads) {
+            cfg.hostRowsPerToken = (*maxNgram - 1) * *engramHeads;
+            cfg.hostRowsFrom = "(engram_max_ngram_size " + std::to_string(*maxNgram) + " - 1) x engram_n_heads " +
+                               std::to_string(*engramHeads);
+        }
+    }
     scheduleFromFamilyKeys(doc, cfg);
     // DeepSeek-V4: the first num_hash_layers layers choose experts by token id (mlp_layer_types hash_moe).
     readInt(doc, "num_hash_layers", cfg.numHashLayers, cfg, {0, kMaxConfigLayers});

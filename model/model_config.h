@@ -105,6 +105,10 @@ struct ModelConfig
     std::optional<std::int64_t> indexSkipTopkOffset;
     std::optional<std::vector<std::string>> indexerTypes;
     std::optional<std::string> indexTopkPattern; // "FSSS...", one letter per main layer
+    // Rows a token reads from each host-resident table (Engram: n-gram orders x hash heads), when the
+    // config says; the active parameters of a host table are these rows, not the table.
+    std::optional<std::int64_t> hostRowsPerToken;
+    std::string hostRowsFrom; // the keys that gave it
     QuantizationConfig quantization;
     bool synthetic = false;            // written by ckpt-atlas's own checkpoint writer
     std::vector<std::string> warnings; // keys present with the wrong type or out of bounds

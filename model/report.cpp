@@ -122,6 +122,15 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     params["router_tables"] = {{"tensors", b.routerTables.tensors},
                                {"elements", b.routerTables.elements},
                                {"bytes", b.routerTables.bytes}};
+    // Host-resident n-gram memories (Engram, n-gram embeddings), reported apart: in the total, active only
+    // for the rows a token reads, and in host memory rather than on a GPU (plan: host_bytes).
+    {
+        const auto hi = static_cast<std::size_t>(Category::HostTables);
+        params["host_tables"] = {{"tensors", a.hostTables.size()},
+                                 {"parameters", b.byCategory[hi]},
+                                 {"active_per_token", b.activeByCategory[hi]},
+                                 {"bytes", a.hostTableBytes}};
+    }
     params["other_tensors"] = stringList(b.otherTensors);
     // Tensors no row of the role table claims: 0 on every family the program knows.
     J examples = J::array();
@@ -301,6 +310,10 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     o << "  quantization scales (not parameters): " << groupDigits(b.quantScales.tensors) << " tensors, "
       << groupDigits(b.quantScales.elements) << " elements, " << groupDigits(b.quantScales.bytes)
       << " bytes\n";
+    if (const auto hi = static_cast<std::size_t>(Category::HostTables); b.byCategory[hi])
+        o << "  host tables: " << groupDigits(b.byCategory[hi]) << " parameters in " << a.hostTables.size()
+          << " tensors, " << binaryBytes(a.hostTableBytes) << " kept in host memory, not on a GPU; "
+          << groupDigits(b.activeByCategory[hi]) << " read per token\n";
     if (!b.otherTensors.empty()) {
         o << "  'other' holds " << b.otherTensors.size() << " tensors:";
         for (std::size_t i = 0; i < b.otherTensors.size() && i < 8; ++i)

@@ -43,8 +43,18 @@ constexpr RoleRow kRoles[] = {
     // Routers' correction biases and lookup tables, wherever they sit.
     {L, "", "", "e_score_correction_bias", Router, "DeepSeek-V3, GLM-5, Kimi, MiniMax (on block_sparse_moe)"},
     {L, "", "", ".tid2eid", RouterTables, "DeepSeek-V4 hash routing (token id -> experts)"},
+    // Host-resident n-gram memories: the tables in host memory (rows fetched per token), their hashing
+    // constants (I64 buffers, not parameters), and the projections that run on the GPU.
+    {L, "ple", "ple_embedding", ".layer_multipliers", RouterTables, "Qwen3.8-Flash-Next n-gram hashing (I64)"},
+    {L, "ple", "ple_embedding", ".ngram_heads_offsets", RouterTables, "Qwen3.8-Flash-Next n-gram hashing (I64)"},
+    {L, "ple", "ple_embedding", ".ngram_heads_vocab_sizes", RouterTables, "Qwen3.8-Flash-Next n-gram hashing (I64)"},
+    {L, "ple", "ple_embedding", "", HostTables, "Qwen3.8-Flash-Next n-gram embedding (ngram_embedding.shard_K)"},
+    {L, "ple", "", "", Embedding, "Qwen3.8-Flash-Next n-gram embedding's key/value projections, norms, conv"},
+    {L, "engram", "embed", "", HostTables, "DeepSeek-V4.1 Engram tables (engram.embed.weight and its row scales)"},
+    {L, "engram", "", "", Embedding, "DeepSeek-V4.1 Engram's wkv projection and q/k gates (on the GPU)"},
     // Hyper-connections: multi-stream residual mixing, and Kimi's attention residuals.
     {L, "hc_*", "", "", HyperConnections, "DeepSeek-V4, GLM-5.3-Flash (mHC)"},
+    {L, "*_hyper_connection", "", "", HyperConnections, "Qwen3.8-Flash-Next (attn_/mlp_hyper_connection)"},
     {L, "*_res_proj", "", "", HyperConnections, "Kimi-K3 attention residuals (self_attention_res_proj, mlp_res_proj)"},
     {L, "*_res_norm", "", "", HyperConnections, "Kimi-K3 attention residuals"},
     // Sparse-attention indexers inside attention.
@@ -99,6 +109,8 @@ constexpr RoleRow kRoles[] = {
     {T, "*lm_head", "", "", Embedding, "every family"},
     {T, "head", "", "", Embedding, "DeepSeek-V4"},
     {T, "hc_head_*", "", "", HyperConnections, "DeepSeek-V4 (the head's stream mixing)"},
+    {T, "hc_norm", "", "", HyperConnections, "Qwen3.8-Flash-Next (hyper_connection_mixer: the streams into one)"},
+    {T, "input_mix_weight_*", "", "", HyperConnections, "Qwen3.8-Flash-Next (hyper_connection_mixer)"},
     {T, "*_res_proj", "", "", HyperConnections, "Kimi-K3 (output_attn_res_proj)"},
     {T, "*_res_norm", "", "", HyperConnections, "Kimi-K3 (output_attn_res_norm)"},
     {T, "norm", "", "", Norms, "every family"},

@@ -469,6 +469,90 @@ private slots:
         QVERIFY2(text.find("5 main (0 dense, 1 MoE, 4 without tensors on disk)") != std::string::npos, text.c_str());
     }
 
+    // Host-resident n-gram memories, as DeepSeek-V4.1 (layers.N.engram.embed, FP8 rows with E8M0 row
+    // scales; fastllm deepseekv41.cpp GetTensorMap) and Qwen3.8-Flash-Next (layers.N.ple.ple_embedding.
+    // ngram_embedding.shard_K; transformers modeling_qwen4_exp.py Qwen4ExpTextNGramEmbedding) store them:
+    // in the total, active only for the rows a token reads, placed in host memory by the plan.
+    void hostTablesStayOffTheGpu()
+    {
+        const std::uint64_t h = 64, heads = 4, kv = 2, d = 16, L = 3, rows = 1000, width = 32, ngram = 4,
+                            nh = 2;
+        const nlohmann::json config = {{"model_type", "deepseek_v41"}, {"hidden_size", h},
+                                       {"num_hidden_layers", L},       {"num_attention_heads", heads},
+                                       {"num_key_value_heads", kv},    {"head_dim", d},
+                                       {"engram_max_ngram_size", ngram}, {"engram_n_heads", nh},
+                                       {"vocab_size", 128}};
+        std::vector<Tensor> t;
+        t.push_back({"model.embed_tokens.weight", "BF16", {128, h}});
+        for (std::uint64_t i = 0; i < L; ++i) {
+            const std::string p = "model.layers." + std::to_string(i) + ".";
+            for (const char *w : {"q_proj", "o_proj"})
+                t.push_back({p + "self_attn." + w + ".weight", "BF16", {heads * d, h}});
+            for (const char *w : {"k_proj", "v_proj"})
+                t.push_back({p + "self_attn." + w + ".weight", "BF16", {kv * d, h}});
+            t.push_back({p + "mlp.up_proj.weight", "BF16", {2 * h, h}});
+            t.push_back({p + "input_layernorm.weight", "BF16", {h}});
+        }
+        // Two memories (layers 0 and 2), the second split in two tensors of the same width.
+        t.push_back({"model.layers.0.engram.embed.weight", "F8_E4M3", {rows, width}});
+        t.push_back({"model.layers.0.engram.embed.scale", "F8_E8M0", {rows, width / 32}});
+        t.push_back({"model.layers.0.engram.wkv.weight", "BF16", {h, width * 6}});
+        t.push_back({"model.layers.2.engram.embed.shard_0.weight", "F8_E4M3", {rows / 2, width}});
+        t.push_back({"model.layers.2.engram.embed.shard_1.weight", "F8_E4M3", {rows / 2, width}});
+        // A tower no row of the encoder table names: numbered blocks of its own beside the decoder's.
+        t.push_back({"model.hearing.layers.0.attn.qkv.weight", "BF16", {3 * h, h}});
+        t.push_back({"model.hearing.layers.1.attn.qkv.weight", "BF16", {3 * h, h}});
+        t.push_back({"model.hearing.proj.weight", "BF16", {h, h}});
+        QTemporaryDir dir;
+        fixture::writeCheckpoint(dir.path().toStdString(), config, t);
+        Checkpoint ckpt;
+        const CheckpointAnalysis a = open(dir.path(), &ckpt);
+        const auto &b = a.budget;
+        QCOMPARE(b.otherTensors.size(), std::size_t(0));
+        QCOMPARE(category(a, Category::HostTables), 2 * rows * width); // scales are not parameters
+        QCOMPARE(a.hostTables.size(), std::size_t(3));
+        QCOMPARE(a.hostTableBytes, 2 * rows * width + rows * (width / 32));
+        // A token reads (4 - 1) x 2 rows from each of the two memories.
+        const std::uint64_t read = 2 * (ngram - 1) * nh * width;
+        QCOMPARE(b.activeByCategory[std::size_t(Category::HostTables)], read);
+        QVERIFY2(b.activationNote.find("only the rows a token reads (6 rows each") != std::string::npos,
+                 b.activationNote.c_str());
+        // The projection runs on the GPU, every token.
+        QCOMPARE(b.activeByCategory[std::size_t(Category::Embedding)], 128 * h + h * width * 6);
+        // The tower: encoders, not decoder layers 0 and 1, and said once.
+        QCOMPARE(category(a, Category::Encoders), 2 * 3 * h * h + h * h);
+        QCOMPARE(b.activeByCategory[std::size_t(Category::Encoders)], std::uint64_t(0));
+        QCOMPARE(a.layers[0].params.tensors, std::uint64_t(6 + 2)); // + the table and wkv (its scale is a scale)
+        QCOMPARE(std::count_if(a.warnings.begin(), a.warnings.end(),
+                               [](const std::string &w) { return w.starts_with("model.hearing.* holds numbered"); }),
+                 std::ptrdiff_t(1));
+        // No routed experts: everything else is active.
+        QCOMPARE(*b.activatedPerToken, b.total - category(a, Category::HostTables) - category(a, Category::Encoders) + read);
+
+        // The plan puts the tables in host memory: one GPU holds every other byte.
+        const CacheBudget c = computeCacheBudget(ckpt, a, {});
+        LoadedCheckpoint l{ckpt, a, c};
+        PlanOptions po;
+        po.gpus = 1;
+        po.gpuMemory = *gpuMemoryFromName("H100");
+        po.context = 1000;
+        const CapacityPlan plan = planCapacity(l, po);
+        QCOMPARE(plan.hostBytes, a.hostTableBytes);
+        QCOMPARE(plan.perGpu.weightBytes, ckpt.tensorBytes() - a.hostTableBytes);
+        QVERIFY(std::any_of(plan.notes.begin(), plan.notes.end(),
+                            [](const std::string &n) { return n.starts_with("Host memory: "); }));
+        QByteArray err;
+        const nlohmann::json r = inspectJson(dir.path(), {}, &err);
+        QVERIFY2(r.is_object(), err.constData());
+        const nlohmann::json pj = cli::planJson(dir.path(), {QStringLiteral("--gpu"), QStringLiteral("H100"), QStringLiteral("--gpus"), QStringLiteral("1")}, &err);
+        QVERIFY2(pj.is_object(), err.constData());
+        QCOMPARE(pj["host_bytes"].get<std::uint64_t>(), a.hostTableBytes);
+        QCOMPARE(pj["per_gpu"]["weight_bytes"].get<std::uint64_t>(), ckpt.tensorBytes() - a.hostTableBytes);
+        QCOMPARE(r["parameters"]["host_tables"]["parameters"].get<std::uint64_t>(), 2 * rows * width);
+        QCOMPARE(r["parameters"]["host_tables"]["active_per_token"].get<std::uint64_t>(), read);
+        QCOMPARE(r["parameters"]["host_tables"]["bytes"].get<std::uint64_t>(), a.hostTableBytes);
+    }
+
     void mimoKeysAndValuesOfTheirOwnWidth()
     {
         // MiMo-V2.5-Pro-shaped: head_dim 192 for q and k, v_head_dim 128 for v, as the fused qkv_proj

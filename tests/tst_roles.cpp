@@ -154,6 +154,15 @@ private slots:
             {"model.image_newline", Category::Encoders},
             {"model.view_seperator", Category::Encoders},
             {"model.language_model.layers.4.layer_scalar", Category::Norms}, // Gemma 4
+            // Host-resident n-gram memories: the tables, their hashing constants, the GPU side.
+            {"model.language_model.layers.1.ple.ple_embedding.ngram_embedding.shard_127.weight", Category::HostTables},
+            {"model.language_model.layers.1.ple.ple_embedding.ngram_heads_vocab_sizes", Category::RouterTables},
+            {"model.language_model.layers.1.ple.value_proj.weight", Category::Embedding},
+            {"layers.14.engram.embed.weight", Category::HostTables},
+            {"layers.14.engram.embed.scale", Category::HostTables},
+            {"layers.14.engram.q_weight", Category::Embedding},
+            {"model.language_model.layers.3.mlp_hyper_connection.block_inject_weight.weight", Category::HyperConnections},
+            {"model.language_model.hyper_connection_mixer.input_mix_weight_down.weight", Category::HyperConnections},
             // No row: position decides (a tensor under experts.N. is a routed expert), then other.
             {"model.layers.4.sparse_block.experts.3.odd_leaf.weight", Category::RoutedExperts},
             {"model.layers.4.something_new.weight", Category::Other},
@@ -202,6 +211,10 @@ private slots:
             "layers.0.mlp.router.weight", "layers.0.mlp.gate_proj.weight", "layers.0.block_sparse_moe.w1.weight",
             "layers.0.feed_forward.w1.weight", "layers.0.moe.w1.weight", "layers.0.mixer.up_proj.weight",
             "layers.0.ffn.w1.weight", "layers.0.input_layernorm.weight", "layers.0.layer_scalar",
+            "layers.1.ple.ple_embedding.layer_multipliers", "layers.1.ple.ple_embedding.ngram_heads_offsets",
+            "layers.1.ple.ple_embedding.ngram_heads_vocab_sizes",
+            "layers.1.ple.ple_embedding.ngram_embedding.shard_3.weight", "layers.1.ple.key_proj.weight",
+            "layers.1.engram.embed.weight", "layers.1.engram.wkv.weight", "layers.0.attn_hyper_connection.hc_norm.weight",
         };
         for (const char *n : names) {
             const TensorPlace place = placeOf(n);
@@ -211,7 +224,8 @@ private slots:
                               "backbone.embeddings.weight", "lm_head.weight", "head.weight", "hc_head_fn",
                               "model.output_attn_res_proj.weight", "model.output_attn_res_norm.weight",
                               "model.norm.weight", "backbone.norm_f.weight", "transformer.final_layernorm.weight",
-                              "model.final_norm.weight"})
+                              "model.final_norm.weight", "model.language_model.hyper_connection_mixer.hc_norm.weight",
+                              "model.language_model.hyper_connection_mixer.input_mix_weight_up.weight"})
             used.insert(decidingRow(n, RoleScope::Outside));
         for (int i = 0; i < int(roleTable().size()); ++i)
             QVERIFY2(used.count(i), qPrintable(QStringLiteral("row %1 (%2) decides none of the names").arg(i).arg(

@@ -73,7 +73,13 @@ void BudgetView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
             .arg(groupDigitsQ(b.total),
                  b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) : tr("unknown"),
                  qs(b.activationNote), groupDigitsQ(b.quantScales.tensors),
-                 groupDigitsQ(b.quantScales.elements), binaryBytesQ(b.quantScales.bytes)));
+                 groupDigitsQ(b.quantScales.elements), binaryBytesQ(b.quantScales.bytes)) +
+        (b.byCategory[std::size_t(Category::HostTables)]
+             ? tr(" Host tables: %1 parameters (%2) stay in host memory, on no GPU; a token reads %3 of them.")
+                   .arg(groupDigitsQ(b.byCategory[std::size_t(Category::HostTables)]),
+                        binaryBytesQ(data->analysis.hostTableBytes),
+                        groupDigitsQ(b.activeByCategory[std::size_t(Category::HostTables)]))
+             : QString()));
 }
 
 } // namespace atlas

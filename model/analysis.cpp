@@ -66,6 +66,8 @@ std::string_view indexShareSourceName(IndexShareSource s)
         return "formula";
     case IndexShareSource::EveryLayer:
         return "every_layer";
+    case IndexShareSource::SourceLayers:
+        return "index_source_layer_ids";
     case IndexShareSource::None:
         break;
     }
@@ -220,6 +222,13 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
         sources.push_back(std::move(src));
     }
     if (map.atomDiffers.empty()) map.atomFull.clear();
+    // DeepSeek-V4.1 (CSA2): the layers that compute a selection; the sparse layers after one reuse it.
+    if (!cfg.indexSourceLayers.empty()) {
+        Source src{IndexShareSource::SourceLayers, "index_source_layer_ids", std::vector<char>(static_cast<std::size_t>(L), 0)};
+        for (const auto n : cfg.indexSourceLayers)
+            if (n >= 0 && n < L) src.full[static_cast<std::size_t>(n)] = 1;
+        sources.insert(sources.begin(), std::move(src));
+    }
 
     if (!sources.empty()) {
         const Source &chosen = sources.front();
@@ -252,7 +261,8 @@ void buildIndexShare(const Checkpoint &ckpt, CheckpointAnalysis &a)
     // or DeepSeek-V4's compressed sparse layers (ratio 4), the other layers (linear attention, window only,
     // ratio 128) are out of the map whatever indexer_types says of them.
     std::string_view sparseKind;
-    for (std::string_view kind : {"deepseek_sparse_attention", "compressed_sparse_attention"})
+    for (std::string_view kind :
+         {"deepseek_sparse_attention", "compressed_sparse_attention", "minimax_m3_sparse", "qwen_sparse_attention"})
         if (static_cast<int>(cfg.layerTypes.size()) == L &&
             std::find(cfg.layerTypes.begin(), cfg.layerTypes.end(), kind) != cfg.layerTypes.end())
             sparseKind = kind;

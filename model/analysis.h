@@ -126,8 +126,8 @@ struct QuantRow
 };
 
 // Where the IndexShare map came from (the report's words: index_topk_pattern, indexer_types,
-// formula, every_layer, none).
-enum class IndexShareSource { None, Pattern, IndexerTypes, Formula, EveryLayer };
+// formula, every_layer, index_source_layer_ids, none).
+enum class IndexShareSource { None, Pattern, IndexerTypes, Formula, EveryLayer, SourceLayers };
 std::string_view indexShareSourceName(IndexShareSource s);
 
 struct IndexShareMap

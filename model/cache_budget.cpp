@@ -381,6 +381,21 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
                                std::move(slidingAt)));
         c.attention.back().kvHeads = u(slidingKv);
     }
+    // A sparse GQA layer's indexer keeps one index key per token beside K and V (MiniMax-M3: vLLM
+    // minimax_m3 common/indexer.py MiniMaxM3IndexerCache, "one index-key vector per token", one head of
+    // sparse_index_dim; Qwen3.8-Flash-Next: transformers Qwen4ExpTextQSAIndexer keeps the raw keys, one head
+    // of indexer_head_dim). BF16, or FP8 with a 4-byte scale.
+    if (!a.indexShare.full.empty() && cfg.indexHeadDim) {
+        const std::uint64_t entry = opt.kvDtype == KvDtype::FP8 ? u(indexEntryBytesReference(*cfg.indexHeadDim))
+                                                                 : 2 * u(*cfg.indexHeadDim);
+        c.indexLayers = static_cast<std::int64_t>(a.indexShare.full.size());
+        c.indexHeadDim = *cfg.indexHeadDim;
+        c.indexEntryBytes = static_cast<std::int64_t>(entry);
+        c.indexEntryBytesReference = indexEntryBytesReference(*cfg.indexHeadDim);
+        c.indexBytesPerToken = u(c.indexLayers) * entry;
+        c.attention.push_back(makeGroup(AttentionKind::IndexKeys, c.indexLayers, entry, 1, std::nullopt, std::nullopt, "",
+                                        groupDigits(entry) + " B per entry, one per token", a.indexShare.full));
+    }
     recurrentGroups(cfg, a, opt, c);
     c.kvLayers = full + sliding;
     c.kvBytesPerLayer = static_cast<std::int64_t>(perLayer);
@@ -410,13 +425,28 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
     const std::size_t layers = static_cast<std::size_t>(a.mainLayers) +
                                (withDraft ? static_cast<std::size_t>(a.layerCount - a.mainLayers) : 0);
     // By ratio and whether the layer is the sparse kind (its own indexer): layer_types says, else ratio 4.
+    // DeepSeek-V4.1 (CSA2): only the kv_source_layer_ids layers store rows (and the index keys, which come
+    // from their compressor's latent); the layers after each read its rows and keep their window only
+    // (ik_llama.cpp deepseek41: reader layers alias their source's cache; ATOM allocates pages for the
+    // owners alone). Its compressors do not overlap their windows as V4's ratio 4 does.
+    const bool csa2 = !cfg.kvSourceLayers.empty();
     std::map<std::pair<std::uint64_t, bool>, std::vector<int>> byRatio;
+    std::vector<int> readers;
     for (std::size_t i = 0; i < layers && i < cfg.compressRatios.size(); ++i) {
         const bool sparse = i < cfg.layerTypes.size() && static_cast<int>(i) < a.mainLayers
                                 ? cfg.layerTypes[i] == "compressed_sparse_attention"
                                 : cfg.compressRatios[i] == 4;
+        if (csa2 && cfg.compressRatios[i] > 0 &&
+            std::find(cfg.kvSourceLayers.begin(), cfg.kvSourceLayers.end(), static_cast<std::int64_t>(i)) ==
+                cfg.kvSourceLayers.end()) {
+            readers.push_back(static_cast<int>(i));
+            byRatio[{0, false}].push_back(static_cast<int>(i)); // its window only
+            continue;
+        }
         byRatio[{u(cfg.compressRatios[i]), sparse && cfg.compressRatios[i] > 0}].push_back(static_cast<int>(i));
     }
+    for (auto &[key, at] : byRatio)
+        std::sort(at.begin(), at.end());
     const std::uint64_t windowBytes = window * row;
     c.layoutNote = fp8 ? "DeepSeek-V4 in vLLM's FP8 layout: " + groupDigits(row) + "-byte rows (FP8 latent, BF16 RoPE, "
                          "scales), " + groupDigits(indexRow) + "-byte index rows"
@@ -435,9 +465,13 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
             g.kind = AttentionKind::Window;
             g.stateBytesPerLayer = windowBytes;
             g.note = groupDigits(window) + "-row window " + groupDigits(windowBytes) + " B" + rowWords;
+            if (!readers.empty())
+                g.note += "; " + groupDigits(readers.size()) +
+                          " of these layers read the compressed rows of a kv_source_layer_ids layer";
         } else if (sparse) {
-            // The compressor overlaps its windows (twice the width), and so does the indexer's.
-            const std::uint64_t comp = 2 * (2 * ratio) * (2 * hd) * sb, indexComp = 2 * (2 * ratio) * (2 * id) * sb;
+            // V4's compressor overlaps its windows (twice the width), and so does the indexer's; V4.1's do not.
+            const std::uint64_t span = csa2 ? ratio : 2 * ratio;
+            const std::uint64_t comp = 2 * span * (2 * hd) * sb, indexComp = 2 * span * (2 * id) * sb;
             g.kind = AttentionKind::CompressedSparse;
             g.bytesPerTokenPerLayer = row + indexRow;
             g.compression = ratio;

@@ -133,6 +133,11 @@ std::optional<std::vector<std::int64_t>> readIntList(const nlohmann::json &doc, 
 void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
 {
     const std::int64_t L = cfg.numHiddenLayers.value_or(0);
+    // DeepSeek-V4.1 (CSA2): the layers whose compressed rows (kv_source_layer_ids) and top-k selection
+    // (index_source_layer_ids) the layers after them reuse (ROCm/ATOM build_attention_topology).
+    if (const auto kv = readIntList(doc, "kv_source_layer_ids", cfg, {0, kMaxConfigLayers})) cfg.kvSourceLayers = *kv;
+    if (const auto ix = readIntList(doc, "index_source_layer_ids", cfg, {0, kMaxConfigLayers}))
+        cfg.indexSourceLayers = *ix;
     // DeepSeek-V4: compress_ratios, one per layer and then the MTP block (0 window, 4 CSA, 128 HCA).
     // A ratio beyond 2^20 tokens per row is no model's; the bound keeps the state arithmetic in 64 bits.
     if (auto ratios = readIntList(doc, "compress_ratios", cfg, {0, 1 << 20})) {
@@ -140,9 +145,11 @@ void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
         if (cfg.layerTypes.empty() && L > 0 && static_cast<std::int64_t>(ratios->size()) >= L) {
             for (std::int64_t i = 0; i < L; ++i) {
                 const std::int64_t r = (*ratios)[static_cast<std::size_t>(i)];
-                cfg.layerTypes.push_back(r == 0   ? "sliding_attention"
-                                         : r == 4 ? "compressed_sparse_attention"
-                                                  : "heavily_compressed_attention");
+                // V4.1's ratios 1 and 2 are all sparse (the selection is computed or reused on each).
+                const bool csa2 = !cfg.indexSourceLayers.empty();
+                cfg.layerTypes.push_back(r == 0             ? "sliding_attention"
+                                         : r == 4 || csa2 ? "compressed_sparse_attention"
+                                                          : "heavily_compressed_attention");
             }
             cfg.layerTypesFrom = "compress_ratios";
         } else if (L > 0 && static_cast<std::int64_t>(ratios->size()) < L) {
@@ -177,6 +184,51 @@ void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
         readInt(*linearConfig, "num_heads", cfg.kdaNumHeads, cfg, {1, kMaxConfigExperts});
         readInt(*linearConfig, "head_dim", cfg.kdaHeadDim, cfg, {1, kMaxConfigDim});
         readInt(*linearConfig, "short_conv_kernel_size", cfg.kdaConvKernel, cfg, {1, 1024});
+    }
+    // MiniMax-M3: sparse_attention_config.sparse_attention_freq, 1 for a MiniMax Sparse Attention layer
+    // (transformers MiniMaxM3VLTextConfig.__post_init__: "minimax_m3_sparse" if f else "full_attention";
+    // vLLM minimax_m3 _sparse_attention_layer_ids); one index key of sparse_index_dim per token, top
+    // sparse_topk_blocks blocks of sparse_block_size tokens read.
+    if (auto sac = doc.find("sparse_attention_config"); sac != doc.end() && sac->is_object()) {
+        if (const auto freq = readIntList(*sac, "sparse_attention_freq", cfg, {0, 1});
+            freq && cfg.layerTypes.empty() && L > 0 && static_cast<std::int64_t>(freq->size()) == L) {
+            for (const auto f : *freq)
+                cfg.layerTypes.push_back(f ? "minimax_m3_sparse" : "full_attention");
+            cfg.layerTypesFrom = "sparse_attention_config";
+        }
+        if (!cfg.indexHeadDim) readInt(*sac, "sparse_index_dim", cfg.indexHeadDim, cfg, {1, kMaxConfigDim});
+        std::optional<std::int64_t> blocks, block;
+        readInt(*sac, "sparse_topk_blocks", blocks, cfg, {1, 1 << 20});
+        readInt(*sac, "sparse_block_size", block, cfg, {1, 1 << 20});
+        if (blocks && block && !cfg.indexTopk) cfg.indexTopk = *blocks * *block;
+    }
+    // Qwen3.8-Flash-Next: its Qwen Sparse Attention layers are written "full_attention" in layer_types;
+    // the indexer keys (indexer_budget, indexer_head_dim) make them sparse, as every runtime reads them
+    // (vllm.cpp kQwenSparseAttention; transformers modeling_qwen4_exp.py Qwen4ExpTextQSAIndexer).
+    if (doc.contains("indexer_budget")) {
+        if (!cfg.indexHeadDim) readInt(doc, "indexer_head_dim", cfg.indexHeadDim, cfg, {1, kMaxConfigDim});
+        if (!cfg.indexTopk) readInt(doc, "indexer_budget", cfg.indexTopk, cfg, {1, kMaxConfigPositions});
+        for (auto &t : cfg.layerTypes)
+            if (t == "full_attention") t = "qwen_sparse_attention";
+    }
+    // Inkling: local_layer_ids are the sliding layers, the rest global (TensorRT-LLM InklingConfig).
+    if (const auto local = readIntList(doc, "local_layer_ids", cfg, {0, kMaxConfigLayers});
+        local && cfg.layerTypes.empty() && L > 0) {
+        std::vector<std::string> types(static_cast<std::size_t>(L), "full_attention");
+        bool ok = true;
+        for (const auto n : *local) {
+            if (n >= L) {
+                cfg.warnings.push_back("local_layer_ids names layer " + std::to_string(n) + ", beyond the " +
+                                       std::to_string(L) + " layers; ignored");
+                ok = false;
+                break;
+            }
+            types[static_cast<std::size_t>(n)] = "sliding_attention";
+        }
+        if (ok) {
+            cfg.layerTypes = std::move(types);
+            cfg.layerTypesFrom = "local_layer_ids";
+        }
     }
     if (!cfg.layerTypes.empty()) {
         if (cfg.layerTypesFrom.empty()) cfg.layerTypesFrom = "layer_types";

@@ -82,6 +82,9 @@ struct ModelConfig
     std::string layerTypesFrom;
     // DeepSeek-V4: tokens per compressed row of each layer (0: window only), then the MTP blocks'.
     std::vector<std::int64_t> compressRatios;
+    // DeepSeek-V4.1 (CSA2): the layers that store compressed rows, and those that compute a selection;
+    // every other compressed layer reads its source's rows and reuses the latest selection.
+    std::vector<std::int64_t> kvSourceLayers, indexSourceLayers;
     std::vector<std::string> mlpLayerTypes; // "dense" / "sparse", or "moe" / "hash_moe", per layer
     std::optional<std::int64_t> numHashLayers; // DeepSeek-V4: the first layers route by token id
     // Kimi-Linear KDA heads (linear_attn_config.num_heads / head_dim / short_conv_kernel_size).

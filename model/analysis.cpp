@@ -782,7 +782,12 @@ void scheduleAgainstTensors(const ModelConfig &cfg, const std::vector<unsigned> 
         }
         if (u < cfg.compressRatios.size()) {
             layer.compressRatio = cfg.compressRatios[u];
-            if (layer.compressRatio > 0 && !(m & kCompressor) && (m & kAttention))
+            // DeepSeek-V4.1 (CSA2): only the kv_source_layer_ids layers compress; the others read their rows.
+            const bool readsSource =
+                !cfg.kvSourceLayers.empty() &&
+                std::find(cfg.kvSourceLayers.begin(), cfg.kvSourceLayers.end(), static_cast<std::int64_t>(i)) ==
+                    cfg.kvSourceLayers.end();
+            if (layer.compressRatio > 0 && !(m & kCompressor) && (m & kAttention) && !readsSource)
                 byKind["the config compresses " + std::to_string(layer.compressRatio) +
                        " tokens per row, but no attn.compressor.* tensors are on disk"]
                     .push_back(i);

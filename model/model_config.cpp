@@ -405,11 +405,13 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     readInt(doc, "qk_rope_head_dim", cfg.qkRopeHeadDim, cfg, {0, kMaxConfigDim});
     readInt(doc, "max_position_embeddings", cfg.maxPositionEmbeddings, cfg, {1, kMaxConfigPositions});
     // The MTP layers a config declares, by whichever key its family uses.
+    // MiniMax-M3 writes both num_mtp_modules (7) and num_nextn_predict_layers (1): the larger is said.
     for (const char *key : {"num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules"}) {
-        readInt(doc, key, cfg.numNextnPredictLayers, cfg, {0, kMaxConfigMtpLayers});
-        if (cfg.numNextnPredictLayers) {
+        std::optional<std::int64_t> n;
+        readInt(doc, key, n, cfg, {0, kMaxConfigMtpLayers});
+        if (n && (!cfg.numNextnPredictLayers || *n > *cfg.numNextnPredictLayers)) {
+            cfg.numNextnPredictLayers = n;
             cfg.mtpCountKey = key;
-            break;
         }
     }
     readInt(doc, "index_topk", cfg.indexTopk, cfg, {1, kMaxConfigPositions});

@@ -57,6 +57,7 @@ constexpr RoleRow kRoles[] = {
     {L, "*_hyper_connection", "", "", HyperConnections, "Qwen3.8-Flash-Next (attn_/mlp_hyper_connection)"},
     {L, "*_res_proj", "", "", HyperConnections, "Kimi-K3 attention residuals (self_attention_res_proj, mlp_res_proj)"},
     {L, "*_res_norm", "", "", HyperConnections, "Kimi-K3 attention residuals"},
+    {L, "*_sconv", "", "", HyperConnections, "Inkling (short convolutions of the attention and MLP outputs into the residual)"},
     // Sparse-attention indexers inside attention.
     {L, "self_attn", "indexer", "", Indexer, "DeepSeek-V3.2, GLM-5"},
     {L, "attn", "indexer", "", Indexer, "DeepSeek-V4"},
@@ -107,8 +108,11 @@ constexpr RoleRow kRoles[] = {
     {T, "embed_out", "", "", Embedding, "GPT-NeoX"},
     {T, "embeddings", "", "", Embedding, "Nemotron-H (backbone.embeddings)"},
     {T, "*lm_head", "", "", Embedding, "every family"},
+    {T, "unembed", "", "", Embedding, "Inkling (model.llm.unembed)"},
+    {T, "embed_norm", "", "", Norms, "Inkling (model.llm.embed_norm, the embedding's norm)"},
     {T, "head", "", "", Embedding, "DeepSeek-V4"},
     {T, "hc_head_*", "", "", HyperConnections, "DeepSeek-V4 (the head's stream mixing)"},
+    {T, "hc_head", "", "", HyperConnections, "Tencent Hy4 (model.hc_head.hc_head_fn)"},
     {T, "hc_norm", "", "", HyperConnections, "Qwen3.8-Flash-Next (hyper_connection_mixer: the streams into one)"},
     {T, "input_mix_weight_*", "", "", HyperConnections, "Qwen3.8-Flash-Next (hyper_connection_mixer)"},
     {T, "*_res_proj", "", "", HyperConnections, "Kimi-K3 (output_attn_res_proj)"},
@@ -139,6 +143,11 @@ constexpr EncoderRow kEncoders[] = {
     {"projector", "DeepSeek-OCR (model.projector: vision features into the text width)"},
     {"image_newline", "DeepSeek-OCR (the learned row separator of the image tokens)"},
     {"view_seperator", "DeepSeek-OCR (the learned separator between views; spelled so in its files)"},
+    {"audio", "Inkling (model.audio: its dMel audio embedding)"},
+    {"vision", "DeepSeek-V4.1 (vision.blocks.N)"},
+    {"aligner", "DeepSeek-V4.1 (the vision features into the text width)"},
+    {"image_start", "DeepSeek-V4.1 (a learned image delimiter)"},
+    {"image_end", "DeepSeek-V4.1 (a learned image delimiter)"},
 };
 
 // The last module name of a dotted tensor name (the segment before the leaf): "model.norm.weight" -> "norm".
@@ -211,14 +220,17 @@ std::optional<Category> outsideLayersRole(std::string_view name)
         rest.remove_prefix(dot + 1);
     }
     // MTP blocks outside "layers.N.": "mtp.0.e_proj", "mtp.fc", "model.mtp.layers.0.*".
-    if (name.starts_with("mtp.") || name.find(".mtp.") != std::string_view::npos) return Category::Mtp;
+    if (name.starts_with("mtp.") || name.find(".mtp.") != std::string_view::npos ||
+        name.starts_with("mtp_layers.") || name.find(".mtp_layers.") != std::string_view::npos)
+        return Category::Mtp;
     return std::nullopt;
 }
 
 std::optional<TensorPlace> mtpBlockPlace(std::string_view name)
 {
     std::string_view rest;
-    for (std::string_view prefix : {"mtp.layers.", "model.mtp.layers.", "mtp.", "model.mtp."})
+    for (std::string_view prefix :
+         {"mtp.layers.", "model.mtp.layers.", "mtp.", "model.mtp.", "mtp_layers.", "model.mtp_layers."})
         if (name.starts_with(prefix)) {
             rest = name.substr(prefix.size());
             break;

@@ -508,13 +508,20 @@ std::optional<WrittenLayout> layoutNamed(std::string_view name)
     if (name == "glm-5.2-fp8") return written(glm5Fp8());
     if (name == "deepseek-v3.2") return written(deepseekV32());
     if (name == "small") return written(smallLayout());
+    if (name == "deepseek-v4.1-flash") return deepseekV41Flash();
+    if (name == "qwen3.8-flash-next") return qwen38FlashNext();
+    if (name == "hy4-preview") return hy4Preview();
+    if (name == "inkling") return inkling();
+    if (name == "minimax-m3") return minimaxM3();
+    if (name == "kimi-k3") return kimiK3();
     return std::nullopt;
 }
 
 std::vector<std::string> layoutNames()
 {
-    return {"glm-5.2-fp8", "deepseek-v3.2", "deepseek-v4-flash", "deepseek-v4-pro", "glm-5.3-flash", "kimi-linear",
-            "small"};
+    return {"glm-5.2-fp8",         "deepseek-v3.2",      "deepseek-v4-flash", "deepseek-v4-pro", "glm-5.3-flash",
+            "kimi-linear",         "deepseek-v4.1-flash", "qwen3.8-flash-next", "hy4-preview",   "inkling",
+            "minimax-m3",          "kimi-k3",             "small"};
 }
 
 } // namespace atlas::synth

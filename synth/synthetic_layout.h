@@ -122,6 +122,13 @@ WrittenLayout deepseekV4Flash(); // 43 layers + MTP, FP4 experts in I8 pairs, 46
 WrittenLayout deepseekV4Pro();   // 61 layers + MTP, 64 shards
 WrittenLayout glm53Flash();      // glm5_next FP8: 34 KDA + 11 DSA layers, MTP, vision tower, 62 shards
 WrittenLayout kimiLinear48B();   // kimi_linear BF16: 20 KDA + 7 MLA layers, BF16 correction biases, 20 shards
+// The checkpoints of autumn 2026 (domain.md section 18; synth/autumn_layouts.cpp), at full scale.
+WrittenLayout hy4Preview();       // hy_v4: 78 gated-MLA + DSA layers with IndexCache, MTP, 131 shards
+WrittenLayout minimaxM3();        // minimax_m3_vl: 3 dense + 57 sparse-attention layers, vision, 59 shards
+WrittenLayout inkling();          // inkling_mm_model: 55 sliding + 11 global GQA layers, 8 MTP depths, 108 shards
+WrittenLayout qwen38FlashNext();  // qwen4_exp: 36 Gated DeltaNet + 12 sparse layers, an n-gram table, 131 shards
+WrittenLayout deepseekV41Flash(); // deepseek_v41: CSA2, Engram on layers 1 and 14, DSpark, vision, 48 shards
+WrittenLayout kimiK3();           // kimi_k3: 69 KDA + 24 gated MLA layers, 896 MXFP4 experts, 497,220 tensors
 // By name: "deepseek-v4-flash", "deepseek-v4-pro", "glm-5.3-flash", "kimi-linear", "glm-5.2-fp8",
 // "deepseek-v3.2", "small"; nullopt for any other.
 std::optional<WrittenLayout> layoutNamed(std::string_view name);

@@ -163,6 +163,16 @@ private slots:
             {"layers.14.engram.q_weight", Category::Embedding},
             {"model.language_model.layers.3.mlp_hyper_connection.block_inject_weight.weight", Category::HyperConnections},
             {"model.language_model.hyper_connection_mixer.input_mix_weight_down.weight", Category::HyperConnections},
+            // Inkling, Tencent Hy4, DeepSeek-V4.1's towers.
+            {"model.llm.layers.7.mlp_sconv.weight", Category::HyperConnections},
+            {"model.llm.unembed.weight", Category::Embedding},
+            {"model.audio.encoder.weight", Category::Encoders},
+            {"model.mtp.layers.3.transformer_block.attn.wq_du.weight", Category::Mtp},
+            {"model.hc_head.hc_head_base", Category::HyperConnections},
+            {"model.mtp_layers.0.eh_proj.weight", Category::Mtp},
+            {"vision.blocks.3.attn.wqkv.weight", Category::Encoders},
+            {"aligner.w1.weight", Category::Encoders},
+            {"image_start", Category::Encoders},
             // No row: position decides (a tensor under experts.N. is a routed expert), then other.
             {"model.layers.4.sparse_block.experts.3.odd_leaf.weight", Category::RoutedExperts},
             {"model.layers.4.something_new.weight", Category::Other},
@@ -215,6 +225,7 @@ private slots:
             "layers.1.ple.ple_embedding.ngram_heads_vocab_sizes",
             "layers.1.ple.ple_embedding.ngram_embedding.shard_3.weight", "layers.1.ple.key_proj.weight",
             "layers.1.engram.embed.weight", "layers.1.engram.wkv.weight", "layers.0.attn_hyper_connection.hc_norm.weight",
+            "layers.0.attn_sconv.weight",
         };
         for (const char *n : names) {
             const TensorPlace place = placeOf(n);
@@ -225,7 +236,8 @@ private slots:
                               "model.output_attn_res_proj.weight", "model.output_attn_res_norm.weight",
                               "model.norm.weight", "backbone.norm_f.weight", "transformer.final_layernorm.weight",
                               "model.final_norm.weight", "model.language_model.hyper_connection_mixer.hc_norm.weight",
-                              "model.language_model.hyper_connection_mixer.input_mix_weight_up.weight"})
+                              "model.language_model.hyper_connection_mixer.input_mix_weight_up.weight",
+                              "model.hc_head.hc_head_fn", "model.llm.unembed.weight", "model.llm.embed_norm.weight"})
             used.insert(decidingRow(n, RoleScope::Outside));
         for (int i = 0; i < int(roleTable().size()); ++i)
             QVERIFY2(used.count(i), qPrintable(QStringLiteral("row %1 (%2) decides none of the names").arg(i).arg(

@@ -195,11 +195,17 @@ private:
     // name it (the Hub lists a commit's files), so that its header size is known early.
     void readSmallFiles()
     {
-        const std::array<std::string, 2> smallNames{"config.json", "model.safetensors.index.json"};
-        std::array<std::optional<std::string>, 2> small;
-        std::array<bool, 2> fresh{false, false}; // read now, not taken from the cache
+        // ModelOpt's hf_quant_config.json too (NVFP4 experts declared outside config.json), in the same
+        // round trip; not asked of a source whose listing shows it is not there.
+        const std::array<std::string, 3> smallNames{"config.json", "model.safetensors.index.json",
+                                                    "hf_quant_config.json"};
+        std::array<std::optional<std::string>, 3> small;
+        std::array<bool, 3> fresh{false, false, false}; // read now, not taken from the cache
         std::vector<std::string> toRead;
+        const std::vector<std::string> listed = m_source.knownFiles();
         for (std::size_t i = 0; i < smallNames.size(); ++i) {
+            if (i == 2 && !listed.empty() && std::find(listed.begin(), listed.end(), smallNames[i]) == listed.end())
+                continue;
             std::optional<std::optional<std::string>> cached;
             if (m_options.cache) cached = m_options.cache->smallFile(smallNames[i]);
             if (cached)
@@ -208,7 +214,7 @@ private:
                 toRead.push_back(smallNames[i]);
         }
         std::vector<std::string> candidates;
-        for (const auto &f : m_source.knownFiles())
+        for (const auto &f : listed)
             if (f.ends_with(".safetensors") && f.find('/') == std::string::npos) candidates.push_back(f);
         std::sort(candidates.begin(), candidates.end(),
                   [](const std::string &a, const std::string &b) { return naturalLess(a, b); });
@@ -222,7 +228,8 @@ private:
             }
             BatchAnswer batch = m_source.readBatch(toRead, speculative);
             for (std::size_t k = 0; k < toRead.size(); ++k) {
-                const std::size_t i = toRead[k] == smallNames[0] ? 0 : 1;
+                const std::size_t i = static_cast<std::size_t>(
+                    std::find(smallNames.begin(), smallNames.end(), toRead[k]) - smallNames.begin());
                 small[i] = std::move(batch.files[k]);
                 fresh[i] = true;
             }
@@ -232,6 +239,7 @@ private:
             m_ckpt.config = parseModelConfig("config.json", *small[0]);
             m_ckpt.hasConfig = true;
         }
+        if (small[2]) readHfQuantConfig(*small[2], m_ckpt.config);
         m_ckpt.source = m_source.info(); // after the first read: a Hub source knows its commit by now
         if (small[1]) {
             m_index = parseCheckpointIndex("model.safetensors.index.json", *small[1], m_source.cancelFlag());

@@ -103,7 +103,8 @@ TensorPlace placeOf(std::string_view name)
 bool isQuantScale(std::string_view name, Dtype dtype)
 {
     // Block and group scales, zero points, group indices and packing records (domain.md sections 5, 10).
-    static constexpr std::array<std::string_view, 12> kSuffixes{"_scale_inv",
+    static constexpr std::array<std::string_view, 13> kSuffixes{"_scale_inv",
+                                                                ".biases", // MLX: a group's offset beside .scales
                                                                 ".weight_scale",
                                                                 ".weight_scale_2",
                                                                 ".input_scale",
@@ -459,6 +460,7 @@ public:
             m_fp4Modules.count(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return t.numel * 2;                                    // NVFP4
         if (fp4Pairs(t)) return t.numel * 2;                       // DeepSeek-V4 experts
+        if (const int bits = mlxBits(t); bits > 0) return t.numel * static_cast<std::uint64_t>(32 / bits);
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight")) // AWQ / GPTQ
             return t.numel * static_cast<std::uint64_t>(32 / (m_cfg.bits ? m_cfg.bits : 4));
         if ((t.dtype == Dtype::I32 || t.dtype == Dtype::U8) && endsWith(t.name, ".weight_packed")) {
@@ -485,6 +487,9 @@ public:
             return "INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
                    (m_cfg.method.empty() ? std::string("AWQ/GPTQ") : m_cfg.method) + ")";
         if (fp4Pairs(t)) return "FP4 e2m1 g32 (I8 pairs, E8M0 scales)";
+        if (const int bits = mlxBits(t); bits > 0)
+            return "MLX " + std::to_string(bits) + "-bit" +
+                   (m_cfg.mlxGroupSize ? " g" + std::to_string(m_cfg.mlxGroupSize) : std::string());
         if ((t.dtype == Dtype::I32 || t.dtype == Dtype::U8) && endsWith(t.name, ".weight_packed")) {
             const QuantGroup *g = groupFor(std::string_view(t.name).substr(0, t.name.size() - 14));
             if (!g || !g->numBits) return "packed I32 (bits unknown)";
@@ -526,6 +531,17 @@ public:
         if (it == m_blockScales.end() || it->second->dtype != Dtype::F8_E8M0 || it->second->shape.empty())
             return false;
         return it->second->shape.back() * 32 == t.shape.back() * 2;
+    }
+    // MLX: a U32 weight holds 32 / bits values per word, the bits its module's override or the config's
+    // (mlx_lm utils quantize: "quantization": {"group_size", "bits", per-module entries}); 0 otherwise.
+    int mlxBits(const TensorInfo &t) const
+    {
+        if (!m_cfg.mlxBits || t.dtype != Dtype::U32 || !endsWith(t.name, ".weight")) return 0;
+        if (!m_cfg.mlxModuleBits.empty())
+            if (auto it = m_cfg.mlxModuleBits.find(std::string(t.name.substr(0, t.name.size() - 7)));
+                it != m_cfg.mlxModuleBits.end())
+                return it->second;
+        return m_cfg.mlxBits;
     }
     std::uint64_t unknown() const { return m_unknown; }
     const std::string &unknownExample() const { return m_unknownExample; }
@@ -989,6 +1005,26 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         for (const auto &[n, f] : byElements)
             format += (format.empty() ? "" : " + ") + f;
         a.quantLayout.push_back({static_cast<Category>(c), quant[c], quantScales[c], scaleDtypes[c], format});
+    }
+
+    // The routed experts' declared format against what their tensors are (expert_dtype, hf_quant_config.json).
+    if (const auto &q = cfg.quantization; !q.expertFormat.empty()) {
+        const auto row = std::find_if(a.quantLayout.begin(), a.quantLayout.end(),
+                                      [](const QuantRow &r) { return r.category == Category::RoutedExperts; });
+        std::string declared = q.expertFormat;
+        for (auto &ch : declared) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        auto bitsOf = [](const std::string &f) -> int { // the width a format name says, 0 for none
+            for (int b : {4, 8})
+                for (const std::string &w : {"FP" + std::to_string(b), "INT" + std::to_string(b), std::to_string(b) + "-BIT"})
+                    if (f.find(w) != std::string::npos) return b;
+            return 0;
+        };
+        std::string onDisk = row != a.quantLayout.end() ? row->format.substr(0, row->format.find(" + ")) : "";
+        std::string upper = onDisk;
+        for (auto &ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        if (row != a.quantLayout.end() && bitsOf(declared) && bitsOf(declared) != bitsOf(upper))
+            a.warnings.push_back(q.expertFormatFrom + " declares the routed experts " + q.expertFormat +
+                                 ", but their tensors are " + onDisk + "; counted as the tensors show");
     }
 
     // Active per token: the main model except routed experts, plus their top-k share.

@@ -496,9 +496,89 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
         cfg.numHashLayers = hashed;
     if (auto it = doc.find("quantization_config"); it != doc.end() && it->is_object())
         readQuantization(*it, cfg);
+    // DeepSeek declares its FP4 experts apart: expert_dtype at the top (V4's reference config) or inside
+    // quantization_config (V4.1).
+    for (const auto &[where, from] : {std::pair{&doc, "expert_dtype"}, std::pair{&doc, "quantization_config"}}) {
+        const nlohmann::json *obj = where;
+        std::string key = "expert_dtype";
+        if (std::string_view(from) == "quantization_config") {
+            auto q = doc.find("quantization_config");
+            if (q == doc.end() || !q->is_object()) continue;
+            obj = &*q;
+        }
+        if (auto it = obj->find(key); cfg.quantization.expertFormat.empty() && it != obj->end() && it->is_string() &&
+                                      it->get_ref<const std::string &>().size() <= 32) {
+            cfg.quantization.expertFormat = it->get<std::string>();
+            cfg.quantization.expertFormatFrom =
+                obj == &doc ? "expert_dtype" : "quantization_config.expert_dtype";
+        }
+    }
+    // MLX: "quantization": {"group_size": 64, "bits": 4, "<module>": {"bits": 8, ...} or false}.
+    if (auto it = doc.find("quantization"); it != doc.end() && it->is_object()) {
+        auto &q = cfg.quantization;
+        auto bitsOf = [](const nlohmann::json &o) {
+            auto b = o.find("bits");
+            if (b == o.end() || !b->is_number_integer()) return 0;
+            const auto v = b->get<std::int64_t>();
+            return v >= 1 && v <= 32 && 32 % v == 0 ? static_cast<int>(v) : -1;
+        };
+        q.mlxBits = bitsOf(*it);
+        if (q.mlxBits < 0) {
+            cfg.warnings.push_back("quantization.bits does not divide 32; MLX weights are counted as stored");
+            q.mlxBits = 0;
+        }
+        if (auto g = it->find("group_size"); g != it->end() && g->is_number_integer())
+            q.mlxGroupSize = static_cast<int>(std::clamp<std::int64_t>(g->get<std::int64_t>(), 0, 1 << 20));
+        for (const auto &[module, v] : it->items()) {
+            if (q.mlxModuleBits.size() >= 100000) break;
+            if (v.is_boolean() && !v.get<bool>()) q.mlxModuleBits[module] = 0;
+            else if (v.is_object() && bitsOf(v) > 0) q.mlxModuleBits[module] = bitsOf(v);
+        }
+        if (q.mlxBits && q.method.empty()) q.method = "mlx";
+    }
     if (auto it = doc.find("ckpt_atlas_synthetic"); it != doc.end() && it->is_boolean())
         cfg.synthetic = it->get<bool>();
     return cfg;
+}
+
+void readHfQuantConfig(std::string_view json, ModelConfig &cfg)
+{
+    // Untrusted as config.json is: its depth is bounded before a DOM is built (throws, naming the file).
+    std::size_t nonFinite = 0;
+    const std::optional<std::string> rewritten = guardJsonText("hf_quant_config.json", json, &nonFinite);
+    if (rewritten) json = *rewritten;
+    nlohmann::json doc = nlohmann::json::parse(json.begin(), json.end(), nullptr, false);
+    auto q = doc.is_object() ? doc.find("quantization") : doc.end();
+    if (!doc.is_object() || q == doc.end() || !q->is_object()) {
+        cfg.warnings.push_back("hf_quant_config.json: not ModelOpt's (no \"quantization\" object); ignored");
+        return;
+    }
+    auto text = [&](const char *key) {
+        auto it = q->find(key);
+        return it != q->end() && it->is_string() && it->get_ref<const std::string &>().size() <= 64 ? it->get<std::string>()
+                                                                                                    : std::string();
+    };
+    QuantizationConfig &out = cfg.quantization;
+    out.modelOptAlgo = text("quant_algo");
+    out.modelOptKvCacheAlgo = text("kv_cache_quant_algo");
+    if (auto g = q->find("group_size"); g != q->end() && g->is_number_integer())
+        out.modelOptGroupSize = static_cast<int>(std::clamp<std::int64_t>(g->get<std::int64_t>(), 0, 1 << 20));
+    // The experts' algorithm: moe_quant_algo (sglang #25820: DeepSeek-V4-NVFP4 declares fp8 in config.json),
+    // else that of the first quantized layer naming experts (MIXED_PRECISION), else the whole file's.
+    std::string experts = text("moe_quant_algo");
+    if (auto layers = q->find("quantized_layers"); experts.empty() && layers != q->end() && layers->is_object())
+        for (const auto &[name, v] : layers->items())
+            if (name.find("experts") != std::string::npos && v.is_object())
+                if (auto a = v.find("quant_algo"); a != v.end() && a->is_string() && a->get_ref<const std::string &>().size() <= 64) {
+                    experts = a->get<std::string>();
+                    break;
+                }
+    if (experts.empty() && out.modelOptAlgo != "MIXED_PRECISION") experts = out.modelOptAlgo;
+    if (!experts.empty()) {
+        out.expertFormat = experts;
+        out.expertFormatFrom = "hf_quant_config.json";
+    }
+    if (out.method.empty()) out.method = "modelopt";
 }
 
 } // namespace atlas

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,19 @@ struct QuantizationConfig
     int bits = 0;       // AWQ / GPTQ
     std::vector<QuantGroup> groups;
     std::vector<std::string> ignore;
+    // How the routed experts are declared stored, when a file says it apart from the method: DeepSeek's
+    // expert_dtype ("fp4", at the top of config.json or in quantization_config), ModelOpt's
+    // hf_quant_config.json (moe_quant_algo, or the algorithm of the experts in quantized_layers).
+    std::string expertFormat;
+    std::string expertFormatFrom; // "expert_dtype", "quantization_config.expert_dtype", "hf_quant_config.json"
+    // ModelOpt's sibling hf_quant_config.json (NVFP4 checkpoints may declare only fp8 in config.json):
+    // its quant_algo, group_size and KV-cache algorithm, as the file says them.
+    std::string modelOptAlgo, modelOptKvCacheAlgo;
+    int modelOptGroupSize = 0;
+    // MLX (config.json "quantization": {bits, group_size} and per-module overrides): U32 words holding
+    // 32 / bits values each, .scales and .biases per group.
+    int mlxBits = 0, mlxGroupSize = 0;
+    std::map<std::string, int> mlxModuleBits; // module -> its bits (0: left unquantised)
 };
 
 // The config.json keys the analysis uses. Every key is optional: an unknown model
@@ -119,5 +133,8 @@ struct ModelConfig
 
 // Throws AtlasError(Invalid) only when the text is not a JSON object.
 ModelConfig parseModelConfig(std::string_view file, std::string_view json);
+// ModelOpt's hf_quant_config.json beside config.json, into cfg.quantization (a file that does not parse
+// or is not ModelOpt's is said in cfg.warnings and otherwise ignored).
+void readHfQuantConfig(std::string_view json, ModelConfig &cfg);
 
 } // namespace atlas

@@ -181,6 +181,16 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     for (const auto &row : a.quantLayout)
         if (!row.format.empty()) formats[std::string(categoryName(row.category))] = row.format;
     quantization["formats"] = formats;
+    // What the files declare of the routed experts and of ModelOpt / MLX packing, apart from the method.
+    if (const auto &q = ckpt.config.quantization; !q.expertFormat.empty())
+        quantization["experts_declared"] = {{"format", q.expertFormat}, {"from", q.expertFormatFrom}};
+    if (const auto &q = ckpt.config.quantization; !q.modelOptAlgo.empty() || !q.modelOptKvCacheAlgo.empty())
+        quantization["hf_quant_config"] = {{"quant_algo", q.modelOptAlgo.empty() ? J() : J(q.modelOptAlgo)},
+                                           {"group_size", q.modelOptGroupSize ? J(q.modelOptGroupSize) : J()},
+                                           {"kv_cache_quant_algo",
+                                            q.modelOptKvCacheAlgo.empty() ? J() : J(q.modelOptKvCacheAlgo)}};
+    if (const auto &q = ckpt.config.quantization; q.mlxBits)
+        quantization["mlx"] = {{"bits", q.mlxBits}, {"group_size", q.mlxGroupSize}, {"modules_overridden", q.mlxModuleBits.size()}};
     r["quantization"] = quantization;
 
     if (c.available) {

@@ -13,6 +13,7 @@
 #include "cli_run.h"
 
 #include <QFileInfo>
+#include <fstream>
 #include <bit>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -551,6 +552,95 @@ private slots:
         QCOMPARE(r["parameters"]["host_tables"]["parameters"].get<std::uint64_t>(), 2 * rows * width);
         QCOMPARE(r["parameters"]["host_tables"]["active_per_token"].get<std::uint64_t>(), read);
         QCOMPARE(r["parameters"]["host_tables"]["bytes"].get<std::uint64_t>(), a.hostTableBytes);
+    }
+
+    // Formats declared outside quantization_config: ModelOpt's sibling hf_quant_config.json (sglang #25820:
+    // DeepSeek-V4-NVFP4 says fp8 in config.json and moe_quant_algo NVFP4 beside it), DeepSeek's
+    // expert_dtype, and MLX's U32 words with .scales / .biases (mlx_lm "quantization": {bits, group_size}).
+    void formatsDeclaredApart()
+    {
+        const std::uint64_t h = 64, inter = 32, experts = 2;
+        auto moeTensors = [&](bool nvfp4) {
+            std::vector<Tensor> t;
+            const std::string p = "model.layers.0.mlp.";
+            t.push_back({p + "gate.weight", "BF16", {experts, h}});
+            for (std::uint64_t e = 0; e < experts; ++e) {
+                const std::string x = p + "experts." + std::to_string(e) + ".up_proj.";
+                if (nvfp4) {
+                    t.push_back({x + "weight", "U8", {inter, h / 2}});
+                    t.push_back({x + "weight_scale", "F8_E4M3", {inter, h / 16}});
+                    t.push_back({x + "weight_scale_2", "F32", {}});
+                } else {
+                    t.push_back({x + "weight", "BF16", {inter, h}});
+                }
+            }
+            return t;
+        };
+        const nlohmann::json config = {{"model_type", "deepseek_v3"}, {"hidden_size", h}, {"num_hidden_layers", 1},
+                                       {"n_routed_experts", experts},  {"num_experts_per_tok", 1},
+                                       {"quantization_config", {{"quant_method", "fp8"}}}};
+        const nlohmann::json sidecar = {
+            {"producer", {{"name", "modelopt"}}},
+            {"quantization",
+             {{"quant_algo", "FP8"}, {"moe_quant_algo", "NVFP4"}, {"group_size", 16}, {"kv_cache_quant_algo", "FP8"}}}};
+        QByteArray err;
+        for (const bool nvfp4 : {true, false}) {
+            QTemporaryDir dir;
+            fixture::writeCheckpoint(dir.path().toStdString(), config, moeTensors(nvfp4));
+            std::ofstream(dir.path().toStdString() + "/hf_quant_config.json") << sidecar.dump();
+            const nlohmann::json r = inspectJson(dir.path(), {}, &err);
+            QVERIFY2(r.is_object(), err.constData());
+            QCOMPARE(r["quantization"]["experts_declared"]["format"].get<std::string>(), std::string("NVFP4"));
+            QCOMPARE(r["quantization"]["experts_declared"]["from"].get<std::string>(), std::string("hf_quant_config.json"));
+            QCOMPARE(r["quantization"]["hf_quant_config"]["kv_cache_quant_algo"].get<std::string>(), std::string("FP8"));
+            QCOMPARE(r["parameters"]["by_category"]["routed_experts"].get<std::uint64_t>(), experts * inter * h);
+            const std::string warnings = r["warnings"].dump();
+            const bool told = warnings.find("hf_quant_config.json declares the routed experts NVFP4, but their "
+                                            "tensors are BF16") != std::string::npos;
+            QVERIFY2(told == !nvfp4, warnings.c_str());
+        }
+        // expert_dtype at the top of config.json (DeepSeek's reference config), against BF16 experts.
+        {
+            QTemporaryDir dir;
+            nlohmann::json c = config;
+            c["expert_dtype"] = "fp4";
+            fixture::writeCheckpoint(dir.path().toStdString(), c, moeTensors(false));
+            const nlohmann::json r = inspectJson(dir.path(), {}, &err);
+            QVERIFY2(r.is_object(), err.constData());
+            QCOMPARE(r["quantization"]["experts_declared"]["from"].get<std::string>(), std::string("expert_dtype"));
+            QVERIFY(r["warnings"].dump().find("expert_dtype declares the routed experts fp4") != std::string::npos);
+        }
+        // A sibling nested past the limit is refused as config.json is, naming the file.
+        {
+            QTemporaryDir dir;
+            fixture::writeCheckpoint(dir.path().toStdString(), config, moeTensors(true));
+            std::ofstream(dir.path().toStdString() + "/hf_quant_config.json")
+                << std::string(100000, '[') << std::string(100000, ']');
+            QVERIFY(inspectJson(dir.path(), {}, &err).is_null());
+            QVERIFY2(err.contains("hf_quant_config.json: nests objects and arrays more than 512"), err.constData());
+        }
+        // MLX: 4 bits in U32 words (8 values a word), one module at 8 bits; scales and biases per 64.
+        {
+            QTemporaryDir dir;
+            const nlohmann::json mlx = {{"model_type", "qwen3"},
+                                        {"hidden_size", 256},
+                                        {"num_hidden_layers", 1},
+                                        {"quantization",
+                                         {{"group_size", 64}, {"bits", 4}, {"model.layers.0.mlp.down_proj", {{"group_size", 64}, {"bits", 8}}}}}};
+            std::vector<Tensor> t;
+            const std::string p = "model.layers.0.";
+            for (const auto &[m, bits] : {std::pair{p + "self_attn.q_proj", 4}, std::pair{p + "mlp.down_proj", 8}}) {
+                t.push_back({m + ".weight", "U32", {256, 256 * std::uint64_t(bits) / 32}});
+                t.push_back({m + ".scales", "BF16", {256, 256 / 64}});
+                t.push_back({m + ".biases", "BF16", {256, 256 / 64}});
+            }
+            fixture::writeCheckpoint(dir.path().toStdString(), mlx, t);
+            const CheckpointAnalysis a = open(dir.path());
+            QCOMPARE(a.budget.total, std::uint64_t(2 * 256 * 256));
+            QCOMPARE(a.budget.quantScales.tensors, std::uint64_t(4));
+            QCOMPARE(formatOf(a, Category::Attention), std::string("MLX 4-bit g64"));
+            QCOMPARE(formatOf(a, Category::DenseMlp), std::string("MLX 8-bit g64"));
+        }
     }
 
     void mimoKeysAndValuesOfTheirOwnWidth()

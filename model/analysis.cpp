@@ -670,13 +670,14 @@ enum DiskMark : unsigned {
 unsigned diskMarks(std::string_view rest, Category role)
 {
     unsigned m = 0;
-    if (role == Category::LinearAttention || rest.ends_with(".A_log") || rest.ends_with(".dt_bias") ||
-        rest.find("conv1d") != std::string_view::npos)
+    const bool mixer = role == Category::Attention || role == Category::LinearAttention;
+    if (role == Category::LinearAttention || (mixer && (rest.ends_with(".A_log") || rest.ends_with(".dt_bias") ||
+                                                        rest.find("conv1d") != std::string_view::npos)))
         m |= kLinearMixer;
     else if (role == Category::Attention)
         m |= kAttention;
     if (rest.starts_with("attn.compressor.")) m |= kCompressor;
-    if (role == Category::RouterTables) m |= kHashTable;
+    if (role == Category::RouterTables && rest.ends_with("tid2eid")) m |= kHashTable; // not n-gram hash constants
     if (rest.find("kv_a_proj_with_mqa") != std::string_view::npos) m |= kMla;
     if (rest == "attn.wkv.weight") m |= kV4Attention;
     return m;

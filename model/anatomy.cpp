@@ -120,14 +120,14 @@ public:
     void fill(AnatomyBox &box, const std::vector<const Module *> &modules)
     {
         std::map<std::string, std::uint64_t> weightDtypes;
-        std::set<std::string> scaleDtypes, tableDtypes;
+        std::set<std::string> scaleDtypes, tableDtypes, hashDtypes;
         box.dtypes.clear();
         // A tensor of no parameters is a quantisation scale, or hash routing's token→expert table.
         const auto note = [&](const TensorInfo &t, std::uint64_t p) {
             if (p)
                 weightDtypes[std::string(dtypeName(t.dtype))] += p;
             else if (m_a.tableTensors.count(t.name))
-                tableDtypes.insert(std::string(dtypeName(t.dtype)));
+                (t.name.ends_with("tid2eid") ? tableDtypes : hashDtypes).insert(std::string(dtypeName(t.dtype)));
             else
                 scaleDtypes.insert(std::string(dtypeName(t.dtype)));
         };
@@ -153,6 +153,8 @@ public:
             box.dtypes += " + " + d + " scales";
         for (const auto &d : tableDtypes)
             box.dtypes += " + " + d + " token→expert table";
+        for (const auto &d : hashDtypes)
+            box.dtypes += (box.dtypes.empty() ? "" : " + ") + d + " hashing constants";
     }
 
     // A linear module's logical (in, out): from its weight's shape and logical parameters.
@@ -497,7 +499,12 @@ void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kin
 {
     const ModelConfig &cfg = data.checkpoint.config;
     AnatomyStage stage;
-    const Module *q = attn(lt, "q_proj"), *k = attn(lt, "k_proj"), *v = attn(lt, "v_proj"), *o = attn(lt, "o_proj");
+    // Inkling names them wq_du / wk_dv / wv_dv / wo_ud (TensorRT-LLM InklingAttention).
+    auto either = [&](const char *a, const char *b) { const Module *m = attn(lt, a); return m ? m : attn(lt, b); };
+    const Module *q = either("q_proj", "wq_du"), *k = either("k_proj", "wk_dv"), *v = either("v_proj", "wv_dv"),
+                 *o = either("o_proj", "wo_ud");
+    const std::string qName = q == attn(lt, "q_proj") ? "q_proj" : "wq_du", kName = k == attn(lt, "k_proj") ? "k_proj" : "wk_dv",
+                      vName = v == attn(lt, "v_proj") ? "v_proj" : "wv_dv", oName = o == attn(lt, "o_proj") ? "o_proj" : "wo_ud";
     const auto qIo = lt.inOut(q), kIo = lt.inOut(k);
     // head_dim: config.json's, or hidden / heads; the head counts follow from the shapes.
     std::optional<std::uint64_t> headDim;
@@ -513,13 +520,23 @@ void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kin
     stage.title = flavour + (kind == LayerAttention::Sliding ? " attention, sliding window" : " attention");
     AnatomyColumn cq;
     cq.title = "query";
-    cq.boxes.push_back(linearBox(lt, q, "q_proj"));
+    cq.boxes.push_back(linearBox(lt, q, qName));
     AnatomyColumn ck;
     ck.title = "key";
-    ck.boxes.push_back(linearBox(lt, k, "k_proj"));
+    ck.boxes.push_back(linearBox(lt, k, kName));
     AnatomyColumn cv;
     cv.title = "value";
-    cv.boxes.push_back(linearBox(lt, v, "v_proj"));
+    cv.boxes.push_back(linearBox(lt, v, vName));
+    // Qwen3's per-head q_norm / k_norm act on the projections, before RoPE and the cache (vLLM qwen3.py
+    // Qwen3Attention.forward); Inkling's short causal convolutions on K and V likewise (k_sconv, v_sconv).
+    if (const Module *m = attn(lt, "q_norm")) cq.boxes.push_back(normBox(lt, m, "q_norm"));
+    if (const Module *m = attn(lt, "k_norm")) ck.boxes.push_back(normBox(lt, m, "k_norm"));
+    for (auto [col, name] : {std::pair{&ck, "k_sconv"}, std::pair{&cv, "v_sconv"}})
+        if (const Module *m = attn(lt, name)) {
+            AnatomyBox b = box(BoxKind::Linear, name, "a short causal convolution over the last tokens (its state kept per sequence)");
+            lt.fill(b, {m});
+            col->boxes.push_back(b);
+        }
     if (headDim && *headDim) {
         if (qIo) {
             AnatomyBox h = box(BoxKind::Heads, "query heads", groupDigits(qIo->second / *headDim) + " × " + groupDigits(*headDim));
@@ -541,19 +558,114 @@ void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kin
         ck.boxes.back().cacheNote = groupDigits(static_cast<std::uint64_t>(cache.kvBytesPerLayer)) +
                                     " B/token for K and V (" + std::string(kvDtypeName(cache.kvDtype)) + ")";
     stage.columns = {cq, ck, cv};
+    // Inkling's learned relative-position bias instead of RoPE: wr_du from the hidden state, rel_logits_proj
+    // over the distances the layer sees.
+    if (const Module *r = attn(lt, "wr_du")) {
+        AnatomyColumn pos;
+        pos.title = "position bias";
+        pos.boxes.push_back(linearBox(lt, r, "wr_du"));
+        AnatomyBox rel = box(BoxKind::Linear, "rel_logits_proj", "a learned bias per distance, added to the scores (no RoPE)");
+        lt.fill(rel, lt.under("attn.rel_logits_proj"));
+        pos.boxes.push_back(rel);
+        stage.columns.push_back(std::move(pos));
+    }
+    // A sparse layer's indexer (MiniMax-M3: index_q_proj / index_k_proj with their norms, vLLM minimax_m3
+    // MiniMaxM3SparseAttention; Qwen3.8-Flash-Next: indexer.index_qk_proj, Qwen4ExpTextQSAIndexer): index
+    // queries against index keys kept per token, the top blocks read.
+    const Module *iq = attn(lt, "index_q_proj"), *ik = attn(lt, "index_k_proj"), *iqk = lt.exact("self_attn.indexer.index_qk_proj");
+    if (iq || ik || iqk) {
+        AnatomyColumn ix;
+        ix.title = "indexer";
+        if (iqk) {
+            ix.boxes.push_back(linearBox(lt, iqk, "index_qk_proj", BoxKind::Indexer));
+            ix.boxes.back().detail += " (index queries and one key head)";
+            std::vector<const Module *> norms;
+            for (const char *n : {"self_attn.indexer.q_layernorm", "self_attn.indexer.k_layernorm"})
+                if (const Module *m = lt.exact(n)) norms.push_back(m);
+            AnatomyBox nb = box(BoxKind::Norm, "q_layernorm, k_layernorm", "");
+            lt.fill(nb, norms);
+            ix.boxes.push_back(nb);
+        } else {
+            ix.boxes.push_back(linearBox(lt, iq, "index_q_proj", BoxKind::Indexer));
+            if (const Module *m = attn(lt, "index_q_norm")) ix.boxes.push_back(normBox(lt, m, "index_q_norm"));
+            ix.boxes.push_back(linearBox(lt, ik, "index_k_proj", BoxKind::Indexer));
+            if (const Module *m = attn(lt, "index_k_norm")) ix.boxes.push_back(normBox(lt, m, "index_k_norm"));
+        }
+        AnatomyBox keys = box(BoxKind::Latent, "index keys (cached)", "one per token");
+        keys.cached = true;
+        ix.boxes.push_back(keys);
+        AnatomyBox sel = box(BoxKind::Indexer, "top-k selection", "");
+        if (cfg.indexTopk) {
+            sel.detail = "the " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " tokens it scores highest";
+            sel.fromConfig = true;
+        }
+        ix.boxes.push_back(sel);
+        stage.columns.push_back(std::move(ix));
+    }
     AnatomyBox core = box(BoxKind::Attention, "attention", "softmax over the cached keys");
     if (kind == LayerAttention::Sliding && cfg.slidingWindow)
         core.detail = "over the last " + groupDigits(static_cast<std::uint64_t>(*cfg.slidingWindow)) + " tokens";
+    if (iq || ik || iqk) core.detail = "softmax over the keys of the selected tokens";
     if (const Module *sinks = attn(lt, "sinks")) {
         core.detail += ", with learned sinks";
         lt.fill(core, {sinks});
     }
     stage.join.push_back(core);
-    stage.join.push_back(linearBox(lt, o, "o_proj"));
-    // q_norm / k_norm (Qwen3) belong to the attention too.
-    for (const char *n : {"q_norm", "k_norm"})
-        if (const Module *m = attn(lt, n)) stage.join.push_back(normBox(lt, m, n));
+    stage.join.push_back(linearBox(lt, o, oName));
+    if (const Module *m = lt.exact("attn_sconv")) {
+        AnatomyBox b = box(BoxKind::Linear, "attn_sconv", "a short causal convolution of the output, into the residual");
+        lt.fill(b, {m});
+        stage.join.push_back(b);
+    }
     out.stages.push_back(std::move(stage));
+}
+
+// A host-resident n-gram memory in the layer: DeepSeek-V4.1's Engram (fastllm deepseekv41.cpp RunEngram:
+// the token's last n-grams hashed to rows of a table in host memory, the rows projected by wkv into a key per
+// stream and a value, gated against the streams, added to them) and Qwen3.8-Flash-Next's n-gram embedding
+// (transformers Qwen4ExpTextPLELayer: rows concatenated, key/value projections, norms and a short conv,
+// added to the residual streams before the attention block).
+void ngramStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out)
+{
+    const CheckpointAnalysis &a = data.analysis;
+    std::uint64_t rows = 0, width = 0, tables = 0;
+    for (const auto &t : a.hostTables)
+        if (t.layer == info.index) rows += t.rows, width = t.width, ++tables;
+    if (!tables) return;
+    const bool engram = lt.anyUnder("engram");
+    const std::string root = engram ? "engram" : "ple"; // the module itself holds engram.q_weight / k_weight
+    std::vector<const Module *> table, constants, rest;
+    for (const Module *m : lt.under(root)) {
+        if (m->tensors.empty()) continue;
+        if (const std::string_view r = layerRest(m->tensors.front()->name); !r.starts_with(root + ".")) continue;
+        const Category c = m->tensors.empty() ? Category::Other : layerRole(layerRest(m->tensors.front()->name)).category;
+        (c == Category::HostTables ? table : c == Category::RouterTables ? constants : rest).push_back(m);
+    }
+    const auto &cfg = data.checkpoint.config;
+    AnatomyStage s;
+    s.title = engram ? "Engram: an n-gram memory in host memory" : "n-gram embedding, in host memory";
+    AnatomyColumn c;
+    c.title = "the token's last n-grams";
+    AnatomyBox hash = box(BoxKind::Note, "n-gram hashes",
+                          cfg.hostRowsPerToken ? groupDigits(static_cast<std::uint64_t>(*cfg.hostRowsPerToken)) +
+                                                     " rows a token: " + cfg.hostRowsFrom
+                                               : "rows chosen by hashing the last tokens");
+    hash.from = "the token ids (this and the last few tokens)";
+    lt.fill(hash, constants);
+    c.boxes.push_back(hash);
+    AnatomyBox t = box(BoxKind::Latent, "table (host memory)",
+                       groupDigits(rows) + " rows × " + groupDigits(width) + (tables > 1 ? " in " + groupDigits(tables) + " tensors" : "") +
+                           ": on no GPU; only the rows read cross to it");
+    lt.fill(t, table);
+    c.boxes.push_back(t);
+    s.columns.push_back(std::move(c));
+    AnatomyBox mix = box(BoxKind::Linear, engram ? "wkv, q_weight / k_weight" : "key_proj, value_proj, norms, conv1d",
+                         engram ? "the rows into a key per stream and a value, gated against the streams, added to them"
+                                : "the rows into a key and a value, gated by the hidden state, added to the residual streams");
+    lt.fill(mix, rest);
+    s.join.push_back(mix);
+    s.join.push_back(box(BoxKind::Note, "the residual stream + the n-gram memory", "what the layer's blocks read"));
+    out.stages.push_back(std::move(s));
 }
 
 // Multi-stream residuals (mHC: DeepSeek-V4, GLM-5.3-Flash): n copies of the hidden state, mixed before
@@ -585,6 +697,12 @@ void hyperConnectionStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerA
 
 // DeepSeek-V4: one shared K=V head, a window of uncompressed rows, a compressor (ratio 4 or 128) and, on
 // ratio-4 layers, an indexer choosing among the compressed rows; a grouped output projection.
+// "one per 4 tokens", "one per token".
+std::string perTokens(std::int64_t ratio)
+{
+    return ratio == 1 ? "one per token" : "one per " + std::to_string(ratio) + " tokens";
+}
+
 void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &info, LayerAnatomy &out)
 {
     const ModelConfig &cfg = data.checkpoint.config;
@@ -594,15 +712,26 @@ void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const Layer
                                    ? cfg.compressRatios[static_cast<std::size_t>(info.index)]
                                    : 0;
     const std::uint64_t window = static_cast<std::uint64_t>(cfg.slidingWindow.value_or(128));
+    // DeepSeek-V4.1 (CSA2, ROCm/ATOM build_attention_topology): a kv_source layer compresses and keeps the
+    // rows (and the index keys, wk of its compressor's latent); every other compressed layer reads the
+    // rows of the latest source before it and keeps only its window.
+    const bool csa2 = !cfg.kvSourceLayers.empty();
+    std::int64_t source = -1;
+    for (const auto s : cfg.kvSourceLayers)
+        if (s <= info.index) source = std::max(source, s);
+    const bool reader = csa2 && ratio > 0 && source != info.index;
+    const bool sparse = ratio == 4 || (csa2 && ratio > 0);
     AnatomyStage stage;
-    stage.title = ratio == 0   ? "Sliding-window attention (one shared K=V head)"
+    stage.title = ratio == 0 ? "Sliding-window attention (one shared K=V head)"
+                  : csa2     ? "Compressed sparse attention (CSA2, ratio " + std::to_string(ratio) + "; " +
+                               (reader ? "reads layer " + std::to_string(source) + "'s rows)"
+                                       : "its rows are read by the layers after it)")
                   : ratio == 4 ? "Compressed sparse attention (ratio 4, with an indexer)"
                                : "Heavily compressed attention (ratio " + std::to_string(ratio) + ")";
+    // The cache group that holds this layer.
     const AttentionLayers *group = nullptr;
     for (const auto &g : cache.attention)
-        if ((ratio == 0 && g.kind == AttentionKind::Window) || (ratio == 4 && g.kind == AttentionKind::CompressedSparse) ||
-            (ratio > 4 && g.kind == AttentionKind::HeavilyCompressed))
-            group = &g;
+        if (std::find(g.layerIndices.begin(), g.layerIndices.end(), info.index) != g.layerIndices.end()) group = &g;
 
     AnatomyColumn q;
     q.title = "query";
@@ -632,15 +761,24 @@ void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const Layer
     kv.boxes.push_back(win);
     stage.columns.push_back(std::move(kv));
 
-    if (ratio > 0) {
+    if (reader) {
+        AnatomyColumn comp;
+        comp.title = "compressed rows";
+        AnatomyBox rows = box(BoxKind::Latent, "layer " + std::to_string(source) + "'s compressed rows",
+                              "read, not stored here (kv_source_layer_ids): " + perTokens(ratio));
+        rows.fromConfig = true;
+        rows.from = "layer " + std::to_string(source) + " (its compressed rows, kv_source_layer_ids)";
+        comp.boxes.push_back(rows);
+        stage.columns.push_back(std::move(comp));
+    } else if (ratio > 0) {
         AnatomyColumn comp;
         comp.title = "compressor";
         AnatomyBox c = box(BoxKind::Linear, "wkv / wgate / ape / norm",
-                           "pools every " + std::to_string(ratio) + " tokens into one row" +
-                               (ratio == 4 ? " (overlapping windows: twice the width)" : ""));
+                           (ratio == 1 ? std::string("projects every token into one row") : "pools every " + std::to_string(ratio) + " tokens into one row") +
+                               (ratio == 4 && !csa2 ? " (overlapping windows: twice the width)" : ""));
         lt.fill(c, lt.under("attn.compressor")); // its ape is a leaf of the module itself
         comp.boxes.push_back(c);
-        AnatomyBox rows = box(BoxKind::Latent, "compressed rows (cached)", "one per " + std::to_string(ratio) + " tokens");
+        AnatomyBox rows = box(BoxKind::Latent, "compressed rows (cached)", perTokens(ratio));
         rows.cached = true;
         if (group && group->compression > 0)
             rows.cacheNote = (group->bytesPerTokenPerLayer % group->compression == 0
@@ -650,15 +788,47 @@ void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const Layer
         comp.boxes.push_back(rows);
         stage.columns.push_back(std::move(comp));
     }
-    if (ratio == 4 || info.indexerWeights) {
+    if (info.indexer == IndexerRole::Shared && sparse) {
+        AnatomyColumn ix;
+        ix.title = "indexer";
+        AnatomyBox sel = box(BoxKind::Indexer, "layer " + std::to_string(info.reusesLayer) + "'s top-k",
+                             "reused: this layer runs no indexer (index_source_layer_ids)");
+        sel.fromConfig = true;
+        sel.from = "layer " + std::to_string(info.reusesLayer) + " (its top-k selection)";
+        ix.boxes.push_back(sel);
+        stage.columns.push_back(std::move(ix));
+    } else if (ratio == 4 || info.indexerWeights) {
         AnatomyColumn ix;
         ix.title = "indexer";
         ix.boxes.push_back(linearBox(lt, indexerPart(lt, "wq_b"), "wq_b", BoxKind::Indexer));
         ix.boxes.back().detail += " (from the query latent)";
         ix.boxes.push_back(linearBox(lt, indexerPart(lt, "weights_proj"), "weights_proj", BoxKind::Indexer));
-        AnatomyBox ic = box(BoxKind::Indexer, "index compressor", "its own rows, one per " + std::to_string(ratio) + " tokens");
-        lt.fill(ic, lt.under("attn.indexer.compressor"));
-        ix.boxes.push_back(ic);
+        if (csa2) {
+            // Index keys from the compressor's latent on a source layer; a re-indexing layer scores its
+            // own queries against its source's keys.
+            if (const Module *wk = indexerPart(lt, "wk")) {
+                ix.boxes.push_back(linearBox(lt, wk, "wk", BoxKind::Indexer));
+                ix.boxes.back().detail += " (index keys from the compressed latent)";
+                ix.boxes.push_back(normBox(lt, indexerPart(lt, "k_norm"), "k_norm"));
+                AnatomyBox keys = box(BoxKind::Latent, "index keys (cached)", "one per compressed row");
+                keys.cached = true;
+                ix.boxes.push_back(keys);
+            } else {
+                // A column of its own: the keys come from outside this layer.
+                AnatomyColumn theirs;
+                theirs.title = "index keys";
+                AnatomyBox keys = box(BoxKind::Indexer, "layer " + std::to_string(source) + "'s index keys",
+                                      "scored with this layer's own queries (re-index)");
+                keys.fromConfig = true;
+                keys.from = "layer " + std::to_string(source) + " (its index keys)";
+                theirs.boxes.push_back(keys);
+                stage.columns.push_back(std::move(theirs));
+            }
+        } else {
+            AnatomyBox ic = box(BoxKind::Indexer, "index compressor", "its own rows, one per " + std::to_string(ratio) + " tokens");
+            lt.fill(ic, lt.under("attn.indexer.compressor"));
+            ix.boxes.push_back(ic);
+        }
         AnatomyBox sel = box(BoxKind::Indexer, "top-k selection", "");
         if (cfg.indexTopk) {
             sel.detail = "keeps " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " compressed rows";
@@ -668,9 +838,9 @@ void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const Layer
         stage.columns.push_back(std::move(ix));
     }
     AnatomyBox core = box(BoxKind::Attention, "attention",
-                          ratio == 0   ? "over the window"
-                          : ratio == 4 ? "over the window and the selected compressed rows"
-                                       : "over the window and every compressed row");
+                          ratio == 0 ? "over the window"
+                          : sparse   ? "over the window and the selected compressed rows"
+                                     : "over the window and every compressed row");
     if (const Module *sink = lt.exact("attn.attn_sink")) {
         core.detail += ", with learned sinks";
         lt.fill(core, {sink});
@@ -881,9 +1051,14 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
             const std::string_view last = lastSegment(t->name);
             const bool down = t->name.find("down_proj") != std::string::npos || t->name.find(".w2.") != std::string::npos;
             if (!width && down && hidden && last != "bias" && !t->name.ends_with("_bias") && a.parametersOf(*t)) {
-                const bool fused = t->name.find(".experts.down_proj") != std::string::npos;
+                // The down projection's output rows are the experts' output width (the hidden size, or a
+                // latent MoE's narrower one: Kimi-K3's 3584); its logical parameters over them, the width.
+                const bool fused = t->name.find(".experts.down_proj") != std::string::npos ||
+                                   t->name.find(".experts.w2_weight") != std::string::npos;
                 const std::uint64_t p = a.parametersOf(*t) / (fused && E > 0 ? static_cast<std::uint64_t>(E) : 1);
-                width = p / hidden;
+                const std::size_t outDim = fused ? 1 : 0;
+                const std::uint64_t rows = t->shape.size() > outDim && t->shape[outDim] ? t->shape[outDim] : hidden;
+                width = p / rows;
             }
         }
     }
@@ -1009,6 +1184,7 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
         if (!h.boxes.empty()) s.columns.push_back(std::move(h));
         if (!s.columns.empty() || !s.join.empty()) out.stages.push_back(std::move(s));
     }
+    ngramStage(data, lt, info, out);
     hyperConnectionStage(data, lt, out, true);
     switch (att) {
     case LayerAttention::Mla:

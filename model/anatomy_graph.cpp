@@ -21,6 +21,7 @@ std::string_view nodeRoleName(NodeRole r)
     case NodeRole::Gate: return "gate";
     case NodeRole::State: return "state";
     case NodeRole::Cache: return "cache";
+    case NodeRole::HostTable: return "host_table";
     case NodeRole::Heads: return "heads";
     case NodeRole::Topk: return "topk";
     case NodeRole::Attention: return "attention";
@@ -102,7 +103,8 @@ NodeRole roleOf(const AnatomyBox &b, bool streams)
     case BoxKind::Input: return NodeRole::Input;
     case BoxKind::Linear: return has("conv") ? NodeRole::Conv : has("sigmoid") ? NodeRole::Gate : NodeRole::Projection;
     case BoxKind::Norm: return NodeRole::Norm;
-    case BoxKind::Latent: return has("state") ? NodeRole::State : b.cached ? NodeRole::Cache : NodeRole::Heads;
+    case BoxKind::Latent:
+        return has("host memory") ? NodeRole::HostTable : has("state") ? NodeRole::State : b.cached ? NodeRole::Cache : NodeRole::Heads;
     case BoxKind::Heads:
         return has("rotary") ? NodeRole::Rope : has("SiLU") ? NodeRole::Activation : NodeRole::Heads;
     case BoxKind::Attention: return NodeRole::Attention;
@@ -178,6 +180,7 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     std::string stageInput = kIn;
     bool ffnSeen = false;
     std::set<std::string> mtpInputNodes; // the MTP block's input stage (enorm, hnorm, eh_proj, ...)
+    std::set<std::string> ngramNodes;    // a host-resident n-gram memory's stage (Engram)
     std::string mtpIn, headFirst;        // its last block; the first of its head
     std::size_t headNodes = 0;           // where the head's nodes start
     for (const AnatomyStage &stage : a.stages) {
@@ -206,6 +209,12 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
             for (const AnatomyBox &box : col.boxes) {
                 const std::string id = add(box, column, static_cast<int>(&box - col.boxes.data()));
                 if (!box.skipped) b.inputs[id] = {prev};
+                // A column that starts from outside this layer (DeepSeek-V4.1: another layer's rows or top-k).
+                if (!box.from.empty() && prev == stageInput) {
+                    const std::string ext = "from_" + slug(box.from);
+                    if (!b.taken.count(ext)) b.node({ext, box.from, NodeRole::Input, {}, false, {}});
+                    b.inputs[id] = {ext};
+                }
                 prev = id;
             }
             if (!col.boxes.empty() && !col.boxes.back().skipped) lasts.push_back(prev);
@@ -227,6 +236,8 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
         }
         if (stage.title == "Multi-token prediction input")
             for (std::size_t k = stageStart; k < b.g.nodes.size(); ++k) mtpInputNodes.insert(b.g.nodes[k].id);
+        if (stage.title.find("in host memory") != std::string::npos)
+            for (std::size_t k = stageStart; k < b.g.nodes.size(); ++k) ngramNodes.insert(b.g.nodes[k].id);
         if (head) {
             // The head reads the layer's output; it hands nothing on to the layer (wired below).
             if (headNodes < b.g.nodes.size()) headFirst = b.g.nodes[headNodes].id;
@@ -303,12 +314,31 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
         b.wire("weights_proj", x);
         b.wire("index compressor", x);
         b.wire("top-k selection", {"wq_b_2", "index compressor", "weights_proj"});
+        // DeepSeek-V4.1 (CSA2): a source layer's index keys come from its compressor's latent (wk, k_norm;
+        // ik_llama.cpp deepseek41), a re-indexing layer scores against its source's keys.
+        if (!b.idOf("index keys (cached)").empty()) {
+            b.wire("wk", {"wkv / wgate / ape / norm"});
+            b.wire("top-k selection", {"wq_b_2", "index keys (cached)", "weights_proj"});
+        }
+        for (const auto &n : b.g.nodes)
+            if (n.label.ends_with("'s index keys")) {
+                b.wire("top-k selection", {"wq_b_2", n.id, "weights_proj"});
+                if (auto it = b.inputs.find(b.idOf("attention")); it != b.inputs.end()) // keys feed the top-k only
+                    it->second.erase(std::remove(it->second.begin(), it->second.end(), n.id), it->second.end());
+            }
     }
     // Gated DeltaNet (qwen3_next.py): z from in_proj_qkvz gates the norm beside the state.
     b.wire("norm(core, z): gated RMSNorm", {b.idOf("gated delta rule: the recurrent state (kept per sequence)"), "in_proj_qkvz"});
     // KDA (layers/kda.py): the output gate g = g_b(g_a(hidden)) is held in o_norm's node, reading the
     // hidden state; the state feeds o_norm, not the other way round.
     b.wire("o_norm(core, g): gated RMSNorm", {b.idOf("delta rule: the recurrent state (kept per sequence)"), kIn});
+    // A sparse GQA layer's indexer (MiniMax-M3 MiniMaxM3SparseAttention): index queries and index keys each
+    // from the hidden state, the top-k from both.
+    if (!b.idOf("index_q_proj").empty()) {
+        b.wire("index_k_proj", {b.inputs.count(b.idOf("index_q_proj")) ? b.inputs[b.idOf("index_q_proj")] : std::vector<std::string>{kIn}});
+        b.wire("top-k selection", {b.idOf("index_q_norm").empty() ? "index_q_proj" : "index_q_norm", "index keys (cached)"});
+    }
+    if (!b.idOf("index_qk_proj").empty()) b.wire("top-k selection", {"q_layernorm, k_layernorm", "index keys (cached)"});
     // MoE: the router scores the FFN input; the experts run on that input, chosen by the router.
     b.wire("routed experts", {"router", kResidual});
 
@@ -316,6 +346,22 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     // token's embedding, hnorm the hidden state it predicts from (the layer's input), and the block runs
     // on eh_proj's output, which is also its residual (mtp_block(hidden_states, residual=None)).
     std::string blockIn = kIn;
+    // A host-resident n-gram memory (DeepSeek-V4.1 Engram, fastllm RunEngram; Qwen3.8's n-gram embedding,
+    // Qwen4ExpTextDecoderLayer.forward: hidden_states + self.ple(...)) is added to the layer's input stream
+    // before anything else reads it: what read the input reads the sum.
+    if (const std::string sum = b.idOf("the residual stream + the n-gram memory"); !sum.empty()) {
+        std::string mix;
+        for (const auto &f : b.inputs[sum]) mix = f;
+        b.inputs[sum] = {kIn, mix};
+        // The memory's gate reads the stream it is added to (Engram's q/k against the streams).
+        if (auto &in = b.inputs[mix]; !mix.empty() && std::find(in.begin(), in.end(), kIn) == in.end()) in.push_back(kIn);
+        for (auto &[to, from] : b.inputs) {
+            if (ngramNodes.count(to)) continue;
+            for (auto &f : from)
+                if (f == kIn) f = sum;
+        }
+        blockIn = sum;
+    }
     if (!mtpIn.empty()) {
         b.g.node(kIn)->label = "the hidden state it predicts from (the main model's, or the MTP block's before)";
         // The block's own embedding table when it has one (DeepSeek-V3's layers.61.embed_tokens), else the

@@ -15,7 +15,7 @@ namespace atlas {
 
 // The fixed vocabulary of what a node is.
 enum class NodeRole { Input, Projection, Norm, Rope, Conv, Activation, Gate, State, Cache, Heads, Topk, Attention,
-                      Router, Experts, Sum, Streams, Output, Embedding };
+                      Router, Experts, Sum, Streams, Output, Embedding, HostTable };
 std::string_view nodeRoleName(NodeRole r); // "projection", "norm", "rope", ...
 
 struct AnatomyNode

@@ -471,8 +471,9 @@ CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, c
                       " for weights" + (o.reserve ? " and reserve" : "") + " but has " + binaryBytes(g.usableBytes) +
                       " usable (" + gpu + " × " + fixedPoint(fraction, std::round(fraction * 100) == fraction * 100 ? 2 : 3) + "): " +
                       binaryBytes(need - g.usableBytes) + " (" + groupDigits(need - g.usableBytes) + " B) short" +
-                      (o.ep == 0 && experts > 0 ? "; more GPUs or expert parallelism (--ep) spread the experts"
-                                                : "; more GPUs spread the weights");
+                      // Expert parallelism over a stage's GPUs holds as many expert bytes per GPU as TP's
+                      // split of every expert does: only more GPUs (or stages) take weights off each one.
+                      "; more GPUs spread the weights";
     } else if (!c.available) {
         plan.reason = "The weights fit (" + binaryBytes(g.weightBytes) + " per GPU), but the cache cannot be sized: " +
                       c.reason;

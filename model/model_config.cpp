@@ -354,10 +354,11 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
                 cfg.warnings.push_back(std::string(key) + " is not a short string; ignored");
         }
     }
-    // Kimi names its router function moe_router_activation_func.
-    if (auto it = doc.find("moe_router_activation_func");
-        cfg.scoringFunc.empty() && it != doc.end() && it->is_string() && it->get_ref<const std::string &>().size() <= 64)
-        cfg.scoringFunc = it->get<std::string>();
+    // Kimi names its router function moe_router_activation_func, Inkling gate_activation.
+    for (const char *key : {"moe_router_activation_func", "gate_activation"})
+        if (auto it = doc.find(key);
+            cfg.scoringFunc.empty() && it != doc.end() && it->is_string() && it->get_ref<const std::string &>().size() <= 64)
+            cfg.scoringFunc = it->get<std::string>();
     if (auto it = doc.find("architectures"); it != doc.end() && it->is_array())
         for (const auto &a : *it)
             if (a.is_string()) cfg.architectures.push_back(a.get<std::string>());

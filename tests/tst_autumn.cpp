@@ -2,6 +2,8 @@
 // modeling code and read back as a user would: every tensor assigned, each figure derived here by config
 // arithmetic, then held against the published total under its stated definition.
 #include "analysis.h"
+#include "anatomy.h"
+#include "anatomy_graph.h"
 #include "byte_source.h"
 #include "cache_budget.h"
 #include "capacity_plan.h"
@@ -127,6 +129,16 @@ private slots:
         // K and V of 4 heads x 128 on every layer; one 128-wide index key per token on the sparse ones.
         const CacheBudget c = computeCacheBudget(o.ckpt, a, {});
         QCOMPARE(c.bytesPerToken, 60 * (2 * 4 * 128 * 2) + 57 * 128 * 2);
+        // The Anatomy of a sparse layer (vLLM minimax_m3 MiniMaxM3SparseAttention): q_norm / k_norm on their
+        // projections before the heads, index queries and keys each from the hidden state, the top-k from both.
+        using Names = std::vector<std::string>;
+        const LoadedCheckpoint data{o.ckpt, a, c};
+        const AnatomyGraph g = anatomyGraph(data, 3);
+        QCOMPARE(g.inputsOf("query_heads"), Names{"q_norm"});
+        QCOMPARE(g.inputsOf("k_heads_cached"), Names{"k_norm"});
+        QCOMPARE(g.inputsOf("index_k_proj"), Names{"hidden_in"});
+        QCOMPARE(g.inputsOf("top_k_selection"), (Names{"index_q_norm", "index_keys_cached"}));
+        QVERIFY(layerAnatomy(data, 3).unplaced.empty() || layerAnatomy(data, 3).unplaced.front().find("index") == std::string::npos);
     }
 
     // Inkling: 41 B active with embedding and head, MTP and towers out. The published 975 B total does
@@ -208,6 +220,40 @@ private slots:
         opt.preset = CachePreset::Vllm;
         const CacheBudget fp8 = computeCacheBudget(o.ckpt, a, opt);
         QCOMPARE(fp8.bytesPerToken, 3 * (584 + 132) / 2 + (584 + 132));
+
+        // The Anatomy (fastllm deepseekv41.cpp RunEngram; ik_llama.cpp deepseek41; ATOM build_attention_topology).
+        using Names = std::vector<std::string>;
+        const LoadedCheckpoint data{o.ckpt, a, bf16};
+        // Layer 1: Engram's rows come from the token ids, through a table in host memory, and are added to
+        // the stream the hyper-connections then mix.
+        const AnatomyGraph g1 = anatomyGraph(data, 1);
+        const AnatomyNode *table = g1.node("table_host_memory");
+        QVERIFY(table);
+        QCOMPARE(table->role, NodeRole::HostTable);
+        QCOMPARE(table->tensors, (Names{"layers.1.engram.embed.weight", "layers.1.engram.embed.scale"}));
+        QCOMPARE(g1.inputsOf("the_residual_stream_the_n_gram_memory"), (Names{"hidden_in", "wkv_q_weight_k_weight"}));
+        QCOMPARE(g1.inputsOf("hc_attn"), Names{"the_residual_stream_the_n_gram_memory"});
+        {
+            const auto un = layerAnatomy(data, 1).unplaced;
+            QVERIFY2(un.empty(), un.empty() ? "" : un.front().c_str());
+        }
+        // Layer 2 stores rows and index keys (wk from its compressor's latent); 24 re-indexes against layer
+        // 20's keys and reads its rows; 27 reads layer 20's rows and reuses layer 24's selection.
+        const AnatomyGraph g2 = anatomyGraph(data, 2);
+        QCOMPARE(g2.inputsOf("wk"), Names{"wkv_wgate_ape_norm"});
+        QCOMPARE(g2.inputsOf("top_k_selection"), (Names{"wq_b_2", "index_keys_cached", "weights_proj"}));
+        const AnatomyGraph g24 = anatomyGraph(data, 24);
+        QVERIFY(!g24.node("wkv_wgate_ape_norm"));
+        QCOMPARE(g24.inputsOf("layer_20_s_compressed_rows"), Names{"from_layer_20_its_compressed_rows_kv_source_layer_ids"});
+        QCOMPARE(g24.inputsOf("top_k_selection"), (Names{"wq_b_2", "layer_20_s_index_keys", "weights_proj"}));
+        const AnatomyGraph g27 = anatomyGraph(data, 27);
+        QCOMPARE(g27.inputsOf("layer_24_s_top_k"), Names{"from_layer_24_its_top_k_selection"});
+        const Names att = g27.inputsOf("attention");
+        QVERIFY(std::find(att.begin(), att.end(), "layer_20_s_compressed_rows") != att.end());
+        {
+            const auto un = layerAnatomy(data, 27).unplaced;
+            QVERIFY2(un.empty(), un.empty() ? "" : un.front().c_str());
+        }
     }
 
     // Kimi-K3: 497,220 tensors, 2.8 T logical parameters, 104 B active with the head (no input embedding);

@@ -1049,7 +1049,8 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     for (const Module *m : experts) {
         for (const TensorInfo *t : m->tensors) {
             const std::string_view last = lastSegment(t->name);
-            const bool down = t->name.find("down_proj") != std::string::npos || t->name.find(".w2.") != std::string::npos;
+            const bool down = t->name.find("down_proj") != std::string::npos || t->name.find(".w2.") != std::string::npos ||
+                              t->name.find(".w2_weight") != std::string::npos;
             if (!width && down && hidden && last != "bias" && !t->name.ends_with("_bias") && a.parametersOf(*t)) {
                 // The down projection's output rows are the experts' output width (the hidden size, or a
                 // latent MoE's narrower one: Kimi-K3's 3584); its logical parameters over them, the width.
@@ -1070,6 +1071,7 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     stage.columns.push_back(std::move(routed));
 
     std::vector<const Module *> shared = lt.under(parent + ".shared_experts.");
+    if (const Module *m = lt.exact(parent + ".shared_experts")) shared.push_back(m); // Inkling's stacked shared_w13_weight
     for (const Module *m : lt.under(parent + ".shared_expert.")) shared.push_back(m);
     if (const Module *g = lt.find("shared_expert_gate", {parent})) shared.push_back(g);
     if (!shared.empty()) {

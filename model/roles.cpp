@@ -239,7 +239,12 @@ std::optional<TensorPlace> mtpBlockPlace(std::string_view name)
     if (rest.empty() || dot == std::string_view::npos || dot == 0) return std::nullopt;
     const int block = expertNumber(rest.substr(0, dot));
     if (block < 0) return std::nullopt;
-    return TensorPlace{block, rest.substr(dot + 1)};
+    // Inkling wraps each depth's decoder block (model.mtp.layers.N.transformer_block.*; vLLM inkling_mtp.py
+    // InklingMultiTokenPredictor), MiniMax its MTP layer (transformer_layer.*): inside, a decoder layer's naming.
+    std::string_view inside = rest.substr(dot + 1);
+    for (std::string_view wrapper : {"transformer_block.", "transformer_layer."})
+        if (inside.starts_with(wrapper)) inside.remove_prefix(wrapper.size());
+    return TensorPlace{block, inside};
 }
 
 Category outsideRole(std::string_view name)

@@ -371,15 +371,29 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
             fullAt.push_back(i);
         }
     }
+    // Inkling's short convolutions keep their last kernel - 1 inputs per sequence: K and V (the layer's KV
+    // width each) and the attention and MLP outputs (the hidden width each), BF16 (TensorRT-LLM
+    // InklingConvStateCache; vLLM TMLStateDType conv bfloat16).
+    auto convState = [&](std::uint64_t kvWidth) -> std::optional<std::uint64_t> {
+        if (!cfg.shortConvKernel || !cfg.hiddenSize) return std::nullopt;
+        return (u(*cfg.shortConvKernel) - 1) * (2 * kvWidth + 2 * u(*cfg.hiddenSize)) * 2;
+    };
+    const std::string convWords = cfg.shortConvKernel ? "; short-convolution state " : "";
     if (full) {
-        c.attention.push_back(makeGroup(AttentionKind::Full, full, perLayer, 1, std::nullopt, std::nullopt, "", "K and V", std::move(fullAt)));
+        c.attention.push_back(makeGroup(AttentionKind::Full, full, perLayer, 1, std::nullopt, convState(u(kWidth)),
+                                        convState(u(kWidth)) ? "bf16" : "",
+                                        "K and V", std::move(fullAt)));
         c.attention.back().kvHeads = u(kv);
+        if (const auto st = convState(u(kWidth))) c.attention.back().note += convWords + groupDigits(*st) + " B per sequence";
     }
     if (sliding) {
-        c.attention.push_back(makeGroup(AttentionKind::Sliding, sliding, perSlidingLayer, 1, u(*cfg.slidingWindow), std::nullopt,
-                               "", "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens",
-                               std::move(slidingAt)));
+        const std::uint64_t swaWidth = perSlidingLayer / element / 2;
+        c.attention.push_back(makeGroup(AttentionKind::Sliding, sliding, perSlidingLayer, 1, u(*cfg.slidingWindow),
+                                        convState(swaWidth), convState(swaWidth) ? "bf16" : "",
+                                        "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens",
+                                        std::move(slidingAt)));
         c.attention.back().kvHeads = u(slidingKv);
+        if (const auto st = convState(swaWidth)) c.attention.back().note += convWords + groupDigits(*st) + " B per sequence";
     }
     // A sparse GQA layer's indexer keeps one index key per token beside K and V (MiniMax-M3: vLLM
     // minimax_m3 common/indexer.py MiniMaxM3IndexerCache, "one index-key vector per token", one head of

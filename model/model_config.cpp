@@ -484,6 +484,10 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
                                std::to_string(*engramHeads);
         }
     }
+    if (auto it = doc.find("use_sconv"); it != doc.end() && it->is_boolean() && it->get<bool>()) {
+        readInt(doc, "sconv_kernel_size", cfg.shortConvKernel, cfg, {2, 1024});
+        if (!cfg.shortConvKernel) readInt(doc, "conv_kernel_size", cfg.shortConvKernel, cfg, {2, 1024});
+    }
     scheduleFromFamilyKeys(doc, cfg);
     // DeepSeek-V4: the first num_hash_layers layers choose experts by token id (mlp_layer_types hash_moe).
     readInt(doc, "num_hash_layers", cfg.numHashLayers, cfg, {0, kMaxConfigLayers});

@@ -99,6 +99,9 @@ struct ModelConfig
     // DeepSeek-V4.1 (CSA2): the layers that store compressed rows, and those that compute a selection;
     // every other compressed layer reads its source's rows and reuses the latest selection.
     std::vector<std::int64_t> kvSourceLayers, indexSourceLayers;
+    // Inkling: short causal convolutions on K, V and both residual branches (use_sconv, sconv_kernel_size),
+    // their last kernel - 1 inputs kept per sequence.
+    std::optional<std::int64_t> shortConvKernel;
     std::vector<std::string> mlpLayerTypes; // "dense" / "sparse", or "moe" / "hash_moe", per layer
     std::optional<std::int64_t> numHashLayers; // DeepSeek-V4: the first layers route by token id
     // Kimi-Linear KDA heads (linear_attn_config.num_heads / head_dim / short_conv_kernel_size).

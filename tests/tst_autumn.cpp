@@ -159,6 +159,9 @@ private slots:
         const CacheBudget c = computeCacheBudget(o.ckpt, a, {});
         QCOMPARE(c.bytesPerToken, 11 * 8 * 128 * 2 * 2);
         QCOMPARE(c.windowBytes, u64(55) * 16 * 128 * 2 * 2 * 512);
+        // Four short convolutions a layer keep their last 3 inputs (BF16): K and V at the layer's KV width,
+        // the attention and MLP outputs at the hidden width (TensorRT-LLM InklingConvStateCache).
+        QCOMPARE(c.fixedStateBytes.value_or(0), 11 * u64(3) * (2 * 8 * 128 + 2 * H) * 2 + 55 * u64(3) * (2 * 16 * 128 + 2 * H) * 2);
         for (int i = 0; i < 66; ++i)
             QCOMPARE(a.layers[std::size_t(i)].mixer, (i + 1) % 6 == 0 ? MixerKind::Full : MixerKind::Sliding);
     }

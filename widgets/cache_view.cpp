@@ -262,6 +262,8 @@ void CacheView::recompute()
                              .arg(g.layers)
                              .arg(g.bytesPerTokenPerLayer)
                              .arg(groupDigitsQ(*g.window));
+            else if (g.kind == AttentionKind::IndexKeys)
+                parts << tr("index keys on %1 sparse layers × %2 B").arg(g.layers).arg(g.bytesPerTokenPerLayer);
             else
                 parts << tr("%1 full-attention layers × %2 B").arg(g.layers).arg(g.bytesPerTokenPerLayer);
         }

@@ -245,7 +245,8 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     setNotApplicable(anyIndexer ? QString()
                                 : tr("This model has no sparse-attention (DSA) indexer: every layer attends to every "
                                      "cached token, so no layer owns or shares an index. IndexShare applies to "
-                                     "GLM-5.x, DeepSeek-V3.2 and DeepSeek-V4's ratio-4 layers."));
+                                     "GLM-5.x, DeepSeek-V3.2, DeepSeek-V4's ratio-4 layers, DeepSeek-V4.1, Hy4, "
+                                     "MiniMax-M3 and Qwen3.8's sparse layers."));
     m_offsetGiven = data->checkpoint.config.indexSkipTopkOffset.has_value();
     m_strip->setLayers(a.layers);
     QString source;
@@ -262,6 +263,9 @@ void IndexShareView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
                     "(the other kinds have none)");
     else if (m.source == IndexShareSource::EveryLayer)
         source = tr("no IndexShare keys: every layer owns its indexer, as in DeepSeek-V3.2");
+    else if (m.source == IndexShareSource::SourceLayers)
+        source = tr("config.json's <i>index_source_layer_ids</i> (DeepSeek-V4.1's CSA2: the sparse layers after "
+                    "each source reuse its selection)");
     else
         source = tr("no sparse-attention indexer in this model");
     QString text = tr("<b>%1 full</b> and <b>%2 shared</b> of %3 main layers. Map from %4.")

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_set>
+#include <vector>
 
 namespace atlas {
 
@@ -205,6 +207,30 @@ LayerRole layerRole(std::string_view rest)
     return {Category::Other};
 }
 
+// Whether a segment names an encoder (a row of kEncoders): the exact names in one hash set, the few
+// prefixes ("patch_merge*") apart; asked for every segment before "layers" of every name (497k in Kimi-K3).
+static bool encoderSegment(std::string_view seg)
+{
+    struct Table
+    {
+        std::unordered_set<std::string_view> exact;
+        std::vector<std::string_view> prefixes;
+        Table()
+        {
+            for (const EncoderRow &e : kEncoders)
+                if (e.segment.ends_with('*'))
+                    prefixes.push_back(e.segment.substr(0, e.segment.size() - 1));
+                else
+                    exact.insert(e.segment);
+        }
+    };
+    static const Table table;
+    if (table.exact.count(seg)) return true;
+    for (const auto p : table.prefixes)
+        if (seg.starts_with(p)) return true;
+    return false;
+}
+
 std::optional<Category> outsideLayersRole(std::string_view name)
 {
     // A segment naming an encoder tower or projector makes the whole tensor the encoder's. Only the
@@ -214,8 +240,7 @@ std::optional<Category> outsideLayersRole(std::string_view name)
         const auto dot = rest.find('.');
         const std::string_view seg = rest.substr(0, dot);
         if (seg == "layers") break;
-        for (const EncoderRow &e : kEncoders)
-            if (globMatch(e.segment, seg)) return Category::Encoders;
+        if (encoderSegment(seg)) return Category::Encoders;
         if (dot == std::string_view::npos) break;
         rest.remove_prefix(dot + 1);
     }

@@ -237,20 +237,36 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
     for (auto &e : index.entries)
         e.shard = renumber[e.shard];
     const auto nameOf = [&](const CheckpointIndex::Entry &e) { return index.name(e); };
-    std::sort(index.entries.begin(), index.entries.end(), [&](const auto &a, const auto &b) {
-        return a.shard != b.shard ? a.shard < b.shard : nameOf(a) < nameOf(b);
-    });
     index.shardStart.assign(index.shardFiles.size() + 1, 0);
     for (const auto &e : index.entries)
         ++index.shardStart[e.shard + 1];
     for (std::size_t s = 1; s < index.shardStart.size(); ++s)
         index.shardStart[s] += index.shardStart[s - 1];
+    // The writers (transformers' save_pretrained, json.dump(sort_keys=True)) list weight_map by name: then a
+    // stable pass by shard keeps each shard's names in order and the by-name order is the file's, with no
+    // sort of 497k names (Kimi-K3). Any other order is sorted.
+    const bool byNameAlready = std::is_sorted(index.entries.begin(), index.entries.end(),
+                                              [&](const auto &a, const auto &b) { return nameOf(a) < nameOf(b); });
     index.byName.resize(index.entries.size());
-    for (std::uint32_t i = 0; i < index.byName.size(); ++i)
-        index.byName[i] = i;
-    std::sort(index.byName.begin(), index.byName.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return nameOf(index.entries[a]) < nameOf(index.entries[b]);
-    });
+    if (byNameAlready) {
+        std::vector<CheckpointIndex::Entry> placed(index.entries.size());
+        std::vector<std::uint32_t> next(index.shardStart.begin(), index.shardStart.end() - 1);
+        for (std::uint32_t i = 0; i < index.entries.size(); ++i) {
+            const std::uint32_t at = next[index.entries[i].shard]++;
+            placed[at] = index.entries[i];
+            index.byName[i] = at;
+        }
+        index.entries = std::move(placed);
+    } else {
+        std::sort(index.entries.begin(), index.entries.end(), [&](const auto &a, const auto &b) {
+            return a.shard != b.shard ? a.shard < b.shard : nameOf(a) < nameOf(b);
+        });
+        for (std::uint32_t i = 0; i < index.byName.size(); ++i)
+            index.byName[i] = i;
+        std::sort(index.byName.begin(), index.byName.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return nameOf(index.entries[a]) < nameOf(index.entries[b]);
+        });
+    }
     for (std::size_t i = 1; i < index.byName.size(); ++i)
         if (nameOf(index.entries[index.byName[i]]) == nameOf(index.entries[index.byName[i - 1]]))
             fail(HeaderProblem::BadIndex,

@@ -231,6 +231,25 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(AtlasError, parseCheckpointIndex("i.json", R"([1,2])"));
     }
 
+    // A weight_map in name order (as the writers save it) and the same map shuffled give one index: each
+    // shard's names in order, every name found, a repeated name refused either way.
+    void indexInAnyOrder()
+    {
+        const char *sorted = R"({"weight_map":{"a.x":"m-2.st","b.x":"m-1.st","c.x":"m-2.st","d.x":"m-1.st","e.x":"m-2.st"}})";
+        const char *shuffled = R"({"weight_map":{"e.x":"m-2.st","b.x":"m-1.st","a.x":"m-2.st","d.x":"m-1.st","c.x":"m-2.st"}})";
+        const auto x = parseCheckpointIndex("i.json", sorted), y = parseCheckpointIndex("i.json", shuffled);
+        for (const auto *idx : {&x, &y}) {
+            QCOMPARE(idx->shardStart, (std::vector<std::size_t>{0, 2, 5}));
+            std::vector<std::string> order;
+            for (const auto &e : idx->entries) order.emplace_back(idx->name(e));
+            QCOMPARE(order, (std::vector<std::string>{"b.x", "d.x", "a.x", "c.x", "e.x"}));
+            for (const char *n : {"a.x", "b.x", "c.x", "d.x", "e.x"})
+                QCOMPARE(idx->shardOf(n).value_or(9), std::string_view(n) == "b.x" || std::string_view(n) == "d.x" ? 0u : 1u);
+            QVERIFY(!idx->shardOf("f.x"));
+        }
+        QVERIFY_THROWS_EXCEPTION(AtlasError, parseCheckpointIndex("i.json", R"({"weight_map":{"a":"m.st","a":"n.st"}})"));
+    }
+
     void naturalOrder()
     {
         QVERIFY(naturalLess("layers.9", "layers.10"));

@@ -195,23 +195,34 @@ private:
     // name it (the Hub lists a commit's files), so that its header size is known early.
     void readSmallFiles()
     {
-        // ModelOpt's hf_quant_config.json too (NVFP4 experts declared outside config.json), in the same
-        // round trip; not asked of a source whose listing shows it is not there.
+        // ModelOpt's hf_quant_config.json too (NVFP4 experts declared outside config.json). It is optional:
+        // in the same round trip where a listing names it (the Hub) or the folder is local; from an HTTPS
+        // directory on its own afterwards, where any answer but the file (a 403 for a missing key) or a
+        // file that does not parse is a warning, never the load's failure.
         const std::array<std::string, 3> smallNames{"config.json", "model.safetensors.index.json",
                                                     "hf_quant_config.json"};
         std::array<std::optional<std::string>, 3> small;
         std::array<bool, 3> fresh{false, false, false}; // read now, not taken from the cache
         std::vector<std::string> toRead;
         const std::vector<std::string> listed = m_source.knownFiles();
+        const bool local = m_source.info().kind == SourceKind::Local;
+        const bool sidecarInBatch =
+            local || (!listed.empty() && std::find(listed.begin(), listed.end(), smallNames[2]) != listed.end());
+        bool sidecarApart = false;
         for (std::size_t i = 0; i < smallNames.size(); ++i) {
-            if (i == 2 && !listed.empty() && std::find(listed.begin(), listed.end(), smallNames[i]) == listed.end())
-                continue;
+            if (i == 2 && !sidecarInBatch) {
+                sidecarApart = listed.empty(); // a listing without it: not there
+                if (!sidecarApart) continue;
+            }
             std::optional<std::optional<std::string>> cached;
             if (m_options.cache) cached = m_options.cache->smallFile(smallNames[i]);
             if (cached)
                 small[i] = *cached;
+            else if (i == 2 && sidecarApart)
+                ; // read apart, below
             else
                 toRead.push_back(smallNames[i]);
+            if (i == 2 && cached) sidecarApart = false;
         }
         std::vector<std::string> candidates;
         for (const auto &f : listed)
@@ -239,7 +250,24 @@ private:
             m_ckpt.config = parseModelConfig("config.json", *small[0]);
             m_ckpt.hasConfig = true;
         }
-        if (small[2]) readHfQuantConfig(*small[2], m_ckpt.config);
+        if (sidecarApart) {
+            try {
+                small[2] = m_source.readSmallFile(smallNames[2]);
+                fresh[2] = true;
+            } catch (const AtlasError &e) {
+                if (m_source.isCancelled()) throw;
+                m_ckpt.warnings.push_back(std::string("hf_quant_config.json could not be read (") + e.what() +
+                                          "); ignored");
+            }
+        }
+        if (small[2]) {
+            try {
+                if (auto w = readHfQuantConfig(*small[2], m_ckpt.config)) m_ckpt.warnings.push_back(std::move(*w));
+            } catch (const AtlasError &e) {
+                m_ckpt.warnings.push_back(std::string(e.what()) + "; the file is ignored");
+                fresh[2] = false;
+            }
+        }
         m_ckpt.source = m_source.info(); // after the first read: a Hub source knows its commit by now
         if (small[1]) {
             m_index = parseCheckpointIndex("model.safetensors.index.json", *small[1], m_source.cancelFlag());

@@ -321,32 +321,88 @@ std::optional<BlockPrefix> blockPrefix(std::string_view name)
     return std::nullopt;
 }
 
-// Towers by their position (CheckpointAnalysis::towerPrefixes): the decoder is the "layers.N" prefix
-// with the most tensors; any other non-empty prefix holding numbered layers or blocks of its own is a
-// tower (an MTP block or a tower the encoder table names is claimed before this).
-std::vector<std::string> findTowerPrefixes(const Checkpoint &ckpt)
+// outsideLayersRole() of every tensor, in shard order, asked once: names share a few prefixes before
+// "layers.", so the encoder part is looked up once per prefix (497k names in Kimi-K3, 4 passes).
+std::vector<std::optional<Category>> outsideRolesOf(const Checkpoint &ckpt)
 {
-    std::map<std::string_view, std::pair<std::uint64_t, bool>> counts; // prefix -> tensors, has layers.N
+    std::vector<std::optional<Category>> out;
+    out.reserve(ckpt.tensorCount());
+    std::unordered_map<std::string_view, std::optional<Category>> byPrefix;
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors) {
-            if (outsideLayersRole(t.name)) continue;
+            const std::string_view name = t.name;
+            const std::size_t at = startsWith(name, "layers.") ? 0 : name.find(".layers.");
+            if (at == std::string_view::npos || byPrefix.size() > 4096) {
+                out.push_back(outsideLayersRole(name));
+                continue;
+            }
+            // The prefix decides unless the name is an MTP block's further on (".mtp." past the prefix).
+            const std::string_view prefix = name.substr(0, at + 1);
+            auto it = byPrefix.find(prefix);
+            if (it == byPrefix.end()) it = byPrefix.emplace(prefix, outsideLayersRole(prefix)).first;
+            out.push_back(it->second ? it->second
+                          : name.find(".mtp.", at) != std::string_view::npos || name.find(".mtp_layers.", at) != std::string_view::npos
+                              ? outsideLayersRole(name)
+                              : std::nullopt);
+        }
+    return out;
+}
+
+// Towers by their position (CheckpointAnalysis::towerPrefixes). The decoder is the "layers.N" prefix whose
+// run of layer numbers is num_hidden_layers long (the only one), else the one holding the most elements;
+// a tower is any other non-empty prefix with numbered layers or blocks of its own and fewer elements than
+// the decoder (a language model beside a vision tower with more, smaller tensors stays the decoder, and an
+// encoder-decoder whose decoder is the smaller half is left as it is). An MTP block or a tower the encoder
+// table names is claimed before this.
+std::vector<std::string> findTowerPrefixes(const Checkpoint &ckpt, const std::vector<std::optional<Category>> &outside)
+{
+    struct Count
+    {
+        std::uint64_t elements = 0;
+        bool layers = false;
+        int maxLayer = -1;
+    };
+    std::map<std::string_view, Count> counts;
+    std::size_t k = 0;
+    for (const auto &s : ckpt.shards)
+        for (const auto &t : s.tensors) {
+            if (outside[k++]) continue;
             if (const auto b = blockPrefix(t.name)) {
                 auto &c = counts[b->prefix];
-                ++c.first;
-                c.second = c.second || b->layers;
+                c.elements += t.numel;
+                if (b->layers) {
+                    c.layers = true;
+                    const int n = placeOf(t.name.substr(b->prefix.size())).layer;
+                    c.maxLayer = std::max(c.maxLayer, n);
+                }
             }
         }
     std::string_view decoder;
-    std::uint64_t most = 0;
     bool found = false;
-    for (const auto &[prefix, c] : counts)
-        if (c.second && (c.first > most || (c.first == most && prefix.size() < decoder.size()))) {
-            decoder = prefix, most = c.first, found = true;
-        }
+    if (const auto L = ckpt.config.numHiddenLayers) {
+        int matches = 0;
+        for (const auto &[prefix, c] : counts)
+            if (c.layers && c.maxLayer + 1 == *L) decoder = prefix, ++matches;
+        found = matches == 1;
+    }
+    if (!found) {
+        std::uint64_t most = 0;
+        for (const auto &[prefix, c] : counts)
+            if (c.layers && c.elements > most) decoder = prefix, most = c.elements, found = true;
+    }
     std::vector<std::string> out;
     if (!found) return out; // no decoder layers to stand beside
+    const std::uint64_t decoderElements = counts[decoder].elements;
+    // A prefix that says it is a language model or a decoder is never taken for a tower.
+    const auto textSide = [](std::string_view prefix) {
+        for (std::string_view seg : {"decoder.", "language_model.", "llm.", "text_model.", "lm."})
+            if (prefix.starts_with(seg) || prefix.find("." + std::string(seg)) != std::string_view::npos) return true;
+        return false;
+    };
     for (const auto &[prefix, c] : counts)
-        if (!prefix.empty() && prefix != decoder && !decoder.starts_with(prefix)) out.emplace_back(prefix);
+        if (!prefix.empty() && prefix != decoder && !decoder.starts_with(prefix) && c.elements < decoderElements &&
+            !textSide(prefix))
+            out.emplace_back(prefix);
     return out;
 }
 
@@ -379,12 +435,14 @@ std::string activeHostRows(const ModelConfig &cfg, CheckpointAnalysis &a)
 // A config whose MTP count the tensors do not bear out is said once in `note` (DeepSeek-V4-Flash-0731
 // holds mtp.0-mtp.2 under num_nextn_predict_layers: 1; a config naming MTP modules none of which are on
 // disk).
-int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, int &mainLayers, std::string *note = nullptr)
+int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::vector<std::optional<Category>> &roles,
+                int &mainLayers, std::string *note = nullptr)
 {
     std::set<int> present, mtpBlocks;
+    std::size_t k = 0;
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors) {
-            const auto outside = a.outsideLayers(t.name);
+            const auto outside = a.outsideLayersGiven(t.name, roles[k++]);
             if (outside == Category::Mtp) {
                 if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
                     mtpBlocks.insert(block->layer);
@@ -460,7 +518,8 @@ public:
             m_fp4Modules.count(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return t.numel * 2;                                    // NVFP4
         if (fp4Pairs(t)) return t.numel * 2;                       // DeepSeek-V4 experts
-        if (const int bits = mlxBits(t); bits > 0) return t.numel * static_cast<std::uint64_t>(32 / bits);
+        if (const int bits = mlxBits(t); bits > 0 && (t.numel * 32) % static_cast<std::uint64_t>(bits) == 0)
+            return t.numel * 32 / static_cast<std::uint64_t>(bits);
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight")) // AWQ / GPTQ
             return t.numel * static_cast<std::uint64_t>(32 / (m_cfg.bits ? m_cfg.bits : 4));
         if ((t.dtype == Dtype::I32 || t.dtype == Dtype::U8) && endsWith(t.name, ".weight_packed")) {
@@ -802,6 +861,7 @@ void scheduleAgainstTensors(const ModelConfig &cfg, const std::vector<unsigned> 
             // DeepSeek-V4.1 (CSA2): only the kv_source_layer_ids layers compress; the others read their rows.
             const bool readsSource =
                 !cfg.kvSourceLayers.empty() &&
+                static_cast<std::int64_t>(i) > *std::min_element(cfg.kvSourceLayers.begin(), cfg.kvSourceLayers.end()) &&
                 std::find(cfg.kvSourceLayers.begin(), cfg.kvSourceLayers.end(), static_cast<std::int64_t>(i)) ==
                     cfg.kvSourceLayers.end();
             if (layer.compressRatio > 0 && !(m & kCompressor) && (m & kAttention) && !readsSource)
@@ -827,7 +887,12 @@ void scheduleAgainstTensors(const ModelConfig &cfg, const std::vector<unsigned> 
 
 std::optional<Category> CheckpointAnalysis::outsideLayers(std::string_view name) const
 {
-    if (const auto role = outsideLayersRole(name)) return role;
+    return outsideLayersGiven(name, outsideLayersRole(name));
+}
+
+std::optional<Category> CheckpointAnalysis::outsideLayersGiven(std::string_view name, std::optional<Category> role) const
+{
+    if (role) return role;
     for (const auto &p : towerPrefixes)
         if (name.starts_with(p)) return Category::Encoders;
     return std::nullopt;
@@ -850,12 +915,13 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     CheckpointAnalysis a;
     const ModelConfig &cfg = ckpt.config;
 
-    a.towerPrefixes = findTowerPrefixes(ckpt);
+    const std::vector<std::optional<Category>> outsideRoles = outsideRolesOf(ckpt);
+    a.towerPrefixes = findTowerPrefixes(ckpt, outsideRoles);
     for (const auto &p : a.towerPrefixes)
         a.warnings.push_back(p + "* holds numbered blocks of its own beside the decoder's layers: counted as an "
                                  "encoder tower (in the total, not active per text token)");
     std::string mtpNote;
-    a.layerCount = countLayers(ckpt, a, a.mainLayers, &mtpNote);
+    a.layerCount = countLayers(ckpt, a, outsideRoles, a.mainLayers, &mtpNote);
     if (!mtpNote.empty()) a.warnings.push_back(mtpNote);
     a.layers.resize(static_cast<std::size_t>(a.layerCount));
     for (int i = 0; i < a.layerCount; ++i) {
@@ -885,9 +951,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::size_t seen = 0;
     for (const auto &s : ckpt.shards) {
         for (const auto &t : s.tensors) {
+            const std::optional<Category> knownRole = outsideRoles[seen];
             if ((++seen & 4095) == 0) stopIfCancelled(cancel);
             // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
-            const std::optional<Category> outside = a.outsideLayers(t.name);
+            const std::optional<Category> outside = a.outsideLayersGiven(t.name, knownRole);
             TensorPlace place = outside ? TensorPlace{-1, t.name} : placeOf(t.name);
             if (outside == Category::Mtp)
                 if (const auto block = mtpBlockPlace(t.name);

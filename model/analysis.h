@@ -192,6 +192,8 @@ struct CheckpointAnalysis
     std::vector<std::string> towerPrefixes;
     // outsideLayersRole() and the towers above: the role of a name that is in no decoder layer, if any.
     std::optional<Category> outsideLayers(std::string_view name) const;
+    // The same when outsideLayersRole(name) is known already.
+    std::optional<Category> outsideLayersGiven(std::string_view name, std::optional<Category> role) const;
 
     // The layer a tensor belongs to, or -1 outside layers and for layer numbers the model does
     // not have (those tensors count under other). Never an index past `layers`.

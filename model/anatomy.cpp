@@ -719,7 +719,7 @@ void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const Layer
     std::int64_t source = -1;
     for (const auto s : cfg.kvSourceLayers)
         if (s <= info.index) source = std::max(source, s);
-    const bool reader = csa2 && ratio > 0 && source != info.index;
+    const bool reader = csa2 && ratio > 0 && source >= 0 && source != info.index;
     const bool sparse = ratio == 4 || (csa2 && ratio > 0);
     AnatomyStage stage;
     stage.title = ratio == 0 ? "Sliding-window attention (one shared K=V head)"

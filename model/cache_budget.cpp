@@ -444,13 +444,16 @@ void v4Budget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheOp
     // (ik_llama.cpp deepseek41: reader layers alias their source's cache; ATOM allocates pages for the
     // owners alone). Its compressors do not overlap their windows as V4's ratio 4 does.
     const bool csa2 = !cfg.kvSourceLayers.empty();
+    // A compressed layer before the first source has none to read: it stores its own rows.
+    const std::int64_t firstSource =
+        csa2 ? *std::min_element(cfg.kvSourceLayers.begin(), cfg.kvSourceLayers.end()) : 0;
     std::map<std::pair<std::uint64_t, bool>, std::vector<int>> byRatio;
     std::vector<int> readers;
     for (std::size_t i = 0; i < layers && i < cfg.compressRatios.size(); ++i) {
         const bool sparse = i < cfg.layerTypes.size() && static_cast<int>(i) < a.mainLayers
                                 ? cfg.layerTypes[i] == "compressed_sparse_attention"
                                 : cfg.compressRatios[i] == 4;
-        if (csa2 && cfg.compressRatios[i] > 0 &&
+        if (csa2 && cfg.compressRatios[i] > 0 && static_cast<std::int64_t>(i) > firstSource &&
             std::find(cfg.kvSourceLayers.begin(), cfg.kvSourceLayers.end(), static_cast<std::int64_t>(i)) ==
                 cfg.kvSourceLayers.end()) {
             readers.push_back(static_cast<int>(i));

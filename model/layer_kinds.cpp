@@ -8,9 +8,9 @@ const std::vector<MixerKindRow> &mixerKinds()
 {
     // The cache formulas are domain.md sections 7 and 13; the TP rules section 14 (vLLM's placement).
     static const std::vector<MixerKindRow> rows{
-        {MixerKind::Full, "full_attention", "full_attention,minimax_m3_sparse,qwen_sparse_attention,hybrid", "full attention", "attention", false, true, TpCacheSplit::KvHeads,
+        {MixerKind::Full, "full_attention", "full_attention,minimax_m3_sparse,qwen_sparse_attention", "full attention", "attention", false, true, TpCacheSplit::KvHeads,
          "(num_key_value_heads × head_dim + num_key_value_heads × v_head_dim) × KV bytes per token", LayerAttention::Gqa},
-        {MixerKind::Sliding, "sliding_attention", "sliding_attention,hybrid_sliding", "sliding window", "sliding", false, false, TpCacheSplit::KvHeads,
+        {MixerKind::Sliding, "sliding_attention", "sliding_attention", "sliding window", "sliding", false, false, TpCacheSplit::KvHeads,
          "the same per token, up to sliding_window tokens (swa_* heads when given)", LayerAttention::Sliding},
         {MixerKind::Mla, "multi_latent_attention", "multi_latent_attention,deepseek_sparse_attention", "MLA", "mla", false, true, TpCacheSplit::Replicated,
          "(kv_lora_rank + qk_rope_head_dim) × KV bytes per token, + a DSA index entry on indexer layers",

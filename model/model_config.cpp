@@ -185,16 +185,32 @@ void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
         readInt(*linearConfig, "head_dim", cfg.kdaHeadDim, cfg, {1, kMaxConfigDim});
         readInt(*linearConfig, "short_conv_kernel_size", cfg.kdaConvKernel, cfg, {1, 1024});
     }
+    // CSA2's sources must be main layers that compress (a ratio above 0): any other is named and dropped.
+    if (!cfg.kvSourceLayers.empty() && L > 0) {
+        std::vector<std::int64_t> kept;
+        for (const auto n : cfg.kvSourceLayers) {
+            if (n < L && static_cast<std::size_t>(n) < cfg.compressRatios.size() && cfg.compressRatios[static_cast<std::size_t>(n)] > 0)
+                kept.push_back(n);
+            else if (cfg.warnings.size() < 64)
+                cfg.warnings.push_back("kv_source_layer_ids names layer " + std::to_string(n) +
+                                       ", which is not a compressed main layer; dropped");
+        }
+        cfg.kvSourceLayers = std::move(kept);
+    }
     // MiniMax-M3: sparse_attention_config.sparse_attention_freq, 1 for a MiniMax Sparse Attention layer
     // (transformers MiniMaxM3VLTextConfig.__post_init__: "minimax_m3_sparse" if f else "full_attention";
     // vLLM minimax_m3 _sparse_attention_layer_ids); one index key of sparse_index_dim per token, top
     // sparse_topk_blocks blocks of sparse_block_size tokens read.
     if (auto sac = doc.find("sparse_attention_config"); sac != doc.end() && sac->is_object()) {
-        if (const auto freq = readIntList(*sac, "sparse_attention_freq", cfg, {0, 1});
-            freq && cfg.layerTypes.empty() && L > 0 && static_cast<std::int64_t>(freq->size()) == L) {
-            for (const auto f : *freq)
-                cfg.layerTypes.push_back(f ? "minimax_m3_sparse" : "full_attention");
-            cfg.layerTypesFrom = "sparse_attention_config";
+        if (const auto freq = readIntList(*sac, "sparse_attention_freq", cfg, {0, 1}); freq && cfg.layerTypes.empty() && L > 0) {
+            if (static_cast<std::int64_t>(freq->size()) == L) {
+                for (const auto f : *freq)
+                    cfg.layerTypes.push_back(f ? "minimax_m3_sparse" : "full_attention");
+                cfg.layerTypesFrom = "sparse_attention_config";
+            } else {
+                cfg.warnings.push_back("sparse_attention_config.sparse_attention_freq has " + std::to_string(freq->size()) +
+                                       " entries for " + std::to_string(L) + " layers; ignored");
+            }
         }
         if (!cfg.indexHeadDim) readInt(*sac, "sparse_index_dim", cfg.indexHeadDim, cfg, {1, kMaxConfigDim});
         std::optional<std::int64_t> blocks, block;
@@ -205,7 +221,7 @@ void scheduleFromFamilyKeys(const nlohmann::json &doc, ModelConfig &cfg)
     // Qwen3.8-Flash-Next: its Qwen Sparse Attention layers are written "full_attention" in layer_types;
     // the indexer keys (indexer_budget, indexer_head_dim) make them sparse, as every runtime reads them
     // (vllm.cpp kQwenSparseAttention; transformers modeling_qwen4_exp.py Qwen4ExpTextQSAIndexer).
-    if (doc.contains("indexer_budget")) {
+    if (auto ib = doc.find("indexer_budget"); ib != doc.end() && ib->is_number_integer()) {
         if (!cfg.indexHeadDim) readInt(doc, "indexer_head_dim", cfg.indexHeadDim, cfg, {1, kMaxConfigDim});
         if (!cfg.indexTopk) readInt(doc, "indexer_budget", cfg.indexTopk, cfg, {1, kMaxConfigPositions});
         for (auto &t : cfg.layerTypes)
@@ -524,12 +540,14 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
         auto bitsOf = [](const nlohmann::json &o) {
             auto b = o.find("bits");
             if (b == o.end() || !b->is_number_integer()) return 0;
+            // mlx.core.quantize packs 2, 3, 4, 5, 6 or 8 bits into U32 words (mlx-community publishes 3- and
+            // 6-bit checkpoints): a weight of n words holds n x 32 / bits values.
             const auto v = b->get<std::int64_t>();
-            return v >= 1 && v <= 32 && 32 % v == 0 ? static_cast<int>(v) : -1;
+            return v >= 1 && v <= 8 ? static_cast<int>(v) : -1;
         };
         q.mlxBits = bitsOf(*it);
         if (q.mlxBits < 0) {
-            cfg.warnings.push_back("quantization.bits does not divide 32; MLX weights are counted as stored");
+            cfg.warnings.push_back("quantization.bits is not 1 to 8; MLX weights are counted as stored");
             q.mlxBits = 0;
         }
         if (auto g = it->find("group_size"); g != it->end() && g->is_number_integer())
@@ -538,6 +556,9 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
             if (q.mlxModuleBits.size() >= 100000) break;
             if (v.is_boolean() && !v.get<bool>()) q.mlxModuleBits[module] = 0;
             else if (v.is_object() && bitsOf(v) > 0) q.mlxModuleBits[module] = bitsOf(v);
+            else if (v.is_object() && bitsOf(v) < 0 && cfg.warnings.size() < 64)
+                cfg.warnings.push_back("quantization." + printableLine(module.substr(0, 120)) +
+                                       ".bits is not 1 to 8; the module is counted at the config's bits");
         }
         if (q.mlxBits && q.method.empty()) q.method = "mlx";
     }
@@ -546,7 +567,7 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
     return cfg;
 }
 
-void readHfQuantConfig(std::string_view json, ModelConfig &cfg)
+std::optional<std::string> readHfQuantConfig(std::string_view json, ModelConfig &cfg)
 {
     // Untrusted as config.json is: its depth is bounded before a DOM is built (throws, naming the file).
     std::size_t nonFinite = 0;
@@ -554,10 +575,8 @@ void readHfQuantConfig(std::string_view json, ModelConfig &cfg)
     if (rewritten) json = *rewritten;
     nlohmann::json doc = nlohmann::json::parse(json.begin(), json.end(), nullptr, false);
     auto q = doc.is_object() ? doc.find("quantization") : doc.end();
-    if (!doc.is_object() || q == doc.end() || !q->is_object()) {
-        cfg.warnings.push_back("hf_quant_config.json: not ModelOpt's (no \"quantization\" object); ignored");
-        return;
-    }
+    if (!doc.is_object() || q == doc.end() || !q->is_object())
+        return std::string("hf_quant_config.json: not ModelOpt's (no \"quantization\" object); ignored");
     auto text = [&](const char *key) {
         auto it = q->find(key);
         return it != q->end() && it->is_string() && it->get_ref<const std::string &>().size() <= 64 ? it->get<std::string>()
@@ -584,6 +603,7 @@ void readHfQuantConfig(std::string_view json, ModelConfig &cfg)
         out.expertFormatFrom = "hf_quant_config.json";
     }
     if (out.method.empty()) out.method = "modelopt";
+    return std::nullopt;
 }
 
 } // namespace atlas

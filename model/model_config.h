@@ -136,8 +136,9 @@ struct ModelConfig
 
 // Throws AtlasError(Invalid) only when the text is not a JSON object.
 ModelConfig parseModelConfig(std::string_view file, std::string_view json);
-// ModelOpt's hf_quant_config.json beside config.json, into cfg.quantization (a file that does not parse
-// or is not ModelOpt's is said in cfg.warnings and otherwise ignored).
-void readHfQuantConfig(std::string_view json, ModelConfig &cfg);
+// ModelOpt's hf_quant_config.json beside config.json, into cfg.quantization; a file that does not parse or
+// is not ModelOpt's is returned as a warning and otherwise ignored. Throws AtlasError(Invalid) naming the
+// file when it nests past kMaxJsonDepth.
+std::optional<std::string> readHfQuantConfig(std::string_view json, ModelConfig &cfg);
 
 } // namespace atlas

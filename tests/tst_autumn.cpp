@@ -138,7 +138,7 @@ private slots:
         QCOMPARE(g.inputsOf("k_heads_cached"), Names{"k_norm"});
         QCOMPARE(g.inputsOf("index_k_proj"), Names{"hidden_in"});
         QCOMPARE(g.inputsOf("top_k_selection"), (Names{"index_q_norm", "index_keys_cached"}));
-        QVERIFY(layerAnatomy(data, 3).unplaced.empty() || layerAnatomy(data, 3).unplaced.front().find("index") == std::string::npos);
+        for (const auto &name : layerAnatomy(data, 3).unplaced) QVERIFY2(name.find("index") == std::string::npos, name.c_str());
     }
 
     // Inkling: 41 B active with embedding and head, MTP and towers out. The published 975 B total does
@@ -153,7 +153,10 @@ private slots:
         QCOMPARE(a.layerCount - a.mainLayers, 8); // model.mtp.layers.0-7
         QCOMPARE(cat(a, Category::RoutedExperts), 64 * E * 3 * IM * H);
         NEAR(*a.budget.activatedPerToken, 41e9, 0.005);
-        NEAR(a.budget.total, 975e9, 0.025);
+        // The files: 1.905 TB of BF16 (the published Inkling BF16 download), 952.4 B parameters; the 975 B
+        // the model card names is beyond what its tensors hold, so it is not held here.
+        NEAR(a.budget.total, 952.4e9, 0.0005);
+        QVERIFY(a.budget.total < u64(975e9));
         QVERIFY(cat(a, Category::Encoders) > 0); // model.visual (hMLP) and model.audio (dMel)
         // 11 global layers keep every token (8 KV heads x 128, K and V); 55 sliding ones 512 tokens of 16 heads.
         const CacheBudget c = computeCacheBudget(o.ckpt, a, {});
@@ -257,6 +260,21 @@ private slots:
             const auto un = layerAnatomy(data, 27).unplaced;
             QVERIFY2(un.empty(), un.empty() ? "" : un.front().c_str());
         }
+
+        // A source the schedule cannot have (a window-only layer, one past the model) is named and dropped;
+        // the cache is the one the real sources give.
+        auto bad = *synth::layoutNamed("deepseek-v4.1-flash");
+        bad.config["text_config"]["kv_source_layer_ids"] = {0, 2, 8, 14, 20, 4000};
+        const std::string badDir = dir.path().toStdString() + "/bad";
+        synth::writeLayout(bad, badDir);
+        LocalDirectorySource badSource(badDir);
+        const Checkpoint badCkpt = readCheckpoint(badSource);
+        const CheckpointAnalysis badA = analyze(badCkpt);
+        for (const char *n : {"0", "4000"})
+            QVERIFY(std::count(badA.warnings.begin(), badA.warnings.end(),
+                               std::string("config.json: kv_source_layer_ids names layer ") + n +
+                                   ", which is not a compressed main layer; dropped") == 1);
+        QCOMPARE(computeCacheBudget(badCkpt, badA, {}).bytesPerToken, bf16.bytesPerToken);
     }
 
     // Kimi-K3: 497,220 tensors, 2.8 T logical parameters, 104 B active with the head (no input embedding);

@@ -307,6 +307,17 @@ private slots:
         fast.useCache = false;
         fast.stallSeconds = 2;
 
+        // The optional hf_quant_config.json from a host that answers 403 for a missing key (S3 without
+        // ListBucket): a warning, the checkpoint read as before.
+        {
+            const Loaded ok = load(server.url("forbidmissing"), fast);
+            QVERIFY(ok.checkpoint.tensorCount() > 0);
+            const auto &w = ok.checkpoint.warnings;
+            QVERIFY(std::any_of(w.begin(), w.end(), [](const std::string &x) {
+                return x.starts_with("hf_quant_config.json could not be read (") && x.find("403") != std::string::npos;
+            }));
+        }
+
         const AtlasError wrong = loadError(server.url("wrongrange"), fast);
         QVERIFY2(QString::fromUtf8(wrong.what()).contains(QLatin1String("Content-Range")), wrong.what());
 

@@ -105,7 +105,9 @@ void FaultServer::serve(int fd)
         const std::string file = slash == std::string::npos ? std::string() : target.substr(slash + 1);
         std::ifstream in(m_folder + "/" + file, std::ios::binary);
         if (file.empty() || file.find("..") != std::string::npos || !in) {
-            sendAll("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+            // S3 without ListBucket answers 403 for a key that is not there.
+            sendAll(behaviour == "forbidmissing" ? "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n"
+                                                 : "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
             continue;
         }
         in.seekg(0, std::ios::end);

@@ -10,6 +10,7 @@
 //   /loop/FILE        302 to itself, every time
 //   /trickle/FILE     correct headers, then the body one byte every 200 ms
 //   /bighead/FILE     as /ok, with a 1 MiB response header line
+//   /forbidmissing/FILE  as /ok, but 403 for a file that is not there (S3 without ListBucket)
 //   /gated/ANY        401 with X-Error-Code GatedRepo and an X-Error-Message holding ESC, BEL and a
 //                     terminal title sequence (what a hostile Hub could send)
 #include <atomic>

@@ -57,7 +57,8 @@ public:
         auto dot = rest.rfind('.');
         // Parameters that are modules of their own: attention sinks, Mamba's A_log / D / dt_bias.
         for (std::string_view own :
-             {".sinks", ".A_log", ".D", ".dt_bias", ".attn_sink", ".index_kpool_compress_gate", ".index_kpool_compress_ape"})
+             {".sinks", ".A_log", ".D", ".dt_bias", ".attn_sink", ".learnable_sink_param", ".index_kpool_compress_gate",
+              ".index_kpool_compress_ape"})
             if (rest.ends_with(own)) dot = std::string_view::npos;
         std::string module(dot == std::string_view::npos ? rest : rest.substr(0, dot));
         if (module.ends_with(".experts") && dot != std::string_view::npos) {
@@ -483,6 +484,20 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                                perHead ? groupDigits(kvLora.value_or(0)) + " latent → " + groupDigits(vDim) + " per head"
                                        : "the latent back to each head's value width"));
     }
+    // Gated MLA: the attention output gated by a sigmoid of the hidden state before o_proj (Tencent Hy4
+    // self_attn.linear_gate, gated_mla; Kimi-K3 g_proj, mla_use_output_gate), and learned sinks in the softmax.
+    for (const char *g : {"linear_gate", "g_proj"})
+        if (const Module *m = attn(lt, g)) {
+            AnatomyBox gate = linearBox(lt, m, std::string(g) + " (sigmoid gate)");
+            gate.detail += ": the attention output × sigmoid(" + std::string(g) + "(hidden)), per element";
+            gate.from = "the layer's input (the gate reads the hidden state)";
+            att.join.push_back(gate);
+        }
+    if (const Module *sink = attn(lt, "learnable_sink_param")) {
+        AnatomyBox &core = att.join.front();
+        core.detail += ", with learned sinks";
+        lt.fill(core, {sink});
+    }
     att.join.push_back(linearBox(lt, o, "o_proj"));
     out.stages.push_back(std::move(att));
     out.notes.push_back(mode == AnatomyMode::Prefill
@@ -678,11 +693,18 @@ void hyperConnectionStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerA
     std::vector<const Module *> mods;
     for (const char *part : {"_fn", "_base", "_scale"})
         if (const Module *m = lt.find(std::string("hc_") + which + part, {})) mods.push_back(m);
+    // Tencent Hy4 (hc_attn_layer.hc_pre.hc_fn, hc_mlp_layer...) and Qwen3.8-Flash-Next (attn_hyper_connection.*,
+    // mlp_hyper_connection.*: Qwen4ExpTextGatedResidual) name theirs as modules of the layer.
+    for (const std::string root : aroundAttention ? std::vector<std::string>{"hc_attn_layer", "attn_hyper_connection"}
+                                                  : std::vector<std::string>{"hc_mlp_layer", "mlp_hyper_connection"})
+        for (const Module *m : lt.under(root + ".")) mods.push_back(m);
     if (mods.empty()) return;
     const auto hidden = static_cast<std::uint64_t>(data.checkpoint.config.hiddenSize.value_or(0));
     std::uint64_t streams = 0;
     if (const Module *fn = mods.front(); !fn->tensors.empty() && fn->tensors.front()->shape.size() == 2 && hidden)
         streams = fn->tensors.front()->shape[1] / hidden;
+    if (const auto hc = data.checkpoint.config.raw.find("hc_mult"); !streams && hc != data.checkpoint.config.raw.end() && hc->is_number_integer())
+        streams = static_cast<std::uint64_t>(std::max<std::int64_t>(hc->get<std::int64_t>(), 0));
     const std::string n = streams ? groupDigits(streams) + " residual streams" : std::string("the residual streams");
     const std::string block = aroundAttention ? "the attention" : "the MLP";
     AnatomyStage stage;

@@ -332,6 +332,11 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     // KDA (layers/kda.py): the output gate g = g_b(g_a(hidden)) is held in o_norm's node, reading the
     // hidden state; the state feeds o_norm, not the other way round.
     b.wire("o_norm(core, g): gated RMSNorm", {b.idOf("delta rule: the recurrent state (kept per sequence)"), kIn});
+    // Gated attention (Hy4 linear_gate, Kimi-K3 g_proj): the gate reads the layer's input beside the
+    // attention output it scales.
+    for (const auto &n : b.g.nodes)
+        if (n.label.ends_with("(sigmoid gate)") && b.inputs.count(n.id) && !b.inputs[n.id].empty())
+            b.inputs[n.id] = {b.inputs[n.id].front(), kIn};
     // A sparse GQA layer's indexer (MiniMax-M3 MiniMaxM3SparseAttention): index queries and index keys each
     // from the hidden state, the top-k from both.
     if (!b.idOf("index_q_proj").empty()) {

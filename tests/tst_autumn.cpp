@@ -106,6 +106,17 @@ private slots:
         opt.preset = CachePreset::Vllm;
         const CacheBudget c = computeCacheBudget(o.ckpt, a, opt);
         QCOMPARE(c.bytesPerToken, L * (512 + 64) * 2 + full.size() * 132);
+        // The Anatomy of a shared layer (vLLM hy_v4.py): the hyper-connections' mix feeds the attention, the
+        // sparse attention takes layer 1's top-k, linear_gate gates its output from the same input, every
+        // tensor of the layer drawn.
+        using Names = std::vector<std::string>;
+        const LoadedCheckpoint data{o.ckpt, a, c};
+        const AnatomyGraph g = anatomyGraph(data, 2);
+        QCOMPARE(g.inputsOf("q_a_proj"), Names{"hc_attn"});
+        QCOMPARE(g.inputsOf("linear_gate_sigmoid_gate"), (Names{"sparse_attention", "hc_attn"}));
+        QCOMPARE(g.inputsOf("o_proj"), Names{"linear_gate_sigmoid_gate"});
+        const auto un = layerAnatomy(data, 2).unplaced;
+        QVERIFY2(un.empty(), un.empty() ? "" : un.front().c_str());
     }
 
     // MiniMax-M3: 3 dense-attention layers, 57 sparse ones; ~428 B total, ~23 B active without the

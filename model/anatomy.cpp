@@ -951,11 +951,14 @@ void kdaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
 void gatedDeltaNetStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAnatomy &out)
 {
     const auto part = [&](const char *name) { return lt.find(name, {"linear_attn"}); };
+    // Qwen3-Next fuses qkvz and ba; Qwen3.5 and Qwen3.8-Flash-Next project them apart (in_proj_qkv, in_proj_z,
+    // in_proj_b, in_proj_a; transformers Qwen4ExpTextGatedDeltaNet), the same computation.
+    const bool split = !part("in_proj_qkvz") && part("in_proj_qkv");
     AnatomyStage stage;
     stage.title = "Gated DeltaNet (linear, recurrent state)";
     AnatomyColumn qkv;
-    qkv.title = "q, k, v (and z)";
-    qkv.boxes.push_back(linearBox(lt, part("in_proj_qkvz"), "in_proj_qkvz"));
+    qkv.title = split ? "q, k, v" : "q, k, v (and z)";
+    qkv.boxes.push_back(split ? linearBox(lt, part("in_proj_qkv"), "in_proj_qkv") : linearBox(lt, part("in_proj_qkvz"), "in_proj_qkvz"));
     AnatomyBox conv = box(BoxKind::Linear, "conv1d", "short convolution over q, k, v");
     lt.fill(conv, {part("conv1d")});
     qkv.boxes.push_back(conv);
@@ -963,7 +966,13 @@ void gatedDeltaNetStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAna
     stage.columns.push_back(std::move(qkv));
     AnatomyColumn gates;
     gates.title = "beta and decay";
-    gates.boxes.push_back(linearBox(lt, part("in_proj_ba"), "in_proj_ba"));
+    if (split) {
+        AnatomyBox ba = box(BoxKind::Linear, "in_proj_b, in_proj_a", "beta and the decay's input, per value head");
+        lt.fill(ba, {part("in_proj_b"), part("in_proj_a")});
+        gates.boxes.push_back(ba);
+    } else {
+        gates.boxes.push_back(linearBox(lt, part("in_proj_ba"), "in_proj_ba"));
+    }
     AnatomyBox decay = box(BoxKind::Linear, "sigmoid(b); decay from A_log, dt_bias, a", "per head");
     lt.fill(decay, {part("A_log"), part("dt_bias")});
     gates.boxes.push_back(decay);
@@ -971,10 +980,16 @@ void gatedDeltaNetStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAna
     stage.join.push_back(stateBox(data, AttentionKind::GatedDeltaNet,
                                   "gated delta rule: the recurrent state (kept per sequence)",
                                   "one value-width × key-width state per value head, decayed and written every token"));
+    if (split) {
+        AnatomyColumn z;
+        z.title = "output gate";
+        z.boxes.push_back(linearBox(lt, part("in_proj_z"), "in_proj_z"));
+        stage.columns.push_back(std::move(z));
+    }
     AnatomyBox gated = normBox(lt, part("norm"), "norm");
     gated.title = "norm(core, z): gated RMSNorm";
-    gated.detail = "z, from in_proj_qkvz, gates the normalised output";
-    gated.from = "z (in_proj_qkvz)";
+    gated.detail = split ? "z, from in_proj_z, gates the normalised output" : "z, from in_proj_qkvz, gates the normalised output";
+    gated.from = split ? "in_proj_z" : "z (in_proj_qkvz)";
     stage.join.push_back(gated);
     stage.join.push_back(linearBox(lt, part("out_proj"), "out_proj"));
     out.stages.push_back(std::move(stage));
@@ -986,7 +1001,8 @@ void linearStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo
         kdaStage(data, lt, out);
         return;
     }
-    if (info.mixer == MixerKind::GatedDeltaNet && lt.find("in_proj_qkvz", {"linear_attn"})) {
+    if (info.mixer == MixerKind::GatedDeltaNet &&
+        (lt.find("in_proj_qkvz", {"linear_attn"}) || lt.find("in_proj_qkv", {"linear_attn"}))) {
         gatedDeltaNetStage(data, lt, out);
         return;
     }
@@ -1064,6 +1080,15 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
         router.detail += ", hash-routed: tid2eid[token id] chooses the experts; their " +
                          (cfg.scoringFunc.empty() ? std::string("gate") : cfg.scoringFunc) + " scores weigh them";
     routed.boxes.push_back(router);
+    // A latent MoE (Kimi-K3: routed_expert_down_proj into routed_expert_hidden_size, its norm, the experts at
+    // that width, routed_expert_up_proj back; vLLM kimi_k3 latent MoE): the experts run on the latent.
+    const Module *latentDown = lt.exact(parent + ".routed_expert_down_proj");
+    if (latentDown) {
+        AnatomyBox d = linearBox(lt, latentDown, "routed_expert_down_proj");
+        d.detail += " (into the experts' latent)";
+        routed.boxes.push_back(d);
+        if (const Module *n = lt.exact(parent + ".routed_expert_norm")) routed.boxes.push_back(normBox(lt, n, "routed_expert_norm"));
+    }
 
     AnatomyBox ex = box(BoxKind::Experts, "routed experts", "");
     std::uint64_t width = 0;
@@ -1090,6 +1115,11 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     for (const auto &row : a.quantLayout)
         if (row.category == Category::RoutedExperts && !row.format.empty()) ex.detail += ", " + row.format;
     routed.boxes.push_back(ex);
+    if (const Module *up = lt.exact(parent + ".routed_expert_up_proj"); latentDown && up) {
+        AnatomyBox u = linearBox(lt, up, "routed_expert_up_proj");
+        u.detail += " (the weighted latent back to the hidden width)";
+        routed.boxes.push_back(u);
+    }
     stage.columns.push_back(std::move(routed));
 
     std::vector<const Module *> shared = lt.under(parent + ".shared_experts.");

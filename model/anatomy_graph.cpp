@@ -328,7 +328,14 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
             }
     }
     // Gated DeltaNet (qwen3_next.py): z from in_proj_qkvz gates the norm beside the state.
-    b.wire("norm(core, z): gated RMSNorm", {b.idOf("gated delta rule: the recurrent state (kept per sequence)"), "in_proj_qkvz"});
+    b.wire("norm(core, z): gated RMSNorm", {b.idOf("gated delta rule: the recurrent state (kept per sequence)"),
+                                            b.idOf("in_proj_z").empty() ? "in_proj_qkvz" : "in_proj_z"});
+    // z gates the output only, never the state (qwen3_next.py: core_attn_out = self.norm(core_attn_out, z)).
+    if (const std::string z = b.idOf("in_proj_z"), st = b.idOf("gated delta rule: the recurrent state (kept per sequence)");
+        !z.empty() && b.inputs.count(st)) {
+        auto &in = b.inputs[st];
+        in.erase(std::remove(in.begin(), in.end(), z), in.end());
+    }
     // KDA (layers/kda.py): the output gate g = g_b(g_a(hidden)) is held in o_norm's node, reading the
     // hidden state; the state feeds o_norm, not the other way round.
     b.wire("o_norm(core, g): gated RMSNorm", {b.idOf("delta rule: the recurrent state (kept per sequence)"), kIn});
@@ -345,7 +352,12 @@ AnatomyGraph anatomyGraph(const LoadedCheckpoint &data, const LayerAnatomy &a, i
     }
     if (!b.idOf("index_qk_proj").empty()) b.wire("top-k selection", {"q_layernorm, k_layernorm", "index keys (cached)"});
     // MoE: the router scores the FFN input; the experts run on that input, chosen by the router.
-    b.wire("routed experts", {"router", kResidual});
+    if (!b.idOf("routed_expert_down_proj").empty()) { // a latent MoE: the experts read the latent
+        b.wire("routed_expert_down_proj", {kResidual});
+        b.wire("routed experts", {"router", b.idOf("routed_expert_norm").empty() ? "routed_expert_down_proj" : "routed_expert_norm"});
+    } else {
+        b.wire("routed experts", {"router", kResidual});
+    }
 
     // An MTP block (vLLM deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.forward): enorm reads the next
     // token's embedding, hnorm the hidden state it predicts from (the layer's input), and the block runs

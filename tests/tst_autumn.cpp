@@ -196,6 +196,7 @@ private slots:
         NEAR(cat(a, Category::HostTables), 51e9, 0.01);
         QCOMPARE(a.indexShare.full, range(3, 48, 4));
         QVERIFY(a.indexShare.mismatches.empty());
+        for (int i = 0; i < 48; ++i) QCOMPARE(a.layers[std::size_t(i)].hashRouted, false); // hashing constants are not tid2eid
         const CacheBudget c = computeCacheBudget(o.ckpt, a, {});
         QCOMPARE(c.bytesPerToken, 12 * (2 * 2 * 256 * 2) + 12 * 128 * 2);
         // The plan holds the table in host memory.
@@ -206,6 +207,16 @@ private slots:
         const CapacityPlan p = planCapacity(l, po);
         QCOMPARE(p.hostBytes, a.hostTableBytes);
         QVERIFY(p.perGpu.weightBytes < o.ckpt.tensorBytes() - a.hostTableBytes + 1);
+        // A Gated DeltaNet layer with its projections apart (Qwen4ExpTextGatedDeltaNet): z gates the output's
+        // norm, not the state; the 4-stream gated residual feeds it.
+        using Names = std::vector<std::string>;
+        const AnatomyGraph g = anatomyGraph(l, 0);
+        QCOMPARE(g.inputsOf("in_proj_qkv"), Names{"hc_attn"});
+        QCOMPARE(g.inputsOf("norm_core_z_gated_rmsnorm"), (Names{"gated_delta_rule_the_recurrent_state_kept_per_sequence", "in_proj_z"}));
+        const Names st = g.inputsOf("gated_delta_rule_the_recurrent_state_kept_per_sequence");
+        QVERIFY(std::find(st.begin(), st.end(), "in_proj_z") == st.end());
+        const auto un = layerAnatomy(l, 0).unplaced;
+        QVERIFY2(un.empty(), un.empty() ? "" : un.front().c_str());
     }
 
     // DeepSeek-V4.1-Flash: 763 B in the files, a 552 B backbone without the Engram tables, DSpark and
@@ -305,6 +316,14 @@ private slots:
         QCOMPARE(c.bytesPerToken, 24 * (512 + 64) * 2);
         const u64 state = 96 * 128 * 128 * 4 + 3 * 12288 * 3 * 2; // FP32 recurrent state, BF16 conv state
         QCOMPARE(c.fixedStateBytes, 69 * state);
+        // The latent MoE as the Anatomy draws it: the experts read routed_expert_down_proj's normalised
+        // latent, not the hidden state; g_proj gates the MLA output from the layer's input.
+        using Names = std::vector<std::string>;
+        const LoadedCheckpoint data{o.ckpt, a, c};
+        const AnatomyGraph g = anatomyGraph(data, 3);
+        QCOMPARE(g.inputsOf("routed_experts"), (Names{"router", "routed_expert_norm"}));
+        QCOMPARE(g.inputsOf("routed_expert_norm"), Names{"routed_expert_down_proj"});
+        QCOMPARE(g.inputsOf("g_proj_sigmoid_gate").size(), std::size_t(2));
     }
 };
 

@@ -931,6 +931,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     const int layerCount = a.layerCount;
     std::uint64_t strayTensors = 0;
     std::string strayExample;
+    std::vector<std::pair<std::string_view, std::uint64_t>> packedList; // (name, logical elements), in file order
 
     std::vector<std::set<int>> experts(static_cast<std::size_t>(layerCount));
     std::vector<int> fused(static_cast<std::size_t>(layerCount), 0);
@@ -1013,7 +1014,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             std::uint64_t elements = t.numel;
             if (const auto packed = unpacker.logical(t)) {
                 elements = *packed;
-                a.packedElements.emplace(t.name, elements);
+                packedList.emplace_back(t.name, elements);
             }
             b.total += elements;
             b.byCategory[ci] += elements;
@@ -1037,6 +1038,19 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             if (t.shape.size() == 2 && endsWith(rest, "self_attn.indexer.wk.weight"))
                 a.diskIndexHeadDim = static_cast<std::int64_t>(t.shape[0]);
         }
+    }
+    {
+        std::size_t length = 0;
+        for (const auto &[name, n] : packedList) length += name.size();
+        auto names = std::make_shared<std::string>();
+        names->reserve(length); // never grows past this: the views below stay valid
+        a.packedElements.reserve(packedList.size());
+        for (const auto &[name, n] : packedList) {
+            const std::size_t at = names->size();
+            names->append(name);
+            a.packedElements.emplace(std::string_view(*names).substr(at, name.size()), n);
+        }
+        a.packedNames = std::move(names);
     }
     std::sort(b.otherTensors.begin(), b.otherTensors.end());
     if (!b.otherTensors.empty())

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -180,7 +181,10 @@ struct CheckpointAnalysis
 
     // Logical elements of packed weights (MXFP4 blocks, NVFP4, compressed-tensors, AWQ / GPTQ), by name;
     // every other tensor holds numel. parametersOf() is what a view shows.
-    std::unordered_map<std::string, std::uint64_t> packedElements;
+    // Keyed by views into packedNames, one block the copies of an analysis share (Kimi-K3: 247k packed
+    // expert weights, one allocation for their names instead of one each).
+    std::unordered_map<std::string_view, std::uint64_t> packedElements;
+    std::shared_ptr<const std::string> packedNames;
     // Stored tensors that are not parameters though not scales either (hash routing's tid2eid tables):
     // parametersOf() gives them 0, as the budget counts them.
     std::unordered_set<std::string> tableTensors;

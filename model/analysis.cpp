@@ -382,7 +382,7 @@ std::vector<std::string> findTowerPrefixes(const Checkpoint &ckpt, const std::ve
     if (const auto L = ckpt.config.numHiddenLayers) {
         int matches = 0;
         for (const auto &[prefix, c] : counts)
-            if (c.layers && c.maxLayer + 1 == *L) decoder = prefix, ++matches;
+            if (c.layers && static_cast<std::int64_t>(c.maxLayer) + 1 == *L) decoder = prefix, ++matches;
         found = matches == 1;
     }
     if (!found) {

@@ -695,7 +695,7 @@ void hyperConnectionStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerA
         if (const Module *m = lt.find(std::string("hc_") + which + part, {})) mods.push_back(m);
     // Tencent Hy4 (hc_attn_layer.hc_pre.hc_fn, hc_mlp_layer...) and Qwen3.8-Flash-Next (attn_hyper_connection.*,
     // mlp_hyper_connection.*: Qwen4ExpTextGatedResidual) name theirs as modules of the layer.
-    for (const std::string root : aroundAttention ? std::vector<std::string>{"hc_attn_layer", "attn_hyper_connection"}
+    for (const std::string &root : aroundAttention ? std::vector<std::string>{"hc_attn_layer", "attn_hyper_connection"}
                                                   : std::vector<std::string>{"hc_mlp_layer", "mlp_hyper_connection"})
         for (const Module *m : lt.under(root + ".")) mods.push_back(m);
     if (mods.empty()) return;

@@ -3,6 +3,7 @@
 
 #include "errors.h"
 #include "module_pattern.h"
+#include "untrusted_text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -917,6 +918,15 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
 
     const std::vector<std::optional<Category>> outsideRoles = outsideRolesOf(ckpt);
     a.towerPrefixes = findTowerPrefixes(ckpt, outsideRoles);
+    // Every name is held against every tower: a header naming thousands of them is not a model's (a few
+    // towers at most) and is told in one line rather than obeyed.
+    if (constexpr std::size_t kMaxTowers = 64; a.towerPrefixes.size() > kMaxTowers) {
+        a.warnings.push_back(std::to_string(a.towerPrefixes.size()) +
+                             " prefixes hold numbered blocks of their own beside the decoder's layers (e.g. " +
+                             printableLine(a.towerPrefixes.front().substr(0, 120)) + "*), more than " +
+                             std::to_string(kMaxTowers) + " towers any model has; none is taken for an encoder");
+        a.towerPrefixes.clear();
+    }
     for (const auto &p : a.towerPrefixes)
         a.warnings.push_back(p + "* holds numbered blocks of its own beside the decoder's layers: counted as an "
                                  "encoder tower (in the total, not active per text token)");

@@ -679,9 +679,21 @@ private slots:
             w.push_back({"model.encoder.layers." + std::to_string(i) + ".fc1.weight", "BF16", {4 * h, h}});
         for (int i = 0; i < 2; ++i)
             w.push_back({"model.decoder.layers." + std::to_string(i) + ".fc1.weight", "BF16", {4 * h, h}});
+        {
+            QTemporaryDir dir;
+            fixture::writeCheckpoint(dir.path().toStdString(), {{"model_type", "whisper"}, {"num_hidden_layers", 4}}, w);
+            QVERIFY(open(dir.path()).towerPrefixes.empty());
+        }
+        // A header naming a hundred "towers" is not a model's: one line, and none is obeyed (every name would
+        // otherwise be held against every prefix).
+        for (int i = 0; i < 100; ++i) w.push_back({"t" + std::to_string(i) + ".blocks.0.w", "BF16", {4}});
         QTemporaryDir dir;
         fixture::writeCheckpoint(dir.path().toStdString(), {{"model_type", "whisper"}, {"num_hidden_layers", 4}}, w);
-        QVERIFY(open(dir.path()).towerPrefixes.empty());
+        const CheckpointAnalysis many = open(dir.path());
+        QVERIFY(many.towerPrefixes.empty());
+        QCOMPARE(std::count_if(many.warnings.begin(), many.warnings.end(),
+                               [](const std::string &x) { return x.starts_with("100 prefixes hold numbered blocks"); }),
+                 std::ptrdiff_t(1));
     }
 
     void mimoKeysAndValuesOfTheirOwnWidth()

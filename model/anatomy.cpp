@@ -1204,7 +1204,10 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
     LayerTensors lt(data, layer, index);
     const LayerAttention att = attentionOf(info);
     const char *kind = info.kind == LayerKind::Dense ? "dense" : info.kind == LayerKind::Moe ? "MoE" : "MTP";
-    out.heading = "Layer " + std::to_string(layer) + " · " + kind + " · " + std::string(layerAttentionName(att));
+    // DeepSeek-V4's ratio-0 layers keep their window only: said so, not "compressed".
+    const std::string attentionWords =
+        att == LayerAttention::Compressed && info.compressRatio == 0 ? "window only" : std::string(layerAttentionName(att));
+    out.heading = "Layer " + std::to_string(layer) + " · " + kind + " · " + attentionWords;
     if (info.indexer == IndexerRole::Full) out.heading += " · indexer full";
     if (info.indexer == IndexerRole::Shared)
         out.heading += " · indexer shared" +

@@ -695,7 +695,7 @@ void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
                                             .arg(QStringLiteral("%1"), QStringLiteral("%2"),
                                                  m_data->checkpoint.config.compressRatios.empty()
                                                      ? QString()
-                                                     : tr("; teal: compressed attention, ratio 128 mid, window only light"))
+                                                     : tr("; teal: compressed attention (darker: more compressed rows), window only light"))
                  : tr("%1 layers in %2 run(s). A cell per layer: orange MLA, blue full attention, light blue "
                       "sliding window, purple linear attention, teal compressed (darker: more compressed rows). Click a layer (or step with the arrow keys)."))
             .arg(m_data->analysis.layerCount)

@@ -19,7 +19,9 @@ namespace atlas {
 namespace {
 
 const char *kUsage =
-    "usage: ckpt-atlas plan [SOURCE] --gpus N (--gpu H100|H200|B200|MI300X | --gpu-memory BYTES) [options]\n"
+    "usage: ckpt-atlas plan [SOURCE] --gpus N (--gpu NAME | --gpu-memory BYTES) [options]\n"
+    "  NAME: H100, H200, B200, MI300X (memory as the runtime reports it); H20, B300, GB200, MI325X, MI355X,\n"
+    "        L40S, \"RTX PRO 6000\" (the vendor's figure: a runtime sees a little less)\n"
     "\n"
     "How the checkpoint's weights and cache sit on N GPUs by the engine's placement rules (domain.md\n"
     "section 14), what cache room is left, and how many sequences of --context tokens it holds.\n"
@@ -143,6 +145,10 @@ nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &d
     out["gpus"] = o.gpus;
     out["gpu"] = o.gpuName.empty() ? J() : J(o.gpuName);
     out["gpu_memory_bytes"] = o.gpuMemory;
+    // Whose figure the memory is: the runtime's, the vendor's (a runtime sees a little less), or the user's.
+    const GpuPreset *preset = o.gpuName.empty() ? nullptr : gpuPresetNamed(o.gpuName);
+    out["gpu_memory_source"] = preset ? J(std::string(preset->runtime ? "runtime: " : "vendor: ") + std::string(preset->source))
+                                      : J("given (--gpu-memory)");
     out["parallelism"] = {{"tp", *o.tp}, {"ep", o.ep}, {"dp_attention", o.dpAttention}, {"pp", o.pp},
                           {"redundant_experts", o.redundantExperts}};
     out["mtp"] = o.mtp;

@@ -19,27 +19,44 @@ std::string_view planEngineName(PlanEngine e)
 
 const std::vector<GpuPreset> &gpuPresets()
 {
-    // torch.cuda's total memory (domain.md section 14): H200 143,156 MiB, H100 80 GB 81,080 MiB,
-    // B200 182,630 MiB; MI300X as the driver reports it.
+    // torch.cuda's total memory (domain.md section 14): H200 143,156 MiB, H100 80 GB 81,080 MiB, B200
+    // 182,630 MiB; MI300X as the driver reports it. The others are the vendors' capacities (HBM / GDDR in
+    // 2^30-byte GB, as the stacks hold it); a runtime sees a little less, so plans on them are optimistic by
+    // that margin and say whose figure it is.
+    constexpr std::uint64_t GiB = 1ull << 30;
     static const std::vector<GpuPreset> presets = {
-        {"H100", 81080ull << 20},
-        {"H200", 150109945856ull},
-        {"B200", 182630ull << 20},
-        {"MI300X", 205822885888ull},
+        {"H100", 81080ull << 20, true, "torch total memory, H100 80GB SXM"},
+        {"H200", 150109945856ull, true, "torch total memory, H200 141GB"},
+        {"B200", 182630ull << 20, true, "torch total memory, B200"},
+        {"MI300X", 205822885888ull, true, "the ROCm driver's total, MI300X"},
+        {"H20", 96 * GiB, false, "NVIDIA's figure: 96 GB HBM3"},
+        {"B300", 288 * GiB, false, "NVIDIA's figure: 288 GB HBM3e"},
+        {"GB200", 186 * GiB, false, "NVIDIA's figure: 186 GB HBM3e per Blackwell GPU"},
+        {"MI325X", 256 * GiB, false, "AMD's figure: 256 GB HBM3E"},
+        {"MI355X", 288 * GiB, false, "AMD's figure: 288 GB HBM3E"},
+        {"L40S", 48 * GiB, false, "NVIDIA's figure: 48 GB GDDR6"},
+        {"RTX PRO 6000", 96 * GiB, false, "NVIDIA's figure: 96 GB GDDR7 (RTX PRO 6000 Blackwell)"},
     };
     return presets;
 }
 
-std::optional<std::uint64_t> gpuMemoryFromName(std::string_view name)
+const GpuPreset *gpuPresetNamed(std::string_view name)
 {
-    auto upper = [](std::string_view s) {
-        std::string u(s);
-        for (auto &c : u)
-            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    auto key = [](std::string_view s) {
+        std::string u;
+        for (const char c : s)
+            if (c != ' ' && c != '-' && c != '_') u += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
         return u;
     };
+    const std::string wanted = key(name);
     for (const auto &p : gpuPresets())
-        if (upper(p.name) == upper(name)) return p.bytes;
+        if (key(p.name) == wanted) return &p;
+    return nullptr;
+}
+
+std::optional<std::uint64_t> gpuMemoryFromName(std::string_view name)
+{
+    if (const GpuPreset *p = gpuPresetNamed(name)) return p->bytes;
     return std::nullopt;
 }
 

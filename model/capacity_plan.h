@@ -16,14 +16,19 @@ namespace atlas {
 enum class PlanEngine { Vllm, Sglang };
 std::string_view planEngineName(PlanEngine e); // "vllm", "sglang"
 
-// GPU memory as the runtime sees it (torch's total, what the memory fraction multiplies).
+// GPU memory as the runtime sees it (torch's total, what the memory fraction multiplies) where a source
+// gives it, else the vendor's figure, named as such (domain.md section 19).
 struct GpuPreset
 {
     std::string_view name;
     std::uint64_t bytes;
+    bool runtime;              // true: torch's total as a runtime reported it; false: the vendor's figure
+    std::string_view source;   // where the figure comes from
 };
 const std::vector<GpuPreset> &gpuPresets();
-std::optional<std::uint64_t> gpuMemoryFromName(std::string_view name); // case-insensitive
+// Case-insensitive, spaces, dashes and underscores ignored ("rtx-pro-6000" is "RTX PRO 6000").
+const GpuPreset *gpuPresetNamed(std::string_view name);
+std::optional<std::uint64_t> gpuMemoryFromName(std::string_view name);
 
 struct PlanOptions
 {

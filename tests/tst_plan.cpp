@@ -64,6 +64,21 @@ class TestPlan : public QObject
     }
 
 private slots:
+    // The GPU table (domain.md section 19): memory as the runtime reports it where a source gives it, else the
+    // vendor's figure named as such; names match whatever their case, spaces or dashes.
+    void gpuTable()
+    {
+        for (const char *n : {"H100", "H200", "H20", "B200", "B300", "GB200", "MI300X", "MI325X", "MI355X", "L40S",
+                              "RTX PRO 6000"})
+            QVERIFY2(gpuPresetNamed(n), n);
+        QCOMPARE(gpuMemoryFromName("rtx-pro-6000").value_or(0), std::uint64_t(96) << 30);
+        QCOMPARE(gpuMemoryFromName("mi355x").value_or(0), std::uint64_t(288) << 30);
+        QVERIFY(gpuPresetNamed("H200")->runtime);
+        QVERIFY(!gpuPresetNamed("B300")->runtime);
+        QVERIFY(!gpuMemoryFromName("H300"));
+        for (const auto &p : gpuPresets()) QVERIFY(!p.source.empty());
+    }
+
     void initTestCase()
     {
         synth::writeCheckpoint(m_spec, m_dir.path().toStdString());

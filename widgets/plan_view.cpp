@@ -59,11 +59,14 @@ PlanView::PlanView(QWidget *parent)
       m_reserve(new QDoubleSpinBox(this)), m_mtp(new QCheckBox(tr("load the MTP layers (speculative decoding)"), this)),
       m_verdict(new QLabel(this)), m_details(new QLabel(this)), m_chart(new ChartWidget(this))
 {
-    for (const auto &p : gpuPresets())
-        m_gpu->addItem(tr("%1 (%2 GiB as the runtime sees it)")
+    for (const auto &p : gpuPresets()) {
+        m_gpu->addItem((p.runtime ? tr("%1 (%2 GiB as the runtime sees it)") : tr("%1 (%2 GiB, the vendor's figure)"))
                            .arg(QString::fromUtf8(p.name.data(), qsizetype(p.name.size())))
                            .arg(double(p.bytes) / double(1ull << 30), 0, 'f', 1),
                        QVariant::fromValue<qulonglong>(p.bytes));
+        m_gpu->setItemData(m_gpu->count() - 1, QString::fromUtf8(p.source.data(), qsizetype(p.source.size())),
+                           Qt::ToolTipRole);
+    }
     m_gpu->setCurrentIndex(1); // H200
     m_context->setGroupSeparatorShown(true);
     m_context->setSuffix(tr(" tokens"));

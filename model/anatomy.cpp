@@ -510,6 +510,17 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
                                   "-value rows as one shared head; W_UV maps the result back per head before o_proj.");
 }
 
+// The indexer's top-k, its size from index_topk when config.json gives it ("keeps 512 compressed rows").
+AnatomyBox topkBox(const ModelConfig &cfg, const std::string &before, const std::string &after)
+{
+    AnatomyBox sel = box(BoxKind::Indexer, "top-k selection", "");
+    if (cfg.indexTopk) {
+        sel.detail = before + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + after;
+        sel.fromConfig = true;
+    }
+    return sel;
+}
+
 void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kind, LayerAnatomy &out)
 {
     const ModelConfig &cfg = data.checkpoint.config;
@@ -609,12 +620,7 @@ void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kin
         AnatomyBox keys = box(BoxKind::Latent, "index keys (cached)", "one per token");
         keys.cached = true;
         ix.boxes.push_back(keys);
-        AnatomyBox sel = box(BoxKind::Indexer, "top-k selection", "");
-        if (cfg.indexTopk) {
-            sel.detail = "the " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " tokens it scores highest";
-            sel.fromConfig = true;
-        }
-        ix.boxes.push_back(sel);
+        ix.boxes.push_back(topkBox(cfg, "the ", " tokens it scores highest"));
         stage.columns.push_back(std::move(ix));
     }
     AnatomyBox core = box(BoxKind::Attention, "attention", "softmax over the cached keys");
@@ -851,12 +857,7 @@ void compressedStage(const LoadedCheckpoint &data, LayerTensors &lt, const Layer
             lt.fill(ic, lt.under("attn.indexer.compressor"));
             ix.boxes.push_back(ic);
         }
-        AnatomyBox sel = box(BoxKind::Indexer, "top-k selection", "");
-        if (cfg.indexTopk) {
-            sel.detail = "keeps " + groupDigits(static_cast<std::uint64_t>(*cfg.indexTopk)) + " compressed rows";
-            sel.fromConfig = true;
-        }
-        ix.boxes.push_back(sel);
+        ix.boxes.push_back(topkBox(cfg, "keeps ", " compressed rows"));
         stage.columns.push_back(std::move(ix));
     }
     AnatomyBox core = box(BoxKind::Attention, "attention",

@@ -378,23 +378,18 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
         if (!cfg.shortConvKernel || !cfg.hiddenSize) return std::nullopt;
         return (u(*cfg.shortConvKernel) - 1) * (2 * kvWidth + 2 * u(*cfg.hiddenSize)) * 2;
     };
-    const std::string convWords = cfg.shortConvKernel ? "; short-convolution state " : "";
-    if (full) {
-        c.attention.push_back(makeGroup(AttentionKind::Full, full, perLayer, 1, std::nullopt, convState(u(kWidth)),
-                                        convState(u(kWidth)) ? "bf16" : "",
-                                        "K and V", std::move(fullAt)));
-        c.attention.back().kvHeads = u(kv);
-        if (const auto st = convState(u(kWidth))) c.attention.back().note += convWords + groupDigits(*st) + " B per sequence";
-    }
-    if (sliding) {
-        const std::uint64_t swaWidth = perSlidingLayer / element / 2;
-        c.attention.push_back(makeGroup(AttentionKind::Sliding, sliding, perSlidingLayer, 1, u(*cfg.slidingWindow),
-                                        convState(swaWidth), convState(swaWidth) ? "bf16" : "",
-                                        "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens",
-                                        std::move(slidingAt)));
-        c.attention.back().kvHeads = u(slidingKv);
-        if (const auto st = convState(swaWidth)) c.attention.back().note += convWords + groupDigits(*st) + " B per sequence";
-    }
+    // One group of softmax layers, its short-convolution state (when the model has one) said in its note.
+    auto addGroup = [&](AttentionKind kind, std::int64_t n, std::uint64_t bytes, std::optional<std::uint64_t> window,
+                        std::uint64_t kvWidth, std::uint64_t kvHeads, std::string note, std::vector<int> at) {
+        const std::optional<std::uint64_t> st = convState(kvWidth);
+        if (st) note += "; short-convolution state " + groupDigits(*st) + " B per sequence";
+        c.attention.push_back(makeGroup(kind, n, bytes, 1, window, st, st ? "bf16" : "", std::move(note), std::move(at)));
+        c.attention.back().kvHeads = kvHeads;
+    };
+    if (full) addGroup(AttentionKind::Full, full, perLayer, std::nullopt, u(kWidth), u(kv), "K and V", std::move(fullAt));
+    if (sliding)
+        addGroup(AttentionKind::Sliding, sliding, perSlidingLayer, u(*cfg.slidingWindow), perSlidingLayer / element / 2,
+                 u(slidingKv), "K and V of the last " + groupDigits(u(*cfg.slidingWindow)) + " tokens", std::move(slidingAt));
     // A sparse GQA layer's indexer keeps one index key per token beside K and V (MiniMax-M3: vLLM
     // minimax_m3 common/indexer.py MiniMaxM3IndexerCache, "one index-key vector per token", one head of
     // sparse_index_dim; Qwen3.8-Flash-Next: transformers Qwen4ExpTextQSAIndexer keeps the raw keys, one head

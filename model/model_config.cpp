@@ -519,21 +519,16 @@ ModelConfig parseModelConfig(std::string_view file, std::string_view text)
         readQuantization(*it, cfg);
     // DeepSeek declares its FP4 experts apart: expert_dtype at the top (V4's reference config) or inside
     // quantization_config (V4.1).
-    for (const auto &[where, from] : {std::pair{&doc, "expert_dtype"}, std::pair{&doc, "quantization_config"}}) {
-        const nlohmann::json *obj = where;
-        std::string key = "expert_dtype";
-        if (std::string_view(from) == "quantization_config") {
-            auto q = doc.find("quantization_config");
-            if (q == doc.end() || !q->is_object()) continue;
-            obj = &*q;
-        }
-        if (auto it = obj->find(key); cfg.quantization.expertFormat.empty() && it != obj->end() && it->is_string() &&
-                                      it->get_ref<const std::string &>().size() <= 32) {
+    auto expertDtype = [&](const nlohmann::json &obj, const char *from) {
+        if (auto it = obj.find("expert_dtype"); cfg.quantization.expertFormat.empty() && it != obj.end() &&
+                                                it->is_string() && it->get_ref<const std::string &>().size() <= 32) {
             cfg.quantization.expertFormat = it->get<std::string>();
-            cfg.quantization.expertFormatFrom =
-                obj == &doc ? "expert_dtype" : "quantization_config.expert_dtype";
+            cfg.quantization.expertFormatFrom = from;
         }
-    }
+    };
+    expertDtype(doc, "expert_dtype");
+    if (auto q = doc.find("quantization_config"); q != doc.end() && q->is_object())
+        expertDtype(*q, "quantization_config.expert_dtype");
     // MLX: "quantization": {"group_size": 64, "bits": 4, "<module>": {"bits": 8, ...} or false}.
     if (auto it = doc.find("quantization"); it != doc.end() && it->is_object()) {
         auto &q = cfg.quantization;

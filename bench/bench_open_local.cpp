@@ -5,12 +5,16 @@
 //                               then time `ckpt-atlas inspect DIR --json` against the same header walk
 //                               done by python3 (json.loads of every shard header), interleaved
 //   bench_open_local DIR        measure one run on DIR (what the driver runs in a fresh process)
+#include "checkpoint_reader.h"
 #include "load_pipeline.h"
+#include "report.h"
+#include "source_spec.h"
 #include "synthetic_layout.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fcntl.h>
 #include <spawn.h>
@@ -24,8 +28,36 @@ extern char **environ;
 
 namespace {
 
+// ATLAS_BENCH_PHASES=1: the same load in its steps, each timed, on stderr (where the time goes).
+void printPhases(const std::string &dir)
+{
+    using clock = std::chrono::steady_clock;
+    auto t0 = clock::now();
+    auto ms = [&t0] {
+        const auto now = clock::now();
+        const double v = std::chrono::duration<double, std::milli>(now - t0).count();
+        t0 = now;
+        return v;
+    };
+    atlas::SourceSpec spec;
+    spec.path = dir;
+    atlas::OpenedSource opened = atlas::openSource(spec, {}, nullptr, nullptr);
+    const double open = ms();
+    atlas::Checkpoint ckpt = atlas::readCheckpoint(*opened.source, {});
+    const double read = ms();
+    atlas::CheckpointAnalysis analysis = atlas::analyze(ckpt);
+    const double analyse = ms();
+    const atlas::CacheBudget cache = atlas::computeCacheBudget(ckpt, analysis, {});
+    const double budget = ms();
+    const std::string json = atlas::buildReport(ckpt, analysis, cache).dump(2);
+    const double report = ms();
+    std::fprintf(stderr, "phases (ms): open %.1f, read headers %.1f, analyse %.1f, cache %.1f, report %.1f (%zu B)\n",
+                 open, read, analyse, budget, report, json.size());
+}
+
 int measureOnce(const std::string &dir)
 {
+    if (const char *p = std::getenv("ATLAS_BENCH_PHASES"); p && *p == '1') printPhases(dir);
     const auto start = std::chrono::steady_clock::now();
     atlas::LoadRequest request;
     request.spec.path = dir;

@@ -35,13 +35,14 @@ constexpr double kMaxGuessPerTensor = 512;
 struct PendingShard
 {
     std::string file;
-    std::vector<std::string_view> names; // from the index
+    std::vector<std::string_view> names; // from the index, sorted
     std::uint64_t firstRead = kDefaultFirstRead;
     RangeAnswer answer;
     std::uint64_t headerLength = 0;
     bool cached = false;
     bool haveFirst = false; // the first read already came (the probe)
     std::uint64_t held = 0; // bytes of this shard counted against the checkpoint's header budget
+    ListedNames listed;     // what the parse found of `names`
 };
 
 // Counts header bytes against the checkpoint's budget before they are read, naming the shard that
@@ -412,7 +413,13 @@ private:
                 throw AtlasError(ErrorKind::Invalid, s.file + ": header shorter than its length prefix");
             s.answer.bytes.resize(8 + s.headerLength); // a cached entry may be longer than its header
             const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
-            m_ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize);
+            ListedNames *listed = nullptr;
+            if (m_index) {
+                s.listed.sorted = &s.names;
+                s.listed.owner = m_index->names;
+                listed = &s.listed;
+            }
+            m_ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize, listed);
         } catch (const AtlasError &) {
             if (!s.cached) throw;
             return false;
@@ -436,8 +443,8 @@ private:
                                                               "bytes; its totals would overflow, so it is refused");
     }
 
-    // Every tensor the index names must be in the shard it names, and the other way round: per shard,
-    // the header's names (sorted) merged with the index's range for that shard (sorted already).
+    // Every tensor the index names must be in the shard it names, and the other way round. The parse
+    // ticked off each listed name it met and kept the others (sorted): no name is compared again here.
     void crossCheckIndex()
     {
         std::vector<std::string> unlisted;
@@ -449,42 +456,32 @@ private:
         };
         std::vector<Doubled> doubled;
         std::optional<std::string> missing;
-        std::vector<std::string_view> present;
         for (std::size_t i = 0; i < m_shards.size(); ++i) {
             stopIfCancelled(m_source.cancelFlag());
             const ShardHeader &shard = m_ckpt.shards[i];
-            present.clear();
-            for (const auto &t : shard.tensors)
-                present.push_back(t.name);
-            std::sort(present.begin(), present.end());
-            const auto &listed = m_shards[i].names;
-            std::size_t a = 0, b = 0;
-            while (a < present.size() || b < listed.size()) {
-                if (b == listed.size() || (a < present.size() && present[a] < listed[b])) {
-                    // In this header, not listed for this shard: listed elsewhere is an error.
-                    if (const auto other = m_index->shardOf(present[a]))
-                        throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" +
-                                                                 std::string(present[a]) + "' is listed in " +
-                                                                 m_index->shardFiles[*other] + " but found in " +
-                                                                 shard.file);
-                    unlisted.push_back(std::string(present[a]) + " (in " + shard.file + ")");
-                    // The same unlisted name in two shards: a loader reading shard after shard keeps the
-                    // later copy, so the earlier one is dropped here, and said so.
-                    if (auto [it, fresh] = unlistedShard.try_emplace(std::string(present[a]), i); !fresh) {
-                        doubled.push_back({it->first, it->second, i});
-                        it->second = i;
-                    }
-                    ++a;
-                } else if (a == present.size() || listed[b] < present[a]) {
-                    // Told after every shard was seen: a tensor found in another shard says more.
-                    if (!missing)
-                        missing = "model.safetensors.index.json: tensor '" + std::string(listed[b]) + "' is listed in " +
-                                  shard.file + ", whose header has no such tensor";
-                    ++b;
-                } else {
-                    ++a;
-                    ++b;
+            const ListedNames &listed = m_shards[i].listed;
+            for (const std::string_view name : listed.unlisted) {
+                // In this header, not listed for this shard: listed elsewhere is an error.
+                if (const auto other = m_index->shardOf(name))
+                    throw AtlasError(ErrorKind::Invalid, "model.safetensors.index.json: tensor '" + std::string(name) +
+                                                             "' is listed in " + m_index->shardFiles[*other] +
+                                                             " but found in " + shard.file);
+                unlisted.push_back(std::string(name) + " (in " + shard.file + ")");
+                // The same unlisted name in two shards: a loader reading shard after shard keeps the
+                // later copy, so the earlier one is dropped here, and said so.
+                if (auto [it, fresh] = unlistedShard.try_emplace(std::string(name), i); !fresh) {
+                    doubled.push_back({it->first, it->second, i});
+                    it->second = i;
                 }
+            }
+            // Told after every shard was seen: a tensor found in another shard says more.
+            if (!missing) {
+                const auto &names = m_shards[i].names;
+                const auto absent = std::find(listed.found.begin(), listed.found.end(), 0);
+                if (absent != listed.found.end())
+                    missing = "model.safetensors.index.json: tensor '" +
+                              std::string(names[static_cast<std::size_t>(absent - listed.found.begin())]) +
+                              "' is listed in " + shard.file + ", whose header has no such tensor";
             }
         }
         if (missing) throw AtlasError(ErrorKind::Invalid, *missing);

@@ -1010,7 +1010,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             if (cat == Category::HostTables) a.hostTableBytes += t.bytes();
             if (cat == Category::RouterTables) {
                 b.routerTables.add(t);
-                a.tableTensors.insert(t.name);
+                a.tableTensors.insert(std::string(t.name));
                 if (layer) layer->tables.add(t);
                 continue;
             }
@@ -1032,9 +1032,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             quant[ci][std::string(dtypeName(t.dtype))].add(t, elements);
             formats[ci][unpacker.formatOf(t)] += elements;
             if (layer) layer->params.add(t, elements);
-            if (cat == Category::Other) b.otherTensors.push_back(t.name);
+            if (cat == Category::Other) b.otherTensors.push_back(std::string(t.name));
             if (cat == Category::HostTables && !t.shape.empty() && t.shape[0] > 0)
-                a.hostTables.push_back({t.name, place.layer, t.shape[0], elements / t.shape[0]});
+                a.hostTables.push_back({std::string(t.name), place.layer, t.shape[0], elements / t.shape[0]});
 
             // Dimensions the cache math can fall back on when config.json is silent.
             if (!mtp && t.shape.size() == 1 && endsWith(rest, "self_attn.kv_a_layernorm.weight"))

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -187,7 +188,7 @@ struct CheckpointAnalysis
     std::shared_ptr<const std::string> packedNames;
     // Stored tensors that are not parameters though not scales either (hash routing's tid2eid tables):
     // parametersOf() gives them 0, as the budget counts them.
-    std::unordered_set<std::string> tableTensors;
+    std::set<std::string, std::less<>> tableTensors; // a handful; looked up by view
     std::uint64_t parametersOf(const TensorInfo &t) const;
 
     // Towers the encoder table does not name, found by their position: a prefix ("model.audio.") that

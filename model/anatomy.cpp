@@ -69,8 +69,8 @@ public:
             module += "." + std::string(p);
         }
         m_modules[module].tensors.push_back(&t);
-        m_all.insert(t.name);
-        m_byName[t.name] = &t;
+        m_all.insert(std::string(t.name));
+        m_byName[std::string(t.name)] = &t;
     }
 
     const std::string &prefix() const { return m_prefix; }
@@ -137,8 +137,8 @@ public:
         for (const Module *m : modules) {
             if (!m) continue;
             for (const TensorInfo *t : m->tensors) {
-                box.tensors.push_back(t->name);
-                m_placed.insert(t->name);
+                box.tensors.push_back(std::string(t->name));
+                m_placed.insert(std::string(t->name));
                 const std::uint64_t p = m_a.parametersOf(*t);
                 box.parameters += p;
                 note(*t, p);

@@ -51,11 +51,11 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
         const ShardHeader &shard = ckpt.shards[s];
         for (const TensorInfo &t : shard.tensors) {
             const bool bias = isRoutingBias(t.name, kind);
-            if (!bias && !wanted.count(t.name)) continue;
-            found.insert(t.name);
+            if (!bias && !wanted.count(std::string(t.name))) continue;
+            found.insert(std::string(t.name));
             if (t.bytes() > limit)
                 throw AtlasError(ErrorKind::Invalid,
-                                 shard.file + ": tensor '" + t.name + "' holds " + std::to_string(t.bytes()) +
+                                 shard.file + ": tensor '" + std::string(t.name) + "' holds " + std::to_string(t.bytes()) +
                                      " bytes, more than a router bias can (" + std::to_string(experts) +
                                      " experts x 4 bytes + " + std::to_string(kBiasSlackBytes) + " = " +
                                      std::to_string(limit) + "); it was not read");

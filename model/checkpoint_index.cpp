@@ -219,7 +219,7 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
                                  std::to_string(handler.repeatedWeightMaps + 1) +
                                  " times; the last one is used, as Python's json reads it");
     index.totalSize = handler.totalSize;
-    index.names = std::move(handler.names);
+    index.names = std::make_shared<const std::string>(std::move(handler.names));
     // Natural order of the shard files, and the entries renumbered to it.
     std::vector<std::uint32_t> order(handler.files.size());
     for (std::uint32_t i = 0; i < order.size(); ++i)
@@ -245,8 +245,11 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
     // The writers (transformers' save_pretrained, json.dump(sort_keys=True)) list weight_map by name: then a
     // stable pass by shard keeps each shard's names in order and the by-name order is the file's, with no
     // sort of 497k names (Kimi-K3). Any other order is sorted.
-    const bool byNameAlready = std::is_sorted(index.entries.begin(), index.entries.end(),
-                                              [&](const auto &a, const auto &b) { return nameOf(a) < nameOf(b); });
+    // Strictly increasing names also have no name twice: then the check below has nothing to find.
+    const bool byNameAlready =
+        std::adjacent_find(index.entries.begin(), index.entries.end(), [&](const auto &a, const auto &b) {
+            return !(nameOf(a) < nameOf(b));
+        }) == index.entries.end();
     index.byName.resize(index.entries.size());
     if (byNameAlready) {
         std::vector<CheckpointIndex::Entry> placed(index.entries.size());
@@ -267,7 +270,7 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
             return nameOf(index.entries[a]) < nameOf(index.entries[b]);
         });
     }
-    for (std::size_t i = 1; i < index.byName.size(); ++i)
+    for (std::size_t i = 1; !byNameAlready && i < index.byName.size(); ++i)
         if (nameOf(index.entries[index.byName[i]]) == nameOf(index.entries[index.byName[i - 1]]))
             fail(HeaderProblem::BadIndex,
                  "weight_map lists tensor '" + std::string(nameOf(index.entries[index.byName[i]])) + "' twice");

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,13 +23,13 @@ struct CheckpointIndex
         std::uint32_t shard = 0; // index into shardFiles
     };
     std::vector<std::string> shardFiles;    // distinct, in natural order
-    std::string names;                      // every tensor name, back to back
+    std::shared_ptr<const std::string> names; // every tensor name, back to back (shard headers share it)
     std::vector<Entry> entries;             // sorted by shard, then name; names are unique
     std::vector<std::size_t> shardStart;    // entries of shard s: [shardStart[s], shardStart[s + 1])
     std::optional<std::uint64_t> totalSize; // metadata.total_size, when given
     std::vector<std::string> warnings;      // what was read as Python's json would read it, and said so
 
-    std::string_view name(const Entry &e) const { return std::string_view(names).substr(e.offset, e.length); }
+    std::string_view name(const Entry &e) const { return std::string_view(*names).substr(e.offset, e.length); }
     std::size_t size() const { return entries.size(); }
     // The shard that lists `tensor`, if any (a binary search over a name-sorted view).
     std::optional<std::uint32_t> shardOf(std::string_view tensor) const;

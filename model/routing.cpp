@@ -947,16 +947,16 @@ LogitsFileLayout parseLogitsHeader(const std::string &file, std::string_view hea
         if (layer == -2) continue; // anything else in the file is not read
         if (t.shape.size() != 2 || t.shape[0] == 0 || t.shape[1] == 0)
             throw AtlasError(ErrorKind::Invalid,
-                             file + ": tensor '" + t.name + "' must be [tokens, experts]");
+                             file + ": tensor '" + std::string(t.name) + "' must be [tokens, experts]");
         if (t.shape[0] > kMaxRoutingTokens || t.shape[1] > static_cast<std::uint64_t>(kMaxConfigExperts))
-            throw AtlasError(ErrorKind::Invalid, file + ": tensor '" + t.name + "' is larger than " +
+            throw AtlasError(ErrorKind::Invalid, file + ": tensor '" + std::string(t.name) + "' is larger than " +
                                                      std::to_string(kMaxRoutingTokens) + " tokens x " +
                                                      std::to_string(kMaxConfigExperts) + " experts");
         const auto tokens = static_cast<std::uint32_t>(t.shape[0]);
         const auto experts = static_cast<int>(t.shape[1]);
         if ((out.tokens && out.tokens != tokens) || (out.experts && out.experts != experts))
             throw AtlasError(ErrorKind::Invalid,
-                             file + ": tensor '" + t.name + "' has another shape than the others");
+                             file + ": tensor '" + std::string(t.name) + "' has another shape than the others");
         out.tokens = tokens;
         out.experts = experts;
         values += t.numel;
@@ -983,7 +983,7 @@ CapturedLogits decodeLogits(const LogitsFileLayout &layout, std::string_view byt
     out.experts = layout.experts;
     for (const auto &[layer, t] : layout.tensors) {
         BiasTensor raw;
-        raw.tensor = layout.file + ": " + t.name;
+        raw.tensor = layout.file + ": " + std::string(t.name);
         raw.dtype = t.dtype;
         raw.raw = std::string(bytes.substr(layout.dataStart + t.begin, t.bytes()));
         auto values = decodeValues(raw);

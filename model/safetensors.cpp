@@ -30,7 +30,14 @@ class HeaderHandler
 public:
     using json = nlohmann::json;
     static constexpr bool kNegativeZeroIsFloat = true; // "-0" is refused where a count stands, as serde does
-    explicit HeaderHandler(std::string_view file, ShardHeader &out) : m_file(file), m_out(out) {}
+    HeaderHandler(std::string_view file, ShardHeader &out, ListedNames *listed)
+        : m_file(file), m_out(out), m_listed(listed)
+    {
+        if (m_listed) {
+            m_listed->found.assign(m_listed->sorted->size(), 0);
+            m_listed->unlisted.clear();
+        }
+    }
 
     bool null()
     {
@@ -298,7 +305,7 @@ private:
             fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " has no " + missing);
         }
         TensorInfo t;
-        t.name = m_key;
+        t.name = keepName();
         t.dtype = *m_dtype;
         t.shape = m_shape;
         t.begin = m_offsets[0];
@@ -314,8 +321,41 @@ private:
         m_out.tensors.push_back(std::move(t));
     }
 
+    // The listed copy of the name when the index lists it (the next listed name first: headers are
+    // usually written in name order), else a copy in the shard's own arena. A listed name met twice
+    // is a duplicate, told here; unlisted ones are checked for duplicates after the parse.
+    std::string_view keepName()
+    {
+        if (m_listed) {
+            const auto &names = *m_listed->sorted;
+            std::size_t at = m_cursor;
+            if (at >= names.size() || names[at] != m_key) {
+                const auto it = std::lower_bound(names.begin(), names.end(), std::string_view(m_key));
+                at = it != names.end() && *it == m_key ? static_cast<std::size_t>(it - names.begin()) : names.size();
+            }
+            if (at < names.size()) {
+                if (m_listed->found[at])
+                    fail(HeaderProblem::DuplicateName, m_file, "tensor " + quote(m_key) + " is listed twice");
+                m_listed->found[at] = 1;
+                m_cursor = at + 1;
+                m_usedListed = true;
+                return names[at];
+            }
+        }
+        const std::string_view kept = m_out.keepName(m_key);
+        if (m_listed) m_listed->unlisted.push_back(kept);
+        return kept;
+    }
+
+public:
+    bool usedListed() const { return m_usedListed; }
+
+private:
     std::string_view m_file;
     ShardHeader &m_out;
+    ListedNames *m_listed;
+    std::size_t m_cursor = 0;
+    bool m_usedListed = false;
     State m_state = State::Start;
     std::string m_key;   // tensor name or "__metadata__"
     std::string m_key2;  // metadata key
@@ -377,7 +417,7 @@ bool isValidUtf8(std::string_view text)
     return true;
 }
 
-std::uint64_t tensorByteSize(std::string_view file, const std::string &tensor, Dtype dtype,
+std::uint64_t tensorByteSize(std::string_view file, std::string_view tensor, Dtype dtype,
                              const std::vector<std::uint64_t> &shape, std::uint64_t *numelOut)
 {
     std::uint64_t numel = 1;
@@ -418,7 +458,34 @@ std::uint64_t parseHeaderLength(std::string_view file, std::string_view first8, 
     return n;
 }
 
-ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize)
+std::string_view NameArena::add(std::string_view name)
+{
+    if (name.empty()) return {};
+    if (name.size() > m_left) {
+        // Blocks of 256 KiB (a longer name gets a block of its own): not zeroed, never moved.
+        const std::size_t size = std::max<std::size_t>(name.size(), 256 * 1024);
+        m_blocks.push_back(std::unique_ptr<char[]>(new char[size]));
+        m_next = m_blocks.back().get();
+        m_left = size;
+    }
+    std::memcpy(m_next, name.data(), name.size());
+    const std::string_view kept(m_next, name.size());
+    m_next += name.size();
+    m_left -= name.size();
+    return kept;
+}
+
+std::string_view ShardHeader::keepName(std::string_view name)
+{
+    if (!m_ownNames) {
+        m_ownNames = std::make_shared<NameArena>();
+        nameStores.push_back(m_ownNames);
+    }
+    return m_ownNames->add(name);
+}
+
+ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize,
+                             ListedNames *listed)
 {
     if (!isValidUtf8(json)) fail(HeaderProblem::NotUtf8, file, "header is not valid UTF-8");
     if (json.empty() || json.front() != '{')
@@ -428,24 +495,30 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     out.file = std::string(file);
     out.headerLength = json.size();
     out.fileSize = fileSize;
-    HeaderHandler handler(file, out);
+    HeaderHandler handler(file, out, listed);
     if (!parseJson(json, handler)) fail(HeaderProblem::NotJson, file, "header is not valid JSON");
+    if (listed && handler.usedListed()) out.nameStores.push_back(listed->owner);
 
     auto &ts = out.tensors;
     {
-        // A name listed twice: sorted views, neighbours compared (no set of strings per header).
+        // A name given twice: sorted views, neighbours compared (no set of strings per header). With
+        // a list, only the names it lacks are left to compare (the listed ones were ticked off).
         std::vector<std::string_view> names;
-        names.reserve(ts.size());
-        for (const auto &t : ts)
-            names.push_back(t.name);
-        std::sort(names.begin(), names.end());
-        for (std::size_t i = 1; i < names.size(); ++i)
-            if (names[i] == names[i - 1])
-                fail(HeaderProblem::DuplicateName, file, "tensor " + quote(names[i]) + " is listed twice");
+        std::vector<std::string_view> &sorted = listed ? listed->unlisted : names;
+        if (!listed) {
+            names.reserve(ts.size());
+            for (const auto &t : ts)
+                names.push_back(t.name);
+        }
+        if (!std::is_sorted(sorted.begin(), sorted.end())) std::sort(sorted.begin(), sorted.end());
+        for (std::size_t i = 1; i < sorted.size(); ++i)
+            if (sorted[i] == sorted[i - 1])
+                fail(HeaderProblem::DuplicateName, file, "tensor " + quote(sorted[i]) + " is listed twice");
     }
-    std::stable_sort(ts.begin(), ts.end(), [](const TensorInfo &a, const TensorInfo &b) {
+    const auto dataOrder = [](const TensorInfo &a, const TensorInfo &b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-    });
+    };
+    if (!std::is_sorted(ts.begin(), ts.end(), dataOrder)) std::stable_sort(ts.begin(), ts.end(), dataOrder);
     std::uint64_t cursor = 0;
     const TensorInfo *previous = nullptr;
     for (const auto &t : ts) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,9 +20,23 @@ inline constexpr std::uint64_t kMaxFileSize = 1ull << 50;
 // packing), every byte and parameter total then stays below 2^63.
 inline constexpr std::uint64_t kMaxCheckpointBytes = 1ull << 59;
 
+// Names of one shard's tensors, each stored once in blocks that never move, so that a view into
+// them stays valid while the arena lives (a 497k-tensor checkpoint holds 37 MB of names: one heap
+// string each cost as much again in allocator overhead and page faults).
+class NameArena
+{
+public:
+    std::string_view add(std::string_view name);
+
+private:
+    std::vector<std::unique_ptr<char[]>> m_blocks;
+    char *m_next = nullptr;
+    std::size_t m_left = 0;
+};
+
 struct TensorInfo
 {
-    std::string name;
+    std::string_view name; // into a store its ShardHeader keeps alive (ShardHeader::keepName)
     Dtype dtype = Dtype::F32;
     std::vector<std::uint64_t> shape;
     std::uint64_t begin = 0; // relative to the end of the header
@@ -39,8 +54,28 @@ struct ShardHeader
     std::uint64_t fileSize = 0;
     std::vector<TensorInfo> tensors; // in data order
     std::map<std::string, std::string> metadata;
+    // What the tensors' names point into: this shard's own arena and/or the index's names (shared
+    // by copies of the header, so a copy's names stay valid).
+    std::vector<std::shared_ptr<const void>> nameStores;
 
     std::uint64_t dataStart() const { return 8 + headerLength; }
+    // A lasting copy of `name`, kept by this header (for tensors built by hand: tests, tools).
+    std::string_view keepName(std::string_view name);
+
+private:
+    std::shared_ptr<NameArena> m_ownNames;
+};
+
+// The names the index lists for one shard, sorted: the header's names are taken from them (one copy
+// of each name in memory), and what the header adds or lacks is told back, so that the index is
+// checked against the header without sorting or comparing the names again.
+struct ListedNames
+{
+    const std::vector<std::string_view> *sorted = nullptr;
+    std::shared_ptr<const void> owner; // keeps `sorted`'s characters alive
+    // Filled by parseShardHeader:
+    std::vector<char> found;                // per listed name: in the header
+    std::vector<std::string_view> unlisted; // names of the header the list lacks, sorted
 };
 
 // Reads N from the first 8 bytes and checks it against the limit and the file size.
@@ -48,10 +83,12 @@ std::uint64_t parseHeaderLength(std::string_view file, std::string_view first8, 
 
 // Parses and validates the JSON header (exactly N bytes) of a file of fileSize bytes.
 // Throws AtlasError(Invalid) naming the file, the tensor and the rule broken.
-ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize);
+// With `listed`, names are matched against the index's list for this shard as they are read.
+ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize,
+                             ListedNames *listed = nullptr);
 
 // numel x bits / 8, or throws on overflow / sub-byte misalignment.
-std::uint64_t tensorByteSize(std::string_view file, const std::string &tensor, Dtype dtype,
+std::uint64_t tensorByteSize(std::string_view file, std::string_view tensor, Dtype dtype,
                              const std::vector<std::uint64_t> &shape, std::uint64_t *numelOut = nullptr);
 
 bool isValidUtf8(std::string_view text);

@@ -63,7 +63,7 @@ void checkEveryTensorAccountedFor(const LoadedCheckpoint &l, const LayerAnatomy 
             if (l.analysis.layerOf(t.name) != a.layer) continue;
             const bool norm = layerRole(placeOf(t.name).rest).category == Category::Norms;
             const bool unplaced = std::find(a.unplaced.begin(), a.unplaced.end(), t.name) != a.unplaced.end();
-            QVERIFY2(inBoxes.count(t.name) + norm + unplaced == 1, t.name.c_str());
+            QVERIFY2(inBoxes.count(std::string(t.name)) + norm + unplaced == 1, std::string(t.name).c_str());
         }
 }
 
@@ -310,7 +310,7 @@ private slots:
             for (const auto &t : shard.tensors)
                 if (l.analysis.layerOf(t.name) == owner && t.name.find("layernorm") == std::string::npos) {
                     if (t.name.find("input_layernorm") != std::string::npos) continue;
-                    QVERIFY2(held.count(t.name) <= 1, t.name.c_str());
+                    QVERIFY2(held.count(std::string(t.name)) <= 1, std::string(t.name).c_str());
                 }
         // An MTP block (vLLM deepseek_mtp.py DeepSeekMultiTokenPredictorLayer.forward): enorm reads the
         // next token's embedding, hnorm the hidden state, eh_proj both; the block runs on eh_proj's output,

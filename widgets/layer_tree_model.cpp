@@ -274,7 +274,7 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
         return f;
     }
     if (role == Qt::ToolTipRole && index.column() == Bytes) return tr("%1 bytes").arg(groupDigitsQ(n.bytes));
-    if (role == Qt::ToolTipRole && n.tensor) return qs(n.tensor->name);
+    if (role == Qt::ToolTipRole && n.tensor) return qs(std::string(n.tensor->name));
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
     case Name:

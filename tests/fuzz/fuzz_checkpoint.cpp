@@ -158,7 +158,7 @@ atlas::Checkpoint build(Recipe &r)
         default:
             layer = std::to_string(r.byte());
         }
-        t.name = std::string(r.pick(kPrefixes)) + layer + "." + r.pick(kSuffixes);
+        t.name = shard.keepName(std::string(r.pick(kPrefixes)) + layer + "." + r.pick(kSuffixes));
         t.dtype = r.pick(kDtypes);
         t.numel = 1;
         for (int d = r.byte() % 3; d >= 0; --d) {

@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "synthetic_layout.h"
 
+#include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
@@ -158,6 +159,65 @@ private slots:
         for (const auto &w : c.warnings)
             warned = warned || (w.find("not in the index") != std::string::npos && w.find(tensor) != std::string::npos);
         QVERIFY(warned);
+    }
+
+    void headerNamesMatchedAgainstTheIndexInAnyOrder()
+    {
+        // A shard's names are taken from the index's list as the header is parsed: in step when the header
+        // is in name order, by search when not; a name the list lacks is kept apart; a name given twice is
+        // refused whether the list has it or not; and the names outlive the read that made them.
+        const std::string file = "model-00001-of-00001.safetensors";
+        const auto write = [&](const std::vector<std::string> &keys) {
+            std::string json = "{";
+            std::uint64_t at = 0;
+            for (const auto &k : keys) {
+                json += (json.size() > 1 ? "," : "") + ("\"" + k + "\":{\"dtype\":\"F32\",\"shape\":[2],") +
+                        "\"data_offsets\":[" + std::to_string(at) + "," + std::to_string(at + 8) + "]}";
+                at += 8;
+            }
+            json += "}";
+            std::string bytes;
+            for (int i = 0; i < 8; ++i)
+                bytes.push_back(static_cast<char>((json.size() >> (8 * i)) & 0xFF));
+            bytes += json + std::string(at, '\0');
+            std::ofstream(m_dir.filePath(QString::fromStdString(file)).toStdString(), std::ios::binary) << bytes;
+        };
+        QDir(m_dir.path()).removeRecursively();
+        QDir().mkpath(m_dir.path());
+        std::ofstream(m_dir.filePath(QStringLiteral("model.safetensors.index.json")).toStdString())
+            << "{\"weight_map\":{\"a.weight\":\"" << file << "\",\"b.weight\":\"" << file
+            << "\",\"c.weight\":\"" << file << "\"}}";
+
+        write({"c.weight", "z.extra", "a.weight", "b.weight"});
+        Checkpoint copy;
+        {
+            LocalDirectorySource source(m_dir.path().toStdString());
+            const Checkpoint c = readCheckpoint(source);
+            copy.shards = c.shards;
+            bool warned = false;
+            for (const auto &w : c.warnings)
+                warned = warned || (w.find("not in the index") != std::string::npos &&
+                                    w.find("z.extra") != std::string::npos);
+            QVERIFY(warned);
+        }
+        QCOMPARE(copy.shards.size(), std::size_t(1));
+        std::vector<std::string> names;
+        for (const auto &t : copy.shards[0].tensors)
+            names.push_back(std::string(t.name)); // in data order
+        QCOMPARE(names, (std::vector<std::string>{"c.weight", "z.extra", "a.weight", "b.weight"}));
+
+        for (const auto &keys : {std::vector<std::string>{"a.weight", "b.weight", "c.weight", "b.weight"},
+                                 std::vector<std::string>{"a.weight", "z.extra", "b.weight", "z.extra", "c.weight"}}) {
+            write(keys);
+            const AtlasError e = openExpectingError(m_dir);
+            QCOMPARE(e.problem(), HeaderProblem::DuplicateName);
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QString::fromStdString(file)), e.what());
+        }
+
+        // Listed but absent from the header: refused, naming the tensor.
+        write({"a.weight", "c.weight"});
+        const AtlasError absent = openExpectingError(m_dir);
+        QVERIFY2(QString::fromUtf8(absent.what()).contains(QLatin1String("'b.weight' is listed in")), absent.what());
     }
 
     void indexEscapesDirectory()

@@ -28,7 +28,25 @@ extern char **environ;
 
 namespace {
 
-// ATLAS_BENCH_PHASES=1: the same load in its steps, each timed, on stderr (where the time goes).
+// Resident and peak resident memory now, in MB (from /proc/self/status).
+std::string memoryNow()
+{
+    std::FILE *f = std::fopen("/proc/self/status", "r");
+    if (!f) return "?";
+    char line[256];
+    long rss = 0, hwm = 0;
+    while (std::fgets(line, sizeof line, f)) {
+        std::sscanf(line, "VmRSS: %ld", &rss);
+        std::sscanf(line, "VmHWM: %ld", &hwm);
+    }
+    std::fclose(f);
+    char out[64];
+    std::snprintf(out, sizeof out, "%.0f/%.0f MB", rss / 1024.0, hwm / 1024.0);
+    return out;
+}
+
+// ATLAS_BENCH_PHASES=1: the same load in its steps, each timed, on stderr (where the time goes), with
+// resident / peak memory after each.
 void printPhases(const std::string &dir)
 {
     using clock = std::chrono::steady_clock;
@@ -45,14 +63,19 @@ void printPhases(const std::string &dir)
     const double open = ms();
     atlas::Checkpoint ckpt = atlas::readCheckpoint(*opened.source, {});
     const double read = ms();
+    const std::string afterRead = memoryNow();
     atlas::CheckpointAnalysis analysis = atlas::analyze(ckpt);
     const double analyse = ms();
+    const std::string afterAnalysis = memoryNow();
     const atlas::CacheBudget cache = atlas::computeCacheBudget(ckpt, analysis, {});
     const double budget = ms();
     const std::string json = atlas::buildReport(ckpt, analysis, cache).dump(2);
     const double report = ms();
-    std::fprintf(stderr, "phases (ms): open %.1f, read headers %.1f, analyse %.1f, cache %.1f, report %.1f (%zu B)\n",
-                 open, read, analyse, budget, report, json.size());
+    std::fprintf(stderr,
+                 "phases (ms): open %.1f, read headers %.1f (%s), analyse %.1f (%s), cache %.1f, report %.1f "
+                 "(%zu B, %s)\n",
+                 open, read, afterRead.c_str(), analyse, afterAnalysis.c_str(), budget, report, json.size(),
+                 memoryNow().c_str());
 }
 
 int measureOnce(const std::string &dir)

@@ -52,6 +52,7 @@ struct HeaderBudget
 {
     std::uint64_t limit;
     std::uint64_t used = 0;
+    std::mutex lock; // a local folder's shards are read on several threads at once
     [[noreturn]] void over(const std::string &file) const
     {
         throw AtlasError(ErrorKind::Invalid, file + ": the shard headers of this checkpoint hold more than " +
@@ -61,6 +62,7 @@ struct HeaderBudget
     // prefix. A guess never refuses a load by itself; only a header's real length can (charge).
     std::uint64_t grant(std::uint64_t wanted)
     {
+        std::lock_guard hold(lock);
         const std::uint64_t left = limit > used ? limit - used : 0;
         const std::uint64_t granted = std::min(wanted, std::max<std::uint64_t>(left, 8));
         used += granted;
@@ -68,11 +70,20 @@ struct HeaderBudget
     }
     void charge(const std::string &file, std::uint64_t bytes)
     {
+        std::lock_guard hold(lock);
         used += bytes;
         if (used > limit) over(file);
     }
-    void release(std::uint64_t bytes) { used -= std::min(bytes, used); }
-    std::uint64_t left() const { return limit > used ? limit - used : 0; }
+    void release(std::uint64_t bytes)
+    {
+        std::lock_guard hold(lock);
+        used -= std::min(bytes, used);
+    }
+    std::uint64_t left()
+    {
+        std::lock_guard hold(lock);
+        return limit > used ? limit - used : 0;
+    }
 };
 
 // Holds a shard's answer at exactly its header (8 + headerLength bytes), charging the budget for what
@@ -164,8 +175,15 @@ public:
         readSmallFiles();
         listShards();
         const std::vector<std::size_t> toFetch = takeCached();
+        // A local folder's headers are read and parsed shard by shard on every core, each freed once
+        // parsed: the 76 MB of Kimi-K3's headers are never in memory at once. Remote headers come in
+        // batches first (one round trip for all), then are parsed.
+        const bool streamed = m_source.info().kind == SourceKind::Local;
         try {
-            fetchShardHeaders(toFetch);
+            if (streamed)
+                parseAll(toFetch);
+            else
+                fetchShardHeaders(toFetch);
         } catch (const AtlasError &e) {
             // Only a model.safetensors that is not there means "no index and no single file"; a
             // server that fails or closes while sending it is told as what it is.
@@ -176,7 +194,7 @@ public:
                                      e.what() + ")");
             throw;
         }
-        parseAll();
+        if (!streamed) parseAll({});
         checkTotals();
         if (m_index) crossCheckIndex();
         return std::move(m_ckpt);
@@ -379,12 +397,18 @@ private:
         }
     }
 
-    // Every header parsed on a few threads; a damaged cache entry is read again.
-    void parseAll()
+    // Every header parsed on a few threads, those in `toRead` read first by the same thread; a damaged
+    // cache entry is read again.
+    void parseAll(const std::vector<std::size_t> &toRead)
     {
         m_ckpt.shards.resize(m_shards.size());
-        std::vector<char> stale(m_shards.size(), 0);
-        parallelFor(m_shards.size(), m_options.parseThreads, [&](std::size_t i) { stale[i] = !parseOne(i); });
+        std::vector<char> stale(m_shards.size(), 0), read(m_shards.size(), 0);
+        for (std::size_t i : toRead)
+            read[i] = 1;
+        parallelFor(m_shards.size(), m_options.parseThreads, [&](std::size_t i) {
+            if (read[i]) fetchHeaders(m_source, m_shards, {i}, m_budget);
+            stale[i] = !parseOne(i);
+        });
         std::vector<std::size_t> refetch;
         for (std::size_t i = 0; i < m_shards.size(); ++i)
             if (stale[i]) {

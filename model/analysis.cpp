@@ -488,8 +488,17 @@ int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::
 std::uint64_t CheckpointAnalysis::parametersOf(const TensorInfo &t) const
 {
     if (isQuantScale(t.name, t.dtype) || tableTensors.count(t.name)) return 0;
-    if (auto it = packedElements.find(t.name); it != packedElements.end()) return it->second;
-    return t.numel;
+    return packedElementsOf(t).value_or(t.numel);
+}
+
+std::optional<std::uint64_t> CheckpointAnalysis::packedElementsOf(const TensorInfo &t) const
+{
+    if (t.end == t.begin) return std::nullopt; // no bytes: nothing packed, and no place of its own
+    const auto it = std::lower_bound(packedElements.begin(), packedElements.end(), t, [](const PackedCount &p, const TensorInfo &x) {
+        return p.shard != x.shard ? p.shard < x.shard : p.begin < x.begin;
+    });
+    if (it == packedElements.end() || it->shard != t.shard || it->begin != t.begin) return std::nullopt;
+    return it->elements;
 }
 
 namespace {
@@ -941,7 +950,6 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     const int layerCount = a.layerCount;
     std::uint64_t strayTensors = 0;
     std::string strayExample;
-    std::vector<std::pair<std::string_view, std::uint64_t>> packedList; // (name, logical elements), in file order
 
     std::vector<std::set<int>> experts(static_cast<std::size_t>(layerCount));
     std::vector<int> fused(static_cast<std::size_t>(layerCount), 0);
@@ -1024,7 +1032,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             std::uint64_t elements = t.numel;
             if (const auto packed = unpacker.logical(t)) {
                 elements = *packed;
-                packedList.emplace_back(t.name, elements);
+                if (t.end > t.begin) a.packedElements.push_back({t.shard, t.begin, elements});
             }
             b.total += elements;
             b.byCategory[ci] += elements;
@@ -1049,19 +1057,12 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                 a.diskIndexHeadDim = static_cast<std::int64_t>(t.shape[0]);
         }
     }
-    {
-        std::size_t length = 0;
-        for (const auto &[name, n] : packedList) length += name.size();
-        auto names = std::make_shared<std::string>();
-        names->reserve(length); // never grows past this: the views below stay valid
-        a.packedElements.reserve(packedList.size());
-        for (const auto &[name, n] : packedList) {
-            const std::size_t at = names->size();
-            names->append(name);
-            a.packedElements.emplace(std::string_view(*names).substr(at, name.size()), n);
-        }
-        a.packedNames = std::move(names);
-    }
+    // Met in shard order and, within a shard, in data order (as parsed); a checkpoint built by hand may not be.
+    const auto byPlace = [](const CheckpointAnalysis::PackedCount &x, const CheckpointAnalysis::PackedCount &y) {
+        return x.shard != y.shard ? x.shard < y.shard : x.begin < y.begin;
+    };
+    if (!std::is_sorted(a.packedElements.begin(), a.packedElements.end(), byPlace))
+        std::sort(a.packedElements.begin(), a.packedElements.end(), byPlace);
     std::sort(b.otherTensors.begin(), b.otherTensors.end());
     if (!b.otherTensors.empty())
         a.warnings.push_back(std::to_string(b.otherTensors.size()) + " tensor" +

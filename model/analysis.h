@@ -180,12 +180,18 @@ struct CheckpointAnalysis
     // layers): ..."); also in warnings.
     std::vector<std::string> scheduleMismatches;
 
-    // Logical elements of packed weights (MXFP4 blocks, NVFP4, compressed-tensors, AWQ / GPTQ), by name;
-    // every other tensor holds numel. parametersOf() is what a view shows.
-    // Keyed by views into packedNames, one block the copies of an analysis share (Kimi-K3: 247k packed
-    // expert weights, one allocation for their names instead of one each).
-    std::unordered_map<std::string_view, std::uint64_t> packedElements;
-    std::shared_ptr<const std::string> packedNames;
+    // Logical elements of packed weights (MXFP4 blocks, NVFP4, compressed-tensors, AWQ / GPTQ); every other
+    // tensor holds numel. parametersOf() is what a view shows. Keyed by where the tensor's bytes are (shard,
+    // first byte: unique among tensors that hold any) and in that order, which is the order they are met in:
+    // Kimi-K3's 247k packed expert weights cost no copy of their names and no hash of them.
+    struct PackedCount
+    {
+        std::uint32_t shard = 0;
+        std::uint64_t begin = 0;
+        std::uint64_t elements = 0;
+    };
+    std::vector<PackedCount> packedElements;
+    std::optional<std::uint64_t> packedElementsOf(const TensorInfo &t) const;
     // Stored tensors that are not parameters though not scales either (hash routing's tid2eid tables):
     // parametersOf() gives them 0, as the budget counts them.
     std::set<std::string, std::less<>> tableTensors; // a handful; looked up by view

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <locale.h>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,19 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
         buffer.clear();
         for (;;) {
             const char *run = p;
+            // Eight bytes at a time while none is a quote, a backslash, a control character or non-ASCII
+            // (each test is exact: it flags a word only when such a byte is in it); names are most of an
+            // index's and a header's bytes.
+            constexpr std::uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+            while (end - p >= 8) {
+                std::uint64_t w;
+                std::memcpy(&w, p, 8);
+                const std::uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
+                const std::uint64_t special = ((quote - ones) & ~quote) | ((slash - ones) & ~slash) |
+                                              ((w - ones * 0x20) & ~w) | w;
+                if (special & highs) break;
+                p += 8;
+            }
             bool ascii = true;
             while (p < end && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) {
                 ascii = ascii && static_cast<unsigned char>(*p) < 0x80;

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace atlas {
@@ -951,7 +952,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::uint64_t strayTensors = 0;
     std::string strayExample;
 
-    std::vector<std::set<int>> experts(static_cast<std::size_t>(layerCount));
+    // Expert numbers met per layer (a tensor's neighbours are mostly the same expert's), counted once at the end.
+    std::vector<std::vector<int>> experts(static_cast<std::size_t>(layerCount));
     std::vector<int> fused(static_cast<std::size_t>(layerCount), 0);
     Unpacker unpacker(ckpt);
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount>
@@ -967,6 +969,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         linearLayer[i] = isRecurrentWord(cfg.layerTypes[i]);
     // What the tensors of each layer show, to hold the schedule against (scheduleAgainstTensors).
     std::vector<unsigned> seenOnDisk(static_cast<std::size_t>(layerCount), 0);
+    std::unordered_map<std::string_view, std::pair<LayerRole, unsigned>> roleOfRest; // views into the names
     std::size_t seen = 0;
     for (const auto &s : ckpt.shards) {
         for (const auto &t : s.tensors) {
@@ -989,8 +992,18 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             const bool mtp = layer && layer->kind == LayerKind::Mtp;
             const std::string_view rest = place.rest;
             // The role is read once: it gives the category (as categorize() would) and the layer's facts.
-            LayerRole role = layer ? layerRole(rest) : LayerRole{};
-            if (layer) seenOnDisk[static_cast<std::size_t>(place.layer)] |= diskMarks(rest, role.category);
+            // Asked once per distinct rest ("mlp.experts.17.w1.weight" recurs in every layer): Kimi-K3's 497k
+            // names hold a few thousand rests, each otherwise held against every row of the role table.
+            LayerRole role;
+            if (layer) {
+                auto [known, fresh] = roleOfRest.try_emplace(rest);
+                if (fresh) {
+                    const LayerRole r = layerRole(rest);
+                    known->second = {r, diskMarks(rest, r.category)};
+                }
+                role = known->second.first;
+                seenOnDisk[static_cast<std::size_t>(place.layer)] |= known->second.second;
+            }
             // A layer the schedule declares linear (KDA in GLM-5.3-Flash and Kimi-Linear keeps its
             // projections under self_attn.*): its attention tensors are linear attention.
             if (role.category == Category::Attention && place.layer < static_cast<int>(linearLayer.size()) &&
@@ -1009,7 +1022,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                     layer->attention = "attention";
                 if (!mtp && (role.category == Category::RoutedExperts || role.category == Category::Router))
                     layer->kind = LayerKind::Moe;
-                if (role.expert >= 0) experts[static_cast<std::size_t>(place.layer)].insert(role.expert);
+                if (auto &met = experts[static_cast<std::size_t>(place.layer)];
+                    role.expert >= 0 && (met.empty() || met.back() != role.expert))
+                    met.push_back(role.expert);
                 if (role.fusedExperts && t.shape.size() >= 2 &&
                     t.shape[0] <= std::uint64_t(kMaxConfigExperts))
                     fused[static_cast<std::size_t>(place.layer)] =
@@ -1080,7 +1095,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                              unpacker.unknownExample() +
                              ") match no quantization_config group with num_bits; counted as stored");
     for (std::size_t i = 0; i < a.layers.size(); ++i) {
-        a.layers[i].routedExperts = std::max(static_cast<int>(experts[i].size()), fused[i]);
+        auto &met = experts[i];
+        std::sort(met.begin(), met.end());
+        const auto distinct = std::unique(met.begin(), met.end()) - met.begin();
+        a.layers[i].routedExperts = std::max(static_cast<int>(distinct), fused[i]);
         if (a.layers[i].kind == LayerKind::Moe && !a.diskRoutedExperts && a.layers[i].routedExperts > 0)
             a.diskRoutedExperts = a.layers[i].routedExperts;
     }

@@ -209,6 +209,10 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": " + what, p);
     };
     IndexHandler handler(file, cancel);
+    // The names are fewer bytes than the text: reserved once, the arena never grows by copying itself (a
+    // 57 MB index would otherwise hold its text, the arena and the arena's previous copy at once). Pages
+    // never written are never resident.
+    handler.names.reserve(text.size());
     if (!parseJson(text, handler)) fail(HeaderProblem::BadIndex, "not valid JSON");
     if (!handler.sawWeightMap) fail(HeaderProblem::BadIndex, "no weight_map object");
     if (handler.entries.empty()) fail(HeaderProblem::BadIndex, "weight_map is empty");

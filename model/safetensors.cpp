@@ -495,6 +495,7 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     out.file = std::string(file);
     out.headerLength = json.size();
     out.fileSize = fileSize;
+    if (listed) out.tensors.reserve(listed->sorted->size()); // usually exactly what the header holds
     HeaderHandler handler(file, out, listed);
     if (!parseJson(json, handler)) fail(HeaderProblem::NotJson, file, "header is not valid JSON");
     if (listed && handler.usedListed()) out.nameStores.push_back(listed->owner);

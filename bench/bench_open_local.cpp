@@ -5,6 +5,9 @@
 //                               then time `ckpt-atlas inspect DIR --json` against the same header walk
 //                               done by python3 (json.loads of every shard header), interleaved
 //   bench_open_local DIR        measure one run on DIR (what the driver runs in a fresh process)
+//   bench_open_local --two-million
+//                               write a GLM-5-shaped layout with 4,352 experts a layer (2.0 M tensors,
+//                               400 shards) under the build tree if needed, then measure one run of it
 #include "checkpoint_reader.h"
 #include "load_pipeline.h"
 #include "report.h"
@@ -19,6 +22,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <string>
+#include <string_view>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -163,6 +167,21 @@ int compareWithPython(const std::string &dir)
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && std::string_view(argv[1]) == "--two-million") {
+        const std::filesystem::path dir = std::filesystem::path(ATLAS_BENCH_DIR) / "two-million";
+        if (!std::filesystem::exists(dir / "config.json")) {
+            atlas::synth::LayoutSpec spec = atlas::synth::glm5Fp8();
+            spec.name = "two-million";
+            spec.experts = 4352;
+            spec.shards = 400;
+            std::printf("writing the 2-million-tensor layout to %s ...\n", dir.c_str());
+            std::fflush(stdout);
+            atlas::synth::writeCheckpoint(spec, dir);
+        }
+        std::printf("seconds peak_kb tensors parameters bytes_per_token\n");
+        std::fflush(stdout);
+        return measureOnce(dir.string());
+    }
     if (argc == 2) return measureOnce(argv[1]);
 
     const std::filesystem::path dir = std::filesystem::path(ATLAS_BENCH_DIR) / "glm5-fp8";

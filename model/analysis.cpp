@@ -3,6 +3,7 @@
 
 #include "errors.h"
 #include "module_pattern.h"
+#include "name_map.h"
 #include "untrusted_text.h"
 
 #include <algorithm>
@@ -514,11 +515,11 @@ public:
         for (const auto &s : ckpt.shards)
             for (const auto &t : s.tensors)
                 if (t.dtype == Dtype::F8_E4M3 && endsWith(t.name, ".weight_scale"))
-                    m_fp4Modules.insert(std::string_view(t.name).substr(0, t.name.size() - 13));
+                    m_fp4Modules.insert(std::string_view(t.name).substr(0, t.name.size() - 13), 1);
                 else if (endsWith(t.name, ".weight_scale_inv"))
-                    m_blockScales.emplace(std::string_view(t.name).substr(0, t.name.size() - 17), &t);
+                    m_blockScales.insert(std::string_view(t.name).substr(0, t.name.size() - 17), &t);
                 else if (t.dtype == Dtype::F8_E8M0 && endsWith(t.name, ".scale")) // DeepSeek-V4: w1.scale
-                    m_blockScales.emplace(std::string_view(t.name).substr(0, t.name.size() - 6), &t);
+                    m_blockScales.insert(std::string_view(t.name).substr(0, t.name.size() - 6), &t);
         compileTargets();
     }
 
@@ -526,7 +527,7 @@ public:
     {
         if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return t.numel * 2; // MXFP4: two per byte
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
-            m_fp4Modules.count(std::string_view(t.name).substr(0, t.name.size() - 7)))
+            m_fp4Modules.contains(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return t.numel * 2;                                    // NVFP4
         if (fp4Pairs(t)) return t.numel * 2;                       // DeepSeek-V4 experts
         if (const int bits = mlxBits(t); bits > 0 && (t.numel * 32) % static_cast<std::uint64_t>(bits) == 0)
@@ -551,7 +552,7 @@ public:
     {
         if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return "MXFP4";
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
-            m_fp4Modules.count(std::string_view(t.name).substr(0, t.name.size() - 7)))
+            m_fp4Modules.contains(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return "NVFP4 g16";
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight"))
             return "INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
@@ -568,9 +569,10 @@ public:
             return f + (g->symmetric ? " symmetric" : " asymmetric");
         }
         if (t.dtype == Dtype::F8_E4M3 && t.shape.size() == 2) {
-            auto it = m_blockScales.find(
+            const TensorInfo *const *found = m_blockScales.find(
                 std::string_view(t.name).substr(0, t.name.size() - (endsWith(t.name, ".weight") ? 7 : 0)));
-            const std::vector<std::uint64_t> *scaleShape = it != m_blockScales.end() ? &it->second->shape : nullptr;
+            const TensorInfo *scale = found ? *found : nullptr;
+            const std::vector<std::uint64_t> *scaleShape = scale ? &scale->shape : nullptr;
             if (scaleShape && scaleShape->size() == 2 && (*scaleShape)[0] && (*scaleShape)[1]) {
                 // The block edge b with ceil(n / b) scales along a dimension: the power of two that
                 // fits (576 rows in 5 blocks are blocks of 128, the last one partial).
@@ -585,7 +587,7 @@ public:
                                     cols = block(t.shape[1], (*scaleShape)[1]);
                 // Power-of-two scales (E8M0, or its bytes in U8): MXFP8 when one scale covers 32 values
                 // of a row (MiniMax-M3), else block FP8 with UE8M0 scales (DeepSeek-V4).
-                const bool e8m0 = it->second->dtype == Dtype::F8_E8M0 || it->second->dtype == Dtype::U8;
+                const bool e8m0 = scale->dtype == Dtype::F8_E8M0 || scale->dtype == Dtype::U8;
                 if (e8m0 && rows == 1 && cols == 32) return "MXFP8 (FP8 e4m3, E8M0 per 32)";
                 return "FP8 e4m3 " + std::to_string(rows) + "x" + std::to_string(cols) + (e8m0 ? " ue8m0" : "");
             }
@@ -597,10 +599,9 @@ public:
     bool fp4Pairs(const TensorInfo &t) const
     {
         if (t.dtype != Dtype::I8 || !endsWith(t.name, ".weight") || t.shape.empty()) return false;
-        auto it = m_blockScales.find(std::string_view(t.name).substr(0, t.name.size() - 7));
-        if (it == m_blockScales.end() || it->second->dtype != Dtype::F8_E8M0 || it->second->shape.empty())
-            return false;
-        return it->second->shape.back() * 32 == t.shape.back() * 2;
+        const TensorInfo *const *found = m_blockScales.find(std::string_view(t.name).substr(0, t.name.size() - 7));
+        if (!found || (*found)->dtype != Dtype::F8_E8M0 || (*found)->shape.empty()) return false;
+        return (*found)->shape.back() * 32 == t.shape.back() * 2;
     }
     // MLX: a U32 weight holds 32 / bits values per word, the bits its module's override or the config's
     // (mlx_lm utils quantize: "quantization": {"group_size", "bits", per-module entries}); 0 otherwise.
@@ -668,8 +669,8 @@ private:
 
     const QuantizationConfig &m_cfg;
     // Views into the checkpoint's own names (it outlives this Unpacker): no copies of 118k names.
-    std::unordered_set<std::string_view> m_fp4Modules;
-    std::unordered_map<std::string_view, const TensorInfo *> m_blockScales; // module -> its block scales
+    NameMap<char> m_fp4Modules;                      // modules with an NVFP4 weight_scale
+    NameMap<const TensorInfo *> m_blockScales;       // module -> its block scales
     std::map<std::string, std::optional<ModulePattern>> m_patterns; // "re:" target -> pattern (none: refused)
     std::vector<std::string> m_refusals;
     std::uint64_t m_unknown = 0;
@@ -969,7 +970,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         linearLayer[i] = isRecurrentWord(cfg.layerTypes[i]);
     // What the tensors of each layer show, to hold the schedule against (scheduleAgainstTensors).
     std::vector<unsigned> seenOnDisk(static_cast<std::size_t>(layerCount), 0);
-    std::unordered_map<std::string_view, std::pair<LayerRole, unsigned>> roleOfRest; // views into the names
+    NameMap<std::pair<LayerRole, unsigned>> roleOfRest; // views into the names
     std::size_t seen = 0;
     for (const auto &s : ckpt.shards) {
         for (const auto &t : s.tensors) {
@@ -996,13 +997,14 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             // names hold a few thousand rests, each otherwise held against every row of the role table.
             LayerRole role;
             if (layer) {
-                auto [known, fresh] = roleOfRest.try_emplace(rest);
+                bool fresh = false;
+                auto &known = roleOfRest.tryEmplace(rest, fresh);
                 if (fresh) {
                     const LayerRole r = layerRole(rest);
-                    known->second = {r, diskMarks(rest, r.category)};
+                    known = {r, diskMarks(rest, r.category)};
                 }
-                role = known->second.first;
-                seenOnDisk[static_cast<std::size_t>(place.layer)] |= known->second.second;
+                role = known.first;
+                seenOnDisk[static_cast<std::size_t>(place.layer)] |= known.second;
             }
             // A layer the schedule declares linear (KDA in GLM-5.3-Flash and Kimi-Linear keeps its
             // projections under self_attn.*): its attention tensors are linear attention.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -331,22 +332,39 @@ std::vector<std::optional<Category>> outsideRolesOf(const Checkpoint &ckpt)
     std::vector<std::optional<Category>> out;
     out.reserve(ckpt.tensorCount());
     std::unordered_map<std::string_view, std::optional<Category>> byPrefix;
+    // The previous name's prefix first: consecutive names nearly always share it ("model.layers."). A name
+    // that starts with it followed by "layers." has its first ".layers." where that one had (an earlier one
+    // would lie in the shared characters, and so would have been the previous name's first).
+    std::string_view lastPrefix;
+    std::optional<Category> lastRole;
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors) {
             const std::string_view name = t.name;
-            const std::size_t at = startsWith(name, "layers.") ? 0 : name.find(".layers.");
-            if (at == std::string_view::npos || byPrefix.size() > 4096) {
-                out.push_back(outsideLayersRole(name));
-                continue;
+            std::size_t at;
+            std::optional<Category> role;
+            if (!lastPrefix.empty() && name.starts_with(lastPrefix) &&
+                name.substr(lastPrefix.size()).starts_with("layers.")) {
+                at = lastPrefix.size() - 1;
+                role = lastRole;
+            } else {
+                at = startsWith(name, "layers.") ? 0 : name.find(".layers.");
+                if (at == std::string_view::npos || byPrefix.size() > 4096) {
+                    out.push_back(outsideLayersRole(name));
+                    continue;
+                }
+                const std::string_view prefix = name.substr(0, at + 1);
+                auto it = byPrefix.find(prefix);
+                if (it == byPrefix.end()) it = byPrefix.emplace(prefix, outsideLayersRole(prefix)).first;
+                role = it->second;
+                if (at > 0) lastPrefix = prefix, lastRole = role;
             }
             // The prefix decides unless the name is an MTP block's further on (".mtp." past the prefix).
-            const std::string_view prefix = name.substr(0, at + 1);
-            auto it = byPrefix.find(prefix);
-            if (it == byPrefix.end()) it = byPrefix.emplace(prefix, outsideLayersRole(prefix)).first;
-            out.push_back(it->second ? it->second
-                          : name.find(".mtp.", at) != std::string_view::npos || name.find(".mtp_layers.", at) != std::string_view::npos
-                              ? outsideLayersRole(name)
-                              : std::nullopt);
+            bool mtpFurther = false;
+            if (!role)
+                for (std::size_t m = name.find(".mtp", at); m != std::string_view::npos && !mtpFurther;
+                     m = name.find(".mtp", m + 1))
+                    mtpFurther = name.substr(m).starts_with(".mtp.") || name.substr(m).starts_with(".mtp_layers.");
+            out.push_back(role ? role : mtpFurther ? outsideLayersRole(name) : std::nullopt);
         }
     return out;
 }
@@ -367,11 +385,14 @@ std::vector<std::string> findTowerPrefixes(const Checkpoint &ckpt, const std::ve
     };
     std::map<std::string_view, Count> counts;
     std::size_t k = 0;
+    std::string_view lastPrefix;
+    Count *last = nullptr; // the previous name's prefix's count (map nodes do not move)
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors) {
             if (outside[k++]) continue;
             if (const auto b = blockPrefix(t.name)) {
-                auto &c = counts[b->prefix];
+                if (!last || b->prefix != lastPrefix) last = &counts[b->prefix], lastPrefix = b->prefix;
+                auto &c = *last;
                 c.elements += t.numel;
                 if (b->layers) {
                     c.layers = true;
@@ -548,25 +569,26 @@ public:
     }
     // What a parameter tensor is stored as, in the words the Overview shows: "MXFP4", "NVFP4 g16",
     // "INT4 g64 symmetric", "INT4 (awq)", "FP8 e4m3 128x128", or its dtype.
-    std::string formatOf(const TensorInfo &t)
+    // The words live in this unpacker until the next call (no string made per tensor in the common case).
+    const std::string &formatOf(const TensorInfo &t)
     {
-        if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return "MXFP4";
+        if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return keep("MXFP4");
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
             m_fp4Modules.contains(std::string_view(t.name).substr(0, t.name.size() - 7)))
-            return "NVFP4 g16";
+            return keep("NVFP4 g16");
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight"))
-            return "INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
-                   (m_cfg.method.empty() ? std::string("AWQ/GPTQ") : m_cfg.method) + ")";
-        if (fp4Pairs(t)) return "FP4 e2m1 g32 (I8 pairs, E8M0 scales)";
+            return keep("INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
+                        (m_cfg.method.empty() ? std::string("AWQ/GPTQ") : m_cfg.method) + ")");
+        if (fp4Pairs(t)) return keep("FP4 e2m1 g32 (I8 pairs, E8M0 scales)");
         if (const int bits = mlxBits(t); bits > 0)
-            return "MLX " + std::to_string(bits) + "-bit" +
-                   (m_cfg.mlxGroupSize ? " g" + std::to_string(m_cfg.mlxGroupSize) : std::string());
+            return keep("MLX " + std::to_string(bits) + "-bit" +
+                        (m_cfg.mlxGroupSize ? " g" + std::to_string(m_cfg.mlxGroupSize) : std::string()));
         if ((t.dtype == Dtype::I32 || t.dtype == Dtype::U8) && endsWith(t.name, ".weight_packed")) {
             const QuantGroup *g = groupFor(std::string_view(t.name).substr(0, t.name.size() - 14));
-            if (!g || !g->numBits) return "packed I32 (bits unknown)";
+            if (!g || !g->numBits) return keep("packed I32 (bits unknown)");
             std::string f = (g->type == "float" ? "FP" : "INT") + std::to_string(g->numBits);
             if (g->groupSize > 0) f += " g" + std::to_string(g->groupSize);
-            return f + (g->symmetric ? " symmetric" : " asymmetric");
+            return keep(f + (g->symmetric ? " symmetric" : " asymmetric"));
         }
         if (t.dtype == Dtype::F8_E4M3 && t.shape.size() == 2) {
             const TensorInfo *const *found = m_blockScales.find(
@@ -588,12 +610,18 @@ public:
                 // Power-of-two scales (E8M0, or its bytes in U8): MXFP8 when one scale covers 32 values
                 // of a row (MiniMax-M3), else block FP8 with UE8M0 scales (DeepSeek-V4).
                 const bool e8m0 = scale->dtype == Dtype::F8_E8M0 || scale->dtype == Dtype::U8;
-                if (e8m0 && rows == 1 && cols == 32) return "MXFP8 (FP8 e4m3, E8M0 per 32)";
-                return "FP8 e4m3 " + std::to_string(rows) + "x" + std::to_string(cols) + (e8m0 ? " ue8m0" : "");
+                if (e8m0 && rows == 1 && cols == 32) return keep("MXFP8 (FP8 e4m3, E8M0 per 32)");
+                // Nearly every FP8 weight of a checkpoint has the same blocks: the words are made once.
+                if (rows != m_lastBlock[0] || cols != m_lastBlock[1] || e8m0 != (m_lastBlock[2] != 0)) {
+                    m_lastBlock = {rows, cols, e8m0 ? 1u : 0u};
+                    m_lastBlockFormat = "FP8 e4m3 " + std::to_string(rows) + "x" + std::to_string(cols) +
+                                        (e8m0 ? " ue8m0" : "");
+                }
+                return m_lastBlockFormat;
             }
-            return "FP8 e4m3";
+            return keep("FP8 e4m3");
         }
-        return std::string(dtypeName(t.dtype));
+        return keep(dtypeName(t.dtype));
     }
     // DeepSeek-V4's FP4 experts: two e2m1 values per I8 byte, an F8_E8M0 ".scale" per 32 logical values.
     bool fp4Pairs(const TensorInfo &t) const
@@ -669,6 +697,14 @@ private:
 
     const QuantizationConfig &m_cfg;
     // Views into the checkpoint's own names (it outlives this Unpacker): no copies of 118k names.
+    std::array<std::uint64_t, 3> m_lastBlock{0, 0, 0}; // rows, columns, E8M0 of the last FP8 block format
+    std::string m_lastBlockFormat;
+    std::string m_format; // what formatOf() said last
+    const std::string &keep(std::string_view words)
+    {
+        m_format.assign(words.data(), words.size());
+        return m_format;
+    }
     NameMap<char> m_fp4Modules;                      // modules with an NVFP4 weight_scale
     NameMap<const TensorInfo *> m_blockScales;       // module -> its block scales
     std::map<std::string, std::optional<ModulePattern>> m_patterns; // "re:" target -> pattern (none: refused)
@@ -927,6 +963,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     CheckpointAnalysis a;
     const ModelConfig &cfg = ckpt.config;
 
+    // The packed formats' tables (every block scale by module) are built on another core while this one
+    // finds the towers and the layers: neither reads what the other makes.
+    auto unpacking = std::async(std::launch::async, [&ckpt] { return Unpacker(ckpt); });
     const std::vector<std::optional<Category>> outsideRoles = outsideRolesOf(ckpt);
     a.towerPrefixes = findTowerPrefixes(ckpt, outsideRoles);
     // Every name is held against every tower: a header naming thousands of them is not a model's (a few
@@ -956,11 +995,22 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     // Expert numbers met per layer (a tensor's neighbours are mostly the same expert's), counted once at the end.
     std::vector<std::vector<int>> experts(static_cast<std::size_t>(layerCount));
     std::vector<int> fused(static_cast<std::size_t>(layerCount), 0);
-    Unpacker unpacker(ckpt);
+    Unpacker unpacker = unpacking.get();
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount>
         formats; // category -> format -> elements
     std::array<std::map<std::string, Tally>, kCategoryCount> quant;
     std::array<Tally, kCategoryCount> quantScales;
+    // Per category and dtype in arrays while the tensors are walked (no string key per tensor).
+    constexpr std::size_t kDtypes = static_cast<std::size_t>(Dtype::F6_E3M2) + 1;
+    struct DtypeTallies
+    {
+        std::array<Tally, kDtypes> quant{};
+        std::array<std::uint64_t, kDtypes> scale{};
+        std::array<char, kDtypes> quantSeen{}, scaleSeen{};
+    };
+    std::array<DtypeTallies, kCategoryCount> tallies{};
+    std::array<std::uint64_t, kDtypes> byDtype{};
+    std::array<char, kDtypes> byDtypeSeen{};
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
     ParameterBudget &b = a.budget;
 
@@ -1016,6 +1066,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                                  : mtp    ? Category::Mtp
                                           : role.category;
             const auto ci = static_cast<std::size_t>(cat);
+            const auto di = static_cast<std::size_t>(t.dtype);
 
             if (layer) {
                 if (role.category == Category::Indexer) layer->indexerWeights = true;
@@ -1042,7 +1093,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             if (isQuantScale(t.name, t.dtype)) {
                 b.quantScales.add(t);
                 quantScales[ci].add(t);
-                scaleDtypes[ci][std::string(dtypeName(t.dtype))] += t.numel;
+                tallies[ci].scale[di] += t.numel;
+                tallies[ci].scaleSeen[di] = 1;
                 if (layer) layer->scales.add(t);
                 continue;
             }
@@ -1053,8 +1105,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             }
             b.total += elements;
             b.byCategory[ci] += elements;
-            b.byDtype[std::string(dtypeName(t.dtype))] += elements;
-            quant[ci][std::string(dtypeName(t.dtype))].add(t, elements);
+            byDtype[di] += elements;
+            byDtypeSeen[di] = 1;
+            tallies[ci].quant[di].add(t, elements);
+            tallies[ci].quantSeen[di] = 1;
             formats[ci][unpacker.formatOf(t)] += elements;
             if (layer) layer->params.add(t, elements);
             if (cat == Category::Other) b.otherTensors.push_back(std::string(t.name));
@@ -1105,6 +1159,15 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             a.diskRoutedExperts = a.layers[i].routedExperts;
     }
 
+    // The tallies by dtype, named (the maps hold only the dtypes met).
+    for (std::size_t d = 0; d < kDtypes; ++d) {
+        const std::string name(dtypeName(static_cast<Dtype>(d)));
+        if (byDtypeSeen[d]) b.byDtype[name] += byDtype[d];
+        for (std::size_t c = 0; c < kCategoryCount; ++c) {
+            if (tallies[c].quantSeen[d]) quant[c][name] = tallies[c].quant[d];
+            if (tallies[c].scaleSeen[d]) scaleDtypes[c][name] = tallies[c].scale[d];
+        }
+    }
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
         if (quant[c].empty() && quantScales[c].tensors == 0) continue;
         // The formats by the elements they hold, largest first: "FP8 e4m3 128x128 + BF16".

@@ -29,7 +29,7 @@ enum class Dtype : std::uint8_t {
     F8_E5M2FNUZ,
     F4,
     F6_E2M3,
-    F6_E3M2,
+    F6_E3M2, // the last: tables by dtype are sized by it
 };
 
 std::optional<Dtype> dtypeFromName(std::string_view name);

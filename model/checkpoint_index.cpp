@@ -147,7 +147,7 @@ public:
     }
     bool key(std::string &k)
     {
-        m_key = std::move(k);
+        m_key.assign(k); // a copy: the parser's buffer keeps its capacity (no allocation per name)
         return true;
     }
     bool end_object()

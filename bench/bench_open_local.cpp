@@ -5,9 +5,11 @@
 //                               then time `ckpt-atlas inspect DIR --json` against the same header walk
 //                               done by python3 (json.loads of every shard header), interleaved
 //   bench_open_local DIR        measure one run on DIR (what the driver runs in a fresh process)
+//   bench_open_local --kimi-k3  the Kimi-K3 layout (497,220 tensors, a 57 MB index), written under the build
+//                               tree if needed: median of 5 fresh processes, one "figure" line
 //   bench_open_local --two-million
-//                               write a GLM-5-shaped layout with 4,352 experts a layer (2.0 M tensors,
-//                               400 shards) under the build tree if needed, then measure one run of it
+//                               a GLM-5-shaped layout with 4,352 experts a layer (2.0 M tensors, 400
+//                               shards), the same way (3 runs)
 #include "checkpoint_reader.h"
 #include "load_pipeline.h"
 #include "report.h"
@@ -19,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fcntl.h>
 #include <spawn.h>
 #include <string>
@@ -163,28 +166,83 @@ int compareWithPython(const std::string &dir)
     return 0;
 }
 
+// One run of measureOnce(dir) in a fresh process: wall seconds, peak RSS (KB), tensors.
+bool spawnMeasure(const char *self, const std::string &dir, double &t, long &kb, unsigned long &tensors)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    std::string arg = dir;
+    char *args[] = {const_cast<char *>(self), arg.data(), nullptr};
+    pid_t pid;
+    if (posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, args, environ) != 0) return false;
+    close(fds[1]);
+    char buf[256] = {};
+    const ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return n > 0 && std::sscanf(buf, "%lf %ld %lu", &t, &kb, &tensors) == 3 && WIFEXITED(status) &&
+           WEXITSTATUS(status) == 0;
+}
+
+// A large layout written once under the build tree, then opened in `runs` fresh processes: the median.
+int measureLarge(const char *self, const std::string &name, const std::filesystem::path &dir, int runs,
+                 const std::function<void()> &write)
+{
+    if (!std::filesystem::exists(dir / "config.json")) {
+        std::printf("writing the %s layout to %s ...\n", name.c_str(), dir.c_str());
+        std::fflush(stdout);
+        write();
+        // Start again in a fresh process: a child's peak RSS would otherwise start from the writer's (it is
+        // kept across exec).
+        std::fflush(stdout);
+        std::string flag = "--" + name;
+        char *args[] = {const_cast<char *>(self), flag.data(), nullptr};
+        execv("/proc/self/exe", args);
+        return 1;
+    }
+    std::vector<double> times;
+    long peakKb = 0;
+    unsigned long tensors = 0;
+    for (int run = 0; run < runs; ++run) {
+        double t = 0;
+        long kb = 0;
+        if (!spawnMeasure(self, dir.string(), t, kb, tensors)) {
+            std::fprintf(stderr, "%s: run %d failed\n", name.c_str(), run + 1);
+            return 1;
+        }
+        times.push_back(t);
+        peakKb = std::max(peakKb, kb);
+    }
+    std::printf("figure layout=%s open_ms=%.0f peak_mib=%.0f tensors=%lu runs=%d\n", name.c_str(),
+                median(times) * 1000, peakKb / 1024.0, tensors, runs);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && std::string_view(argv[1]) == "--two-million") {
-        const std::filesystem::path dir = std::filesystem::path(ATLAS_BENCH_DIR) / "two-million";
-        if (!std::filesystem::exists(dir / "config.json")) {
+    const std::filesystem::path benchDir(ATLAS_BENCH_DIR);
+    if (argc == 2 && std::string_view(argv[1]) == "--kimi-k3")
+        return measureLarge(argv[0], "kimi-k3", benchDir / "kimi-k3", 5, [&] {
+            atlas::synth::writeLayout(atlas::synth::kimiK3(), benchDir / "kimi-k3");
+        });
+    if (argc == 2 && std::string_view(argv[1]) == "--two-million")
+        return measureLarge(argv[0], "two-million", benchDir / "two-million", 3, [&] {
             atlas::synth::LayoutSpec spec = atlas::synth::glm5Fp8();
             spec.name = "two-million";
             spec.experts = 4352;
             spec.shards = 400;
-            std::printf("writing the 2-million-tensor layout to %s ...\n", dir.c_str());
-            std::fflush(stdout);
-            atlas::synth::writeCheckpoint(spec, dir);
-        }
-        std::printf("seconds peak_kb tensors parameters bytes_per_token\n");
-        std::fflush(stdout);
-        return measureOnce(dir.string());
-    }
+            atlas::synth::writeCheckpoint(spec, benchDir / "two-million");
+        });
     if (argc == 2) return measureOnce(argv[1]);
 
-    const std::filesystem::path dir = std::filesystem::path(ATLAS_BENCH_DIR) / "glm5-fp8";
+    const std::filesystem::path dir = benchDir / "glm5-fp8";
     if (!std::filesystem::exists(dir / "config.json")) {
         std::printf("writing the 141-shard layout to %s ...\n", dir.c_str());
         atlas::synth::writeCheckpoint(atlas::synth::glm5Fp8(), dir);
@@ -192,27 +250,10 @@ int main(int argc, char **argv)
     std::vector<double> times;
     long peakKb = 0;
     for (int run = 0; run < 5; ++run) {
-        int fds[2];
-        if (pipe(fds) != 0) return 1;
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-        posix_spawn_file_actions_addclose(&actions, fds[0]);
-        std::string self = "/proc/self/exe", arg = dir.string();
-        char *args[] = {argv[0], arg.data(), nullptr};
-        pid_t pid;
-        if (posix_spawn(&pid, self.c_str(), &actions, nullptr, args, environ) != 0) return 1;
-        close(fds[1]);
-        char buf[256] = {};
-        const ssize_t n = read(fds[0], buf, sizeof buf - 1);
-        close(fds[0]);
-        int status = 0;
-        waitpid(pid, &status, 0);
         double t = 0;
         long kb = 0;
         unsigned long tensors = 0;
-        if (n <= 0 || std::sscanf(buf, "%lf %ld %lu", &t, &kb, &tensors) != 3 || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0) {
+        if (!spawnMeasure(argv[0], dir.string(), t, kb, tensors)) {
             std::fprintf(stderr, "run %d failed\n", run);
             return 1;
         }

@@ -18,9 +18,11 @@ done
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 if grep -qm1 avx512f /proc/cpuinfo; then avx512=yes; else avx512=no; fi
 echo "machine: $cpu, $(nproc) cores, AVX-512 $avx512, $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "running: open_local, routing, gui, remote, cancel (raw output in $logs/) ..."
+echo "running: open_local (141 shards, Kimi-K3, 2 M tensors), routing, gui, remote, cancel (raw output in $logs/) ..."
 
 "$bin/bench_open_local" > "$logs/open_local.txt" 2>&1
+"$bin/bench_open_local" --kimi-k3 > "$logs/open_kimi_k3.txt" 2>&1
+"$bin/bench_open_local" --two-million > "$logs/open_two_million.txt" 2>&1
 "$bin/bench_routing" > "$logs/routing.txt" 2>&1
 QT_QPA_PLATFORM=offscreen "$bin/bench_gui" > "$logs/gui.txt" 2>&1
 "$bin/bench_remote" > "$logs/remote.txt" 2>&1
@@ -43,6 +45,18 @@ py=$(echo "$line" | sed -n 's/.*python3 header walk: median \([0-9.]*\) ms.*/\1/
 ratio=$(echo "$line" | sed -n 's/.*python \/ atlas = \([0-9.]*\).*/\1/p')
 row "local open, inspect --json (141 shards)" "${atlas:-?} ms" ">= 3x python" "python ${py:-?} ms" "${ratio:-?}x" "$(verdict "$ratio" '>=' 3)"
 row "local open, peak RSS" "${rss:-?} MB" "<= 100 MB" "" "" "$(verdict "$rss" '<=' 100)"
+
+# Kimi-K3 at full scale (497,220 tensors) and a 2-million-tensor layout, each in fresh processes.
+line=$(grep -m1 '^figure layout=kimi-k3' "$logs/open_kimi_k3.txt")
+ms=$(echo "$line" | sed -n 's/.*open_ms=\([0-9.]*\).*/\1/p')
+mib=$(echo "$line" | sed -n 's/.*peak_mib=\([0-9.]*\).*/\1/p')
+row "Kimi-K3 local open (497k tensors)" "${ms:-?} ms" "<= 400 ms" "" "" "$(verdict "$ms" '<=' 400)"
+row "Kimi-K3 local open, peak RSS" "${mib:-?} MiB" "<= 150 MiB" "" "" "$(verdict "$mib" '<=' 150)"
+line=$(grep -m1 '^figure layout=two-million' "$logs/open_two_million.txt")
+ms=$(echo "$line" | sed -n 's/.*open_ms=\([0-9.]*\).*/\1/p')
+mib=$(echo "$line" | sed -n 's/.*peak_mib=\([0-9.]*\).*/\1/p')
+row "2 M tensors local open" "${ms:-?} ms" "opens" "" "" "$([ -n "$ms" ] && echo ok || echo short)"
+row "2 M tensors local open, peak RSS" "${mib:-?} MiB" "" "" "" ""
 
 # Routing: the simulation against the lean torch version.
 line=$(grep -m1 '^figure routing_ms=' "$logs/routing.txt")

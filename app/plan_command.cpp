@@ -37,8 +37,13 @@ const char *kUsage =
     "  --engine vllm|sglang      whose placement, pipeline split and memory fraction (default vllm)\n"
     "  --json                    print the ckpt-atlas.plan/1 JSON (with its explain object)\n"
     "  --explain                 print the working behind weight_bytes, max_cached_tokens and sequences\n"
-    "  --context N, --kv-dtype ..., --cache-preset ..., --state-dtype ..., --index-entry-bytes N,\n"
-    "  --revision REV, --ca-bundle FILE, --connections N, --timeout SECONDS, --no-cache   as for inspect\n"
+    "  --context N               tokens per sequence (default: max_position_embeddings)\n"
+    "  --kv-dtype ..., --cache-preset ..., --state-dtype ..., --index-entry-bytes N\n"
+    "                            the cache as for inspect; without any of them the engine's own (vLLM's or\n"
+    "                            SGLang's rows and index entries, BF16 at kv_cache_dtype auto, the MTP layer's\n"
+    "                            with --mtp), named in the verdict\n"
+    "  "
+    "--revision REV, --ca-bundle FILE, --connections N, --timeout SECONDS, --no-cache   as for inspect\n"
     "\n"
     "exit codes: 0 fits, 1 does not fit, 2 usage (or an impossible combination), 3 source or network,\n"
     "            4 invalid checkpoint, 130 interrupted (Ctrl-C)\n";
@@ -51,6 +56,7 @@ struct PlanArgs
     CacheOptions cache;
     PlanOptions plan;
     bool gpusGiven = false;
+    bool cacheGiven = false; // --kv-dtype, --cache-preset, --state-dtype or --index-entry-bytes: not the engine's
 };
 
 int intOption(const std::string &option, const std::string &v, int max)
@@ -64,6 +70,8 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
         const std::function<std::string()> value = [&] { return optionValue(args, i); };
+        if (a == "--kv-dtype" || a == "--cache-preset" || a == "--state-dtype" || a == "--index-entry-bytes")
+            o.cacheGiven = true;
         if (a == "-h" || a == "--help") {
             o.help = true;
         } else if (a == "--json") {
@@ -133,7 +141,8 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
     return o;
 }
 
-nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &data)
+nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &data, const CacheBudget &cache,
+                                const std::string &layout, bool byEngine)
 {
     using J = nlohmann::ordered_json;
     const PlanOptions &o = p.options;
@@ -155,9 +164,11 @@ nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &d
     out["mem_fraction"] = o.memFraction.value_or(0.9);
     out["reserve_bytes"] = o.reserve;
     out["context_tokens"] = o.context;
-    out["cache"] = {{"preset", cachePresetName(data.cache.preset)},
-                    {"kv_dtype", kvDtypeName(data.cache.kvDtype)},
-                    {"state_dtype", stateDtypeName(data.cache.stateDtype)}};
+    out["cache"] = {{"preset", cachePresetName(cache.preset)},
+                    {"kv_dtype", kvDtypeName(cache.kvDtype)},
+                    {"state_dtype", stateDtypeName(cache.stateDtype)},
+                    {"chosen_by", byEngine ? "engine" : "flags"},
+                    {"layout", layout}};
     const double perToken = g.cacheBytesPerToken;
     out["per_gpu"] = {{"weight_bytes", g.weightBytes},
                       {"replicated_bytes", g.replicatedBytes},
@@ -196,7 +207,7 @@ nlohmann::ordered_json planJson(const CapacityPlan &p, const LoadedCheckpoint &d
     return out;
 }
 
-std::string planText(const CapacityPlan &p)
+std::string planText(const CapacityPlan &p, const std::string &layout)
 {
     const CLocaleScope cLocale;
     const PlanPerGpu &g = p.perGpu;
@@ -234,6 +245,7 @@ std::string planText(const CapacityPlan &p)
          (g.stateBytesPerSequence ? ", " + groupDigits(g.stateBytesPerSequence) + " B per sequence on each GPU"
                                   : std::string()) +
          "; " + groupDigits(g.maxCachedTokens) + " tokens fit\n";
+    s += "            " + layout + "\n";
     s += "Sequences   " + groupDigits(p.sequencesAtContext) + " of " + groupDigits(o.context) + " tokens\n";
     for (const auto &n : p.notes)
         s += "Note        " + n + "\n";
@@ -253,17 +265,26 @@ int runPlan(const std::vector<std::string> &args)
         LoadRequest request = sourceRequest(o.source, o.revision, o.network, o.cache);
         request.biases = false;
         const LoadResult result = LoadPipeline(std::move(request)).run(interrupted);
-        if (result.layout->cache.kvDtypeMisfit)
-            throw AtlasError(ErrorKind::Usage, "--kv-dtype: " + result.layout->cache.reason);
+        // The engine decides the cache unless a cache flag says otherwise (the budget is arithmetic on what
+        // was read: made again with the engine's options).
+        const LoadedCheckpoint &data = *result.layout;
+        CacheBudget engines;
+        if (!o.cacheGiven)
+            engines = computeCacheBudget(
+                data.checkpoint, data.analysis,
+                engineCacheOptions(o.plan.engine, o.plan.mtp, gpuPresetNamed(o.plan.gpuName), data, o.cache));
+        const CacheBudget &cache = o.cacheGiven ? data.cache : engines;
+        if (cache.kvDtypeMisfit) throw AtlasError(ErrorKind::Usage, "--kv-dtype: " + cache.reason);
         PlanOptions options = o.plan;
-        options.context = o.cache.contextTokens.value_or(0);
-        const CapacityPlan plan = planCapacity(*result.layout, options);
+        options.context = cache.contextTokens; // --context, else max_position_embeddings (as everywhere)
+        CapacityPlan plan = planCapacity(data, options, nullptr, &cache);
+        const std::string layout = cacheLayoutWords(cache, o.cacheGiven ? std::nullopt : std::optional(o.plan.engine));
         if (o.json)
-            std::cout << jsonOutput(planJson(plan, *result.layout)) << "\n";
+            std::cout << jsonOutput(planJson(plan, data, cache, layout, !o.cacheGiven)) << "\n";
         else if (o.explain)
             printText(std::cout, formatExplanations(explainPlan(plan)));
         else
-            printText(std::cout, planText(plan));
+            printText(std::cout, planText(plan, layout));
         return plan.fits ? 0 : 1;
     });
 }

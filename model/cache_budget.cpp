@@ -107,6 +107,12 @@ std::string_view cachePresetDescription(CachePreset p, PresetContext context)
     return cachePresetDescription(p);
 }
 
+PresetContext presetContextOf(const CacheBudget &c)
+{
+    if (!c.layoutNote.empty()) return PresetContext::DeepSeekV4Rows;
+    return c.indexBytesPerTokenEveryLayer > 0 ? PresetContext::DsaIndexKeys : PresetContext::NoIndexKeys;
+}
+
 std::optional<KvDtype> kvDtypeFromName(std::string_view name)
 {
     for (KvDtype k : {KvDtype::BF16, KvDtype::FP8, KvDtype::FP8_DS_MLA})

@@ -32,6 +32,9 @@ std::string_view cachePresetDescription(CachePreset p);
 // layer, and DeepSeek-V4's rows are named instead of MLA index entries.
 enum class PresetContext { DsaIndexKeys, DeepSeekV4Rows, NoIndexKeys };
 std::string_view cachePresetDescription(CachePreset p, PresetContext context);
+struct CacheBudget;
+// Which of those a budget is about: DeepSeek-V4's rows, DSA index keys, or neither.
+PresetContext presetContextOf(const CacheBudget &c);
 
 // The dtype of per-sequence states (recurrent states of KDA / Gated DeltaNet / Mamba-2, DeepSeek-V4's
 // compressor states): FP32 by default, as vLLM keeps them; BF16 halves them. Convolution windows stay BF16.

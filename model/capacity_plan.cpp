@@ -25,17 +25,17 @@ const std::vector<GpuPreset> &gpuPresets()
     // that margin and say whose figure it is.
     constexpr std::uint64_t GiB = 1ull << 30;
     static const std::vector<GpuPreset> presets = {
-        {"H100", 81080ull << 20, true, "torch total memory, H100 80GB SXM"},
-        {"H200", 150109945856ull, true, "torch total memory, H200 141GB"},
-        {"B200", 182630ull << 20, true, "torch total memory, B200"},
-        {"MI300X", 205822885888ull, true, "the ROCm driver's total, MI300X"},
-        {"H20", 96 * GiB, false, "NVIDIA's figure: 96 GB HBM3"},
-        {"B300", 288 * GiB, false, "NVIDIA's figure: 288 GB HBM3e"},
-        {"GB200", 186 * GiB, false, "NVIDIA's figure: 186 GB HBM3e per Blackwell GPU"},
-        {"MI325X", 256 * GiB, false, "AMD's figure: 256 GB HBM3E"},
-        {"MI355X", 288 * GiB, false, "AMD's figure: 288 GB HBM3E"},
-        {"L40S", 48 * GiB, false, "NVIDIA's figure: 48 GB GDDR6"},
-        {"RTX PRO 6000", 96 * GiB, false, "NVIDIA's figure: 96 GB GDDR7 (RTX PRO 6000 Blackwell)"},
+        {"H100", 81080ull << 20, true, "torch total memory, H100 80GB SXM", 9},
+        {"H200", 150109945856ull, true, "torch total memory, H200 141GB", 9},
+        {"B200", 182630ull << 20, true, "torch total memory, B200", 10},
+        {"MI300X", 205822885888ull, true, "the ROCm driver's total, MI300X", 0},
+        {"H20", 96 * GiB, false, "NVIDIA's figure: 96 GB HBM3", 9},
+        {"B300", 288 * GiB, false, "NVIDIA's figure: 288 GB HBM3e", 10},
+        {"GB200", 186 * GiB, false, "NVIDIA's figure: 186 GB HBM3e per Blackwell GPU", 10},
+        {"MI325X", 256 * GiB, false, "AMD's figure: 256 GB HBM3E", 0},
+        {"MI355X", 288 * GiB, false, "AMD's figure: 288 GB HBM3E", 0},
+        {"L40S", 48 * GiB, false, "NVIDIA's figure: 48 GB GDDR6", 8},
+        {"RTX PRO 6000", 96 * GiB, false, "NVIDIA's figure: 96 GB GDDR7 (RTX PRO 6000 Blackwell)", 12},
     };
     return presets;
 }
@@ -285,6 +285,71 @@ PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
             }
         }
     return out;
+}
+
+CacheOptions engineCacheOptions(PlanEngine engine, bool mtp, const GpuPreset *gpu, const LoadedCheckpoint &data,
+                                const CacheOptions &given)
+{
+    CacheOptions o;
+    o.contextTokens = given.contextTokens;
+    // Both engines keep 132-byte index entries (128 FP8 + an FP32 scale) on the layers that own an indexer:
+    // vLLM deepseek_v2.py Indexer (DeepseekV32IndexerCache, built unless index_topk_freq skips the layer),
+    // SGLang mem_cache/memory_pool.py NSATokenToKVPool with pool_configurator.py _compute_dsa_indexer_cell_size
+    // (shared IndexShare layers elided). The MTP layer's cache only when speculative decoding loads it (both
+    // add the draft layer to the pool then). On DeepSeek-V4 this preset is the FP8 rows both keep: 584 B a
+    // compressed or window row, 132 B an index row (vLLM deepseek_v4/attention.py get_kv_cache_spec,
+    // SGLang deepseek_v4_memory_pool.py DeepSeekV4SingleKVPool).
+    o.preset = mtp ? CachePreset::VllmMtp : CachePreset::Vllm;
+    // kv_cache_dtype "auto": the model's BF16 in vLLM (kv_cache_dtype_str_to_dtype). SGLang picks FP8 for DSA
+    // models on Blackwell (arg_groups/overrides.py _dsa_kv_cache_dtype_default: "fp8_e4m3" if major >= 10),
+    // a plain 576-byte row with its default trtllm backend there (kv_cache_configurator.py
+    // calculate_mla_kv_cache_dim), BF16 on Hopper and AMD.
+    const bool dsa = data.cache.indexBytesPerTokenEveryLayer > 0 && data.cache.mla();
+    o.kvDtype = engine == PlanEngine::Sglang && dsa && gpu && gpu->cudaMajor >= 10 ? KvDtype::FP8 : KvDtype::BF16;
+    // Recurrent state: SGLang FP32 for KDA, Gated DeltaNet and Mamba-2 (configs/mamba_utils.py
+    // mamba2_state_dtype: float32 unless the config's mamba_ssm_dtype says); vLLM FP32 for KDA
+    // (mamba_utils.py kda_state_dtype) but the model's BF16 for Gated DeltaNet and Mamba-2 when the config
+    // declares nothing (MambaStateDtypeCalculator: "auto" follows the conv state's dtype).
+    bool kda = false, bf16State = false;
+    for (const auto &g : data.cache.attention) {
+        kda = kda || g.kind == AttentionKind::Kda;
+        bf16State = bf16State || g.kind == AttentionKind::GatedDeltaNet || g.kind == AttentionKind::Mamba2;
+    }
+    if (engine == PlanEngine::Vllm && !kda && bf16State && data.checkpoint.config.mambaSsmCacheDtype.empty())
+        o.stateDtype = StateDtype::BF16;
+    else if (data.checkpoint.config.mambaSsmCacheDtype.empty())
+        o.stateDtype = StateDtype::FP32;
+    return o;
+}
+
+std::string cacheLayoutWords(const CacheBudget &c, std::optional<PlanEngine> engine)
+{
+    const std::string who = !engine                         ? std::string("as the cache flags set it: ")
+                            : *engine == PlanEngine::Sglang ? std::string("SGLang's ")
+                                                            : std::string("vLLM's ");
+    const bool withMtp = c.preset == CachePreset::VllmMtp || c.preset == CachePreset::Atom;
+    std::string s = who;
+    const auto kv = c.kvDtype == KvDtype::BF16 ? std::string("BF16")
+                    : c.kvDtype == KvDtype::FP8 ? std::string("FP8")
+                                                : std::string("FP8 (FlashMLA's fp8_ds_mla layout, 656 B)");
+    switch (presetContextOf(c)) {
+    case PresetContext::DeepSeekV4Rows:
+        s += c.preset == CachePreset::Vllm || c.preset == CachePreset::VllmMtp
+                 ? "FP8 rows (584 B a compressed or window row, 132 B an index row)"
+                 : "BF16 rows as DeepSeek's reference keeps them (1,024 B a compressed or window row, 256 B an index row)";
+        break;
+    case PresetContext::DsaIndexKeys:
+        s += kv + (c.mla() ? " latent" : " K and V") + " and " + std::to_string(c.indexEntryBytes) +
+             "-byte FP8 index keys on the " + std::to_string(c.indexLayers) + " layer" + (c.indexLayers == 1 ? "" : "s") +
+             (c.preset == CachePreset::Atom ? " (every layer)" : " that own an indexer");
+        break;
+    case PresetContext::NoIndexKeys:
+        s += kv + (c.mla() ? " latent" : " K and V");
+        break;
+    }
+    s += withMtp ? ", the MTP layer's cache too (speculative decoding)" : ", no MTP layer";
+    if (c.fixedStateBytes) s += ", recurrent state in " + std::string(c.stateDtype == StateDtype::FP32 ? "FP32" : "BF16");
+    return s;
 }
 
 CapacityPlan planCapacity(const LoadedCheckpoint &data, const PlanOptions &in, const PlacementTotals *totals,

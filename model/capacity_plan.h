@@ -24,6 +24,7 @@ struct GpuPreset
     std::uint64_t bytes;
     bool runtime;              // true: torch's total as a runtime reported it; false: the vendor's figure
     std::string_view source;   // where the figure comes from
+    int cudaMajor = 0;         // CUDA compute capability's major (Blackwell 10 and 12, Hopper 9); 0 for AMD
 };
 const std::vector<GpuPreset> &gpuPresets();
 // Case-insensitive, spaces, dashes and underscores ignored ("rtx-pro-6000" is "RTX PRO 6000").
@@ -118,6 +119,17 @@ std::vector<std::pair<int, int>> pipelineStages(int layers, int pp, PlanEngine e
 // attention padding), at least 10 GiB on GPUs above 60 GiB; chunked prefill and max_bs by GPU memory.
 double sglangMemFraction(std::uint64_t gpuMemory, int tp, int pp, int dpAttention);
 PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp);
+
+// The cache an engine allocates for a checkpoint when no cache flag says otherwise (domain.md section 19):
+// its rows and index entries (with the MTP layer's when `mtp` loads it for speculative decoding), its KV
+// dtype ("auto": the model's BF16) and its state dtype (unset: FP32, or the config's mamba_ssm_cache_dtype).
+// The context stays as given.
+// `gpu` (may be null: memory given in bytes) decides SGLang's KV dtype on DSA models; `data` the state dtype.
+CacheOptions engineCacheOptions(PlanEngine engine, bool mtp, const GpuPreset *gpu, const LoadedCheckpoint &data,
+                                const CacheOptions &given);
+// What a budget counts, in words a user knows: "vLLM's cache: BF16 latent, 132-byte FP8 index keys on the
+// 21 layers that own an indexer". `engine` unset: the flags the user gave.
+std::string cacheLayoutWords(const CacheBudget &c, std::optional<PlanEngine> engine);
 
 // Throws AtlasError(Usage) for an impossible combination (TP not dividing the heads or the vocabulary,
 // EP not dividing experts + redundant, --dp-attention not dividing TP, ...), naming the reason.

@@ -278,6 +278,31 @@ private slots:
         }
     }
 
+    void engineDecidesTheCache()
+    {
+        // SGLang keeps a DSA model's latent in FP8 on Blackwell (overrides.py _dsa_kv_cache_dtype_default:
+        // "fp8_e4m3" if major >= 10), BF16 on Hopper; vLLM's "auto" is the model's BF16 on both.
+        const auto kvOf = [&](PlanEngine e, const char *gpu) {
+            return engineCacheOptions(e, false, gpuPresetNamed(gpu), m_data, {}).kvDtype;
+        };
+        QCOMPARE(kvOf(PlanEngine::Sglang, "B200"), KvDtype::FP8);
+        QCOMPARE(kvOf(PlanEngine::Sglang, "H200"), KvDtype::BF16);
+        QCOMPARE(kvOf(PlanEngine::Sglang, "MI355X"), KvDtype::BF16);
+        QCOMPARE(kvOf(PlanEngine::Vllm, "B200"), KvDtype::BF16);
+        QCOMPARE(engineCacheOptions(PlanEngine::Sglang, false, nullptr, m_data, {}).kvDtype, KvDtype::BF16);
+        // Speculative decoding adds the MTP layer's cache; the words say which engine's cache it is.
+        const CacheBudget withMtp = computeCacheBudget(m_data.checkpoint, m_data.analysis,
+                                                       engineCacheOptions(PlanEngine::Vllm, true, nullptr, m_data, {}));
+        const CacheBudget without = computeCacheBudget(m_data.checkpoint, m_data.analysis,
+                                                       engineCacheOptions(PlanEngine::Vllm, false, nullptr, m_data, {}));
+        QVERIFY(withMtp.bytesPerToken > without.bytesPerToken);
+        QVERIFY(cacheLayoutWords(withMtp, PlanEngine::Vllm).find("the MTP layer's cache too") != std::string::npos);
+        const CacheBudget fp8 = computeCacheBudget(m_data.checkpoint, m_data.analysis,
+                                                   engineCacheOptions(PlanEngine::Sglang, false, gpuPresetNamed("B300"), m_data, {}));
+        QVERIFY(cacheLayoutWords(fp8, PlanEngine::Sglang).starts_with("SGLang's FP8 latent"));
+        QCOMPARE(fp8.kvBytesPerLayer, std::int64_t(m_data.cache.kvLoraRank + m_data.cache.ropeDim)); // one byte each
+    }
+
     void commandLine()
     {
         QProcess p;
@@ -289,8 +314,34 @@ private slots:
         const auto j = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
         QCOMPARE(j["schema"].get<std::string>(), std::string("ckpt-atlas.plan/1"));
         QCOMPARE(j["per_gpu"]["weight_bytes"].get<std::uint64_t>(), std::uint64_t(94'683'065'664));
-        QCOMPARE(j["per_gpu"]["cache_bytes_per_token"].get<std::uint64_t>(), std::uint64_t(92880));
+        // The engine decides the cache when no cache flag is given: vLLM's 132-byte index entries on the
+        // layers that own an indexer (deepseek_v2.py DeepseekV32IndexerCache), the BF16 latent at "auto".
+        const CacheBudget vllm =
+            computeCacheBudget(m_data.checkpoint, m_data.analysis,
+                               engineCacheOptions(PlanEngine::Vllm, false, gpuPresetNamed("H200"), m_data, {}));
+        QCOMPARE(vllm.indexEntryBytes, std::int64_t(132));
+        QCOMPARE(j["per_gpu"]["cache_bytes_per_token"].get<std::uint64_t>(), vllm.bytesPerToken);
+        QCOMPARE(j["cache"]["chosen_by"].get<std::string>(), std::string("engine"));
+        QCOMPARE(j["cache"]["preset"].get<std::string>(), std::string("vllm"));
+        QVERIFY(j["cache"]["layout"].get<std::string>().starts_with("vLLM's BF16 latent and 132-byte FP8 index keys"));
         QVERIFY(j["fits"].get<bool>());
+        // A cache flag takes the cache out of the engine's hands, and the plan says so.
+        p.start(QStringLiteral(CKPT_ATLAS_BIN),
+                {QStringLiteral("plan"), m_dir.path(), QStringLiteral("--gpus"), QStringLiteral("8"), QStringLiteral("--gpu"),
+                 QStringLiteral("H200"), QStringLiteral("--context"), QStringLiteral("131072"),
+                 QStringLiteral("--cache-preset"), QStringLiteral("article"), QStringLiteral("--json")});
+        QVERIFY(p.waitForFinished(300000));
+        const auto flagged = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+        QCOMPARE(flagged["per_gpu"]["cache_bytes_per_token"].get<std::uint64_t>(), m_data.cache.bytesPerToken);
+        QVERIFY(m_data.cache.bytesPerToken != vllm.bytesPerToken); // 144-byte entries: the flag mattered
+        QCOMPARE(flagged["cache"]["chosen_by"].get<std::string>(), std::string("flags"));
+        // No --context: max_position_embeddings, as the Cache view and the report use.
+        p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("plan"), m_dir.path(), QStringLiteral("--gpus"),
+                                                 QStringLiteral("8"), QStringLiteral("--gpu"), QStringLiteral("H200"),
+                                                 QStringLiteral("--json")});
+        QVERIFY(p.waitForFinished(300000));
+        const auto long_ = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+        QCOMPARE(long_["context_tokens"].get<std::uint64_t>(), defaultContextTokens(m_data.checkpoint.config));
         p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("plan"), m_dir.path(), QStringLiteral("--gpus"),
                                                  QStringLiteral("4"), QStringLiteral("--gpu"), QStringLiteral("H200")});
         QVERIFY(p.waitForFinished(300000));

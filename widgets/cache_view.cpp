@@ -19,16 +19,6 @@
 
 namespace atlas {
 
-namespace {
-
-PresetContext presetContext(const CacheBudget &c)
-{
-    if (!c.layoutNote.empty()) return PresetContext::DeepSeekV4Rows;
-    return c.indexBytesPerTokenEveryLayer > 0 ? PresetContext::DsaIndexKeys : PresetContext::NoIndexKeys;
-}
-
-} // namespace
-
 CacheView::CacheView(QWidget *parent)
     : AtlasView(parent), m_context(new QSpinBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
       m_kv(new QComboBox(this)), m_preset(new QComboBox(this)), m_entry(new QComboBox(this)),
@@ -135,7 +125,7 @@ void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         QSignalBlocker blockKv(m_kv), blockEntry(m_entry);
         // The presets described for what this checkpoint caches (no index-key talk without index keys).
         for (int i = 0; i < m_preset->count(); ++i) {
-            const auto d = cachePresetDescription(static_cast<CachePreset>(m_preset->itemData(i).toInt()), presetContext(c));
+            const auto d = cachePresetDescription(static_cast<CachePreset>(m_preset->itemData(i).toInt()), presetContextOf(c));
             m_preset->setItemText(i, QString::fromUtf8(d.data(), qsizetype(d.size())));
         }
         if (c.available && !c.mla() && c.kvWidth > 0) {
@@ -279,7 +269,7 @@ void CacheView::recompute()
         text = mlaBreakdown(c);
     }
     if (c.mla()) {
-        const auto d = cachePresetDescription(c.preset, presetContext(c));
+        const auto d = cachePresetDescription(c.preset, presetContextOf(c));
         text = tr("<b>Preset %1:</b> %2.<br>")
                    .arg(qs(std::string(cachePresetName(c.preset))), QString::fromUtf8(d.data(), qsizetype(d.size()))) +
                text;

@@ -322,9 +322,9 @@ CacheOptions engineCacheOptions(PlanEngine engine, bool mtp, const GpuPreset *gp
     return o;
 }
 
-std::string cacheLayoutWords(const CacheBudget &c, std::optional<PlanEngine> engine)
+std::string cacheLayoutWords(const CacheBudget &c, std::optional<PlanEngine> engine, std::string_view given)
 {
-    const std::string who = !engine                         ? std::string("as the cache flags set it: ")
+    const std::string who = !engine                         ? std::string(given)
                             : *engine == PlanEngine::Sglang ? std::string("SGLang's ")
                                                             : std::string("vLLM's ");
     const bool withMtp = c.preset == CachePreset::VllmMtp || c.preset == CachePreset::Atom;

@@ -129,7 +129,8 @@ CacheOptions engineCacheOptions(PlanEngine engine, bool mtp, const GpuPreset *gp
                                 const CacheOptions &given);
 // What a budget counts, in words a user knows: "vLLM's cache: BF16 latent, 132-byte FP8 index keys on the
 // 21 layers that own an indexer". `engine` unset: the flags the user gave.
-std::string cacheLayoutWords(const CacheBudget &c, std::optional<PlanEngine> engine);
+std::string cacheLayoutWords(const CacheBudget &c, std::optional<PlanEngine> engine,
+                             std::string_view given = "as the cache flags set it: ");
 
 // Throws AtlasError(Usage) for an impossible combination (TP not dividing the heads or the vocabulary,
 // EP not dividing experts + redundant, --dp-attention not dividing TP, ...), naming the reason.

@@ -557,10 +557,19 @@ private slots:
                                                                    binaryBytesQ(92880ull * 131072)));
         }
 
-        // The Plan view re-plans as the user types: 8 H200 hold it, 4 do not, 3 cannot split 64 heads.
+        // The Plan view re-plans as the user types: 8 H200 hold it, 4 do not, 3 cannot split 64 heads. Its
+        // context is the one every view starts at (max_position_embeddings), and its cache the engine's.
         auto *planView = qobject_cast<PlanView *>(window.view(QStringLiteral("plan")));
         planView->setGpu(QStringLiteral("H200"));
         planView->setGpus(8);
+        QVERIFY(planView->plan());
+        QCOMPARE(planView->plan()->options.context, std::uint64_t(synth::glm5Fp8().maxPosition));
+        QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(78 * 1152 + 21 * 132)); // vLLM's entries
+        QVERIFY2(planView->detailsText().contains(QStringLiteral("vLLM&#x27;s BF16 latent and 132-byte FP8 index keys")) ||
+                     planView->detailsText().contains(QStringLiteral("vLLM's BF16 latent and 132-byte FP8 index keys")),
+                 qPrintable(planView->detailsText()));
+        QVERIFY2(!planView->detailsText().contains(QStringLiteral("preset")), qPrintable(planView->detailsText()));
+        planView->setContext(131072);
         QVERIFY2(planView->plan() && planView->plan()->fits, qPrintable(planView->verdict()));
         QCOMPARE(planView->plan()->perGpu.weightBytes, std::uint64_t(94'683'065'664));
         QCOMPARE(planView->chart()->seriesNames(),
@@ -593,11 +602,25 @@ private slots:
         QVERIFY(!planView->plan());
         QVERIFY2(planView->verdict().contains(QStringLiteral("attention heads")), qPrintable(planView->verdict()));
         planView->setGpus(8);
-        // The plan follows the Cache view's settings too.
+        // The plan follows the Cache view's settings when asked to.
+        planView->setCacheFromCacheView(true);
         cacheView->setPreset(CachePreset::Vllm);
         QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(78 * 1152 + 21 * 132));
         cacheView->setPreset(CachePreset::Article);
         QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(92880));
+        planView->setCacheFromCacheView(false);
+        // SGLang keeps the latent in FP8 on Blackwell (576 B a layer), BF16 on Hopper.
+        planView->setEngine(PlanEngine::Sglang);
+        planView->setGpu(QStringLiteral("B200"));
+        QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(78 * 576 + 21 * 132));
+        planView->setGpu(QStringLiteral("H200"));
+        QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(78 * 1152 + 21 * 132));
+        planView->setEngine(PlanEngine::Vllm);
+        // Custom memory: as typed, in GiB.
+        planView->setCustomGpuMemory(141.0);
+        QCOMPARE(planView->plan()->options.gpuMemory, std::uint64_t(141) << 30);
+        planView->setGpu(QStringLiteral("H200"));
+        QCOMPARE(planView->plan()->options.gpuMemory, std::uint64_t(150'109'945'856));
         // Two pipeline stages of TP 4: a bar per stage, named by its GPUs and layers; SGLang's own fraction.
         planView->setPipelineStages(2);
         QCOMPARE(planView->plan()->stages.size(), std::size_t(2));

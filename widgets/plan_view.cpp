@@ -39,7 +39,7 @@ QString guiWording(QString note)
         {"--mtp includes them", "\u201cload the MTP layers\u201d includes them"},
         {"--mtp loads the MTP weights", "Loading the MTP layers counts their weights"},
         {"--mtp is not set", "the MTP layers are not loaded"},
-        {"--cache-preset vllm-mtp counts its cache", "the Cache view's vLLM + MTP preset counts its cache"},
+        {"--cache-preset vllm-mtp counts its cache", "the engine's cache (Cache: the engine's) counts it"},
         {"--reserve BYTES sets them aside", "Reserve sets them aside"},
         {"--mem-fraction sets it", "Memory fraction sets it"},
         {"(--dp-attention)", "(DP attention)"},
@@ -55,7 +55,8 @@ PlanView::PlanView(QWidget *parent)
     : AtlasView(parent), m_gpu(new QComboBox(this)), m_engine(new QComboBox(this)), m_gpus(spin(1, 4096, 8, this)),
       m_tp(spin(0, 4096, 0, this, tr("GPUs ÷ stages"))), m_ep(spin(0, 4096, 0, this, tr("off"))),
       m_dp(spin(1, 4096, 1, this)), m_pp(spin(1, 4096, 1, this)), m_redundant(spin(0, 4096, 0, this)),
-      m_context(spin(1, 1 << 30, 131072, this)), m_fraction(new QDoubleSpinBox(this)),
+      m_context(spin(1, 1 << 30, 131072, this)), m_cacheFrom(new QComboBox(this)), m_kv(new QComboBox(this)),
+      m_state(new QComboBox(this)), m_customGib(new QDoubleSpinBox(this)), m_fraction(new QDoubleSpinBox(this)),
       m_reserve(new QDoubleSpinBox(this)), m_mtp(new QCheckBox(tr("load the MTP layers (speculative decoding)"), this)),
       m_verdict(new QLabel(this)), m_details(new QLabel(this)), m_chart(new ChartWidget(this))
 {
@@ -67,7 +68,26 @@ PlanView::PlanView(QWidget *parent)
         m_gpu->setItemData(m_gpu->count() - 1, QString::fromUtf8(p.source.data(), qsizetype(p.source.size())),
                            Qt::ToolTipRole);
     }
+    m_gpu->addItem(tr("custom memory"), QVariant::fromValue<qulonglong>(0));
+    m_gpu->setItemData(m_gpu->count() - 1, tr("GPU memory as the runtime sees it, in GiB (beside)"), Qt::ToolTipRole);
     m_gpu->setCurrentIndex(1); // H200
+    m_customGib->setRange(1, 4096);
+    m_customGib->setDecimals(2);
+    m_customGib->setValue(80);
+    m_customGib->setSuffix(tr(" GiB"));
+    m_customGib->setToolTip(tr("GPU memory as the runtime sees it (torch's total)"));
+    m_customGib->setEnabled(false);
+    m_cacheFrom->addItem(tr("the engine's"), 0);
+    m_cacheFrom->addItem(tr("the Cache view's settings"), 1);
+    m_cacheFrom->setToolTip(tr("The engine's: the rows, index entries and dtypes vLLM or SGLang allocate for this "
+                               "model; the Cache view's: its preset, KV and state dtypes"));
+    m_kv->addItem(tr("the engine's"), -1);
+    m_kv->addItem(QStringLiteral("BF16"), int(KvDtype::BF16));
+    m_kv->addItem(QStringLiteral("FP8"), int(KvDtype::FP8));
+    m_kv->addItem(QStringLiteral("FP8 (fp8_ds_mla, 656 B)"), int(KvDtype::FP8_DS_MLA));
+    m_state->addItem(tr("the engine's"), -1);
+    m_state->addItem(QStringLiteral("FP32"), int(StateDtype::FP32));
+    m_state->addItem(QStringLiteral("BF16"), int(StateDtype::BF16));
     m_context->setGroupSeparatorShown(true);
     m_context->setSuffix(tr(" tokens"));
     m_engine->addItem(QStringLiteral("vLLM"), int(PlanEngine::Vllm));
@@ -109,6 +129,10 @@ PlanView::PlanView(QWidget *parent)
     add(tr("Context"), m_context);
     add(tr("Memory fraction"), m_fraction);
     add(tr("Reserve"), m_reserve);
+    add(tr("Custom memory"), m_customGib);
+    add(tr("Cache"), m_cacheFrom);
+    add(tr("KV dtype"), m_kv);
+    add(tr("State dtype"), m_state);
     letComboShrink(m_gpu);
     v->addWidget(grid);
     v->addWidget(m_mtp);
@@ -117,10 +141,20 @@ PlanView::PlanView(QWidget *parent)
 
     for (QSpinBox *s : {m_gpus, m_tp, m_ep, m_dp, m_pp, m_redundant, m_context})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &PlanView::replan);
-    for (QDoubleSpinBox *s : {m_fraction, m_reserve})
+    for (QDoubleSpinBox *s : {m_fraction, m_reserve, m_customGib})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &PlanView::replan);
-    connect(m_gpu, qOverload<int>(&QComboBox::currentIndexChanged), this, &PlanView::replan);
-    connect(m_engine, qOverload<int>(&QComboBox::currentIndexChanged), this, &PlanView::replan);
+    connect(m_gpu, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        m_customGib->setEnabled(m_gpu->currentData().toULongLong() == 0);
+        replan();
+    });
+    for (QComboBox *c : {m_engine, m_kv, m_state})
+        connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &PlanView::replan);
+    connect(m_cacheFrom, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        const bool engines = m_cacheFrom->currentData().toInt() == 0;
+        m_kv->setEnabled(engines);
+        m_state->setEnabled(engines);
+        replan();
+    });
     connect(m_mtp, &QCheckBox::toggled, this, &PlanView::replan);
 }
 
@@ -152,8 +186,10 @@ void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::
     if (!m_prepared) m_prepared = std::static_pointer_cast<const PreparedPlan>(prepare(*m_data));
     {
         QSignalBlocker block(m_context);
-        m_context->setMaximum(int(std::min<std::uint64_t>(defaultContextTokens(m_data->checkpoint.config), 1 << 30)));
-        m_context->setValue(std::min(131072, m_context->maximum()));
+        // The context every view and the command line use unless told otherwise: max_position_embeddings.
+        const int context = int(std::min<std::uint64_t>(defaultContextTokens(m_data->checkpoint.config), 1 << 30));
+        m_context->setMaximum(context);
+        m_context->setValue(context);
     }
     replan();
 }
@@ -185,6 +221,36 @@ void PlanView::setCacheBudget(const CacheBudget &budget)
     if (!m_data) return;
     m_cache = budget;
     replan();
+}
+
+void PlanView::setContext(int tokens)
+{
+    m_context->setValue(tokens);
+}
+
+void PlanView::setCacheFromCacheView(bool fromCacheView)
+{
+    m_cacheFrom->setCurrentIndex(fromCacheView ? 1 : 0);
+}
+
+void PlanView::setCustomGpuMemory(double gib)
+{
+    m_gpu->setCurrentIndex(m_gpu->findData(QVariant::fromValue<qulonglong>(0)));
+    m_customGib->setValue(gib);
+}
+
+CacheBudget PlanView::planCache(const PlanOptions &o) const
+{
+    if (m_cacheFrom->currentData().toInt() == 1) {
+        CacheBudget c = m_cache ? *m_cache : m_data->cache;
+        return c;
+    }
+    CacheOptions given;
+    given.contextTokens = o.context;
+    CacheOptions co = engineCacheOptions(o.engine, o.mtp, gpuPresetNamed(o.gpuName), *m_data, given);
+    if (const int kv = m_kv->currentData().toInt(); kv >= 0) co.kvDtype = KvDtype(kv);
+    if (const int st = m_state->currentData().toInt(); st >= 0) co.stateDtype = StateDtype(st);
+    return computeCacheBudget(m_data->checkpoint, m_data->analysis, co);
 }
 
 void PlanView::setPipelineStages(int pp)
@@ -225,14 +291,23 @@ void PlanView::replan()
     o.engine = PlanEngine(m_engine->currentData().toInt());
     o.redundantExperts = m_redundant->value();
     o.mtp = m_mtp->isChecked();
-    o.gpuName = m_gpu->currentText().section(QLatin1Char(' '), 0, 0).toStdString();
-    o.gpuMemory = m_gpu->currentData().toULongLong();
+    const bool custom = m_gpu->currentData().toULongLong() == 0;
+    o.gpuName = custom ? std::string() : m_gpu->currentText().section(QLatin1Char(' '), 0, 0).toStdString();
+    if (!custom) // the preset's own name (some have spaces: "RTX PRO 6000")
+        for (const auto &g : gpuPresets())
+            if (g.bytes == m_gpu->currentData().toULongLong() &&
+                m_gpu->currentText().startsWith(QString::fromUtf8(g.name.data(), qsizetype(g.name.size()))))
+                o.gpuName = std::string(g.name);
+    o.gpuMemory = custom ? std::uint64_t(std::llround(m_customGib->value() * double(1ull << 30)))
+                         : m_gpu->currentData().toULongLong();
     if (m_fraction->value() > 0) o.memFraction = m_fraction->value();
     o.reserve = static_cast<std::uint64_t>(std::llround(m_reserve->value() * double(1ull << 30)));
     o.context = std::uint64_t(m_context->value());
+    const bool fromCacheView = m_cacheFrom->currentData().toInt() == 1;
+    const CacheBudget cache = planCache(o);
     try {
-        m_plan = planCapacity(*m_data, o, o.mtp ? &m_prepared->withMtp : &m_prepared->withoutMtp,
-                              m_cache ? &*m_cache : nullptr);
+        if (cache.kvDtypeMisfit) throw AtlasError(ErrorKind::Usage, "KV dtype: " + cache.reason);
+        m_plan = planCapacity(*m_data, o, o.mtp ? &m_prepared->withMtp : &m_prepared->withoutMtp, &cache);
     } catch (const AtlasError &e) {
         m_plan.reset();
         m_verdict->setText(QStringLiteral("<span style='color:%1'>%2</span>").arg(toneHex(Tone::Bad), qs(e.what()).toHtmlEscaped()));
@@ -245,7 +320,11 @@ void PlanView::replan()
     m_verdict->setText(QStringLiteral("<span style='color:%1'><b>%2</b></span>")
                            .arg(toneHex(p.fits ? Tone::Good : Tone::Bad),
                                 qs(p.reason).toHtmlEscaped() + QLatin1Char('.')));
-    const CacheBudget &cache = m_cache ? *m_cache : m_data->cache;
+    const bool overridden = !fromCacheView && (m_kv->currentData().toInt() >= 0 || m_state->currentData().toInt() >= 0);
+    const QString cacheWords =
+        qs(cacheLayoutWords(cache, fromCacheView ? std::nullopt : std::optional<PlanEngine>(o.engine),
+                            "as the Cache view sets it: ")) +
+        (overridden ? tr(" (the dtypes set here)") : QString());
     const QString who = p.stages.size() > 1 ? tr("Per GPU of stage %1 (layers %2–%3, the least room):")
                                                   .arg(p.bindingStage + 1)
                                                   .arg(p.stages[std::size_t(p.bindingStage)].firstLayer)
@@ -259,7 +338,7 @@ void PlanView::replan()
     QString details =
         QStringLiteral("<b>%1</b> ").arg(who.toHtmlEscaped()) +
         tr("weights %1 (replicated %2, split %3, experts %4%5); usable %6 of %7 (fraction %14); cache %8 B per "
-           "token%9 (preset %10). <b>%11 tokens</b> fit per GPU; <b>%12 sequences</b> of %13 tokens in the "
+           "token%9: %10. <b>%11 tokens</b> fit per GPU; <b>%12 sequences</b> of %13 tokens in the "
            "deployment.")
             .arg(linked("per_gpu.weight_bytes", binaryBytesQ(g.weightBytes)), binaryBytesQ(g.replicatedBytes), binaryBytesQ(g.splitBytes),
                  binaryBytesQ(g.expertBytes),
@@ -271,7 +350,7 @@ void PlanView::replan()
                  g.stateBytesPerSequence ? tr(" + %1 per sequence on each GPU")
                                                .arg(binaryBytesQ(g.stateBytesPerSequence))
                                          : QString())
-            .arg(qs(std::string(cachePresetName(cache.preset))),
+            .arg(cacheWords.toHtmlEscaped(),
                  linked("per_gpu.max_cached_tokens", groupDigitsQ(g.maxCachedTokens)),
                  linked("sequences_at_context", groupDigitsQ(p.sequencesAtContext)), groupDigitsQ(p.options.context),
                  QString::number(p.options.memFraction.value_or(0.9), 'f', 3));

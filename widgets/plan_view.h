@@ -29,9 +29,12 @@ public:
     void clearAll() override;
     void themeChanged() override;
 
-    // Plan with the Cache view's settings (preset, dtypes) instead of the load's.
+    // The Cache view's settings (preset, dtypes): what the plan counts when "Cache" says so.
     void setCacheBudget(const CacheBudget &budget);
+    void setCacheFromCacheView(bool fromCacheView);
+    void setCustomGpuMemory(double gib); // selects "custom" in the GPU list
     void setGpus(int gpus);
+    void setContext(int tokens);
     void setPipelineStages(int pp);
     void setEngine(PlanEngine engine);
     void setGpu(const QString &name);
@@ -51,7 +54,11 @@ private:
     std::shared_ptr<const PreparedPlan> m_prepared;
     std::optional<CapacityPlan> m_plan;
     std::optional<CacheBudget> m_cache;
-    QComboBox *m_gpu, *m_engine;
+    // The cache the plan counts: the engine's own unless the user picks the Cache view's settings or sets a
+    // KV or state dtype here.
+    CacheBudget planCache(const PlanOptions &o) const;
+    QComboBox *m_gpu, *m_engine, *m_cacheFrom, *m_kv, *m_state;
+    QDoubleSpinBox *m_customGib;
     QSpinBox *m_gpus, *m_tp, *m_ep, *m_dp, *m_pp, *m_redundant, *m_context;
     QDoubleSpinBox *m_fraction, *m_reserve;
     QCheckBox *m_mtp;

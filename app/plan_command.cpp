@@ -1,6 +1,7 @@
 #include "plan_command.h"
 
 #include "capacity_plan.h"
+#include "deployment_search.h"
 #include "c_locale.h"
 #include "command_support.h"
 #include "errors.h"
@@ -20,12 +21,18 @@ namespace {
 
 const char *kUsage =
     "usage: ckpt-atlas plan [SOURCE] --gpus N (--gpu NAME | --gpu-memory BYTES) [options]\n"
+    "       ckpt-atlas plan [SOURCE] --search [--gpu NAME ...] [--sequences S] [--max-gpus N] [options]\n"
     "  NAME: H100, H200, B200, MI300X (memory as the runtime reports it); H20, B300, GB200, MI325X, MI355X,\n"
     "        L40S, \"RTX PRO 6000\" (the vendor's figure: a runtime sees a little less)\n"
     "\n"
     "How the checkpoint's weights and cache sit on N GPUs by the engine's placement rules (domain.md\n"
     "section 14), what cache room is left, and how many sequences of --context tokens it holds.\n"
     "\n"
+    "  --search                  the smallest deployments: every GPU count (1-16, then nodes of 8 up to\n"
+    "                            --max-gpus, 64) x TP x PP x EP x DP attention the engine can run, on each\n"
+    "                            --gpu (default: every preset), the Pareto set of fewest GPUs against most\n"
+    "                            sequences of --context; --json prints ckpt-atlas.plan-search/1\n"
+    "  --sequences S             with --search: the smallest deployment that holds S sequences (default 1)\n"
     "  --tp N                    tensor parallelism (default: the number of GPUs)\n"
     "  --ep N                    expert parallelism: whole experts, (experts + redundant) / N per GPU\n"
     "  --redundant-experts R     extra expert copies with --ep\n"
@@ -57,6 +64,10 @@ struct PlanArgs
     PlanOptions plan;
     bool gpusGiven = false;
     bool cacheGiven = false; // --kv-dtype, --cache-preset, --state-dtype or --index-entry-bytes: not the engine's
+    bool search = false;
+    std::vector<const GpuPreset *> searchGpus; // every --gpu (search)
+    std::uint64_t sequences = 1;
+    int maxGpus = 64;
 };
 
 int intOption(const std::string &option, const std::string &v, int max)
@@ -95,6 +106,13 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
             }
             o.plan.gpuName = v;
             o.plan.gpuMemory = *bytes;
+            o.searchGpus.push_back(gpuPresetNamed(v));
+        } else if (a == "--search") {
+            o.search = true;
+        } else if (a == "--sequences") {
+            o.sequences = parseCount(a, value(), std::uint64_t(1) << 32);
+        } else if (a == "--max-gpus") {
+            o.maxGpus = intOption(a, value(), 4096);
         } else if (a == "--gpu-memory") {
             o.plan.gpuMemory = parseCount(a, value(), std::uint64_t(1) << 50);
             o.plan.gpuName.clear();
@@ -135,8 +153,10 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
             throw AtlasError(ErrorKind::Usage, "more than one SOURCE ('" + o.source + "', '" + a + "')");
         }
     }
-    if (!o.help && !o.gpusGiven) throw AtlasError(ErrorKind::Usage, "plan needs --gpus N");
-    if (!o.help && o.plan.gpuMemory == 0)
+    if (o.search && o.plan.gpuMemory && o.plan.gpuName.empty())
+        throw AtlasError(ErrorKind::Usage, "--search takes GPUs by name (--gpu NAME, repeated), not --gpu-memory");
+    if (!o.help && !o.search && !o.gpusGiven) throw AtlasError(ErrorKind::Usage, "plan needs --gpus N (or --search)");
+    if (!o.help && !o.search && o.plan.gpuMemory == 0)
         throw AtlasError(ErrorKind::Usage, "plan needs the GPU: --gpu NAME or --gpu-memory BYTES");
     return o;
 }
@@ -252,6 +272,85 @@ std::string planText(const CapacityPlan &p, const std::string &layout)
     return s;
 }
 
+nlohmann::ordered_json searchJson(const DeploymentSearch &d, const LoadedCheckpoint &data, bool byEngine)
+{
+    using J = nlohmann::ordered_json;
+    const auto point = [](const SearchPoint &p) {
+        return J{{"gpus", p.gpus},
+                 {"tp", p.tp},
+                 {"ep", p.ep},
+                 {"pp", p.pp},
+                 {"dp_attention", p.dpAttention},
+                 {"layout", p.layout()},
+                 {"sequences_at_context", p.sequences},
+                 {"weight_bytes_per_gpu", p.weightBytes},
+                 {"max_cached_tokens_per_gpu", p.maxCachedTokens}};
+    };
+    J out;
+    out["schema"] = "ckpt-atlas.plan-search/1";
+    out["model"] = {{"type", data.checkpoint.config.modelType}, {"source", data.checkpoint.source.location}};
+    out["engine"] = planEngineName(d.options.engine);
+    out["context_tokens"] = d.options.context;
+    out["sequences_wanted"] = d.options.sequences;
+    out["max_gpus"] = d.options.maxGpus;
+    out["mtp"] = d.options.mtp;
+    out["cache_chosen_by"] = byEngine ? "engine" : "flags";
+    out["plans_tried"] = d.plansTried;
+    out["plans_refused"] = d.plansRefused;
+    J kinds = J::array();
+    for (const auto &k : d.gpus) {
+        J pareto = J::array();
+        for (const auto &p : k.pareto)
+            pareto.push_back(point(p));
+        kinds.push_back({{"gpu", std::string(k.gpu->name)},
+                         {"gpu_memory_bytes", k.gpu->bytes},
+                         {"gpu_memory_source", std::string(k.gpu->runtime ? "runtime: " : "vendor: ") + std::string(k.gpu->source)},
+                         {"cache_layout", k.cacheLayout},
+                         {"pareto", pareto},
+                         {"smallest", k.smallest ? point(*k.smallest) : J()}});
+    }
+    out["gpu_kinds"] = kinds;
+    if (d.best) {
+        J best = point(*d.gpus[*d.best].smallest);
+        best["gpu"] = std::string(d.gpus[*d.best].gpu->name);
+        out["smallest"] = best;
+    } else {
+        out["smallest"] = J();
+    }
+    return out;
+}
+
+std::string searchText(const DeploymentSearch &d)
+{
+    const CLocaleScope cLocale;
+    std::string s;
+    const auto seqs = [](std::uint64_t n) { return groupDigits(n) + (n == 1 ? " sequence" : " sequences"); };
+    if (d.best) {
+        const GpuSearch &k = d.gpus[*d.best];
+        s += "Smallest: " + std::to_string(k.smallest->gpus) + " × " + std::string(k.gpu->name) + " (" +
+             k.smallest->layout() + ") holds " + seqs(k.smallest->sequences) + " of " + groupDigits(d.options.context) +
+             " tokens, " + std::string(planEngineName(d.options.engine)) + ".\n\n";
+    } else {
+        s += "No deployment of up to " + std::to_string(d.options.maxGpus) + " GPUs of these kinds holds " +
+             seqs(d.options.sequences) + " of " + groupDigits(d.options.context) + " tokens.\n\n";
+    }
+    for (const auto &k : d.gpus) {
+        s += std::string(k.gpu->name) + " (" + binaryBytes(k.gpu->bytes) + "): ";
+        if (k.pareto.empty()) {
+            s += "no deployment of up to " + std::to_string(d.options.maxGpus) + " GPUs holds one sequence\n";
+            continue;
+        }
+        s += (k.smallest ? "from " + std::to_string(k.smallest->gpus) + " GPUs"
+                         : "never " + seqs(d.options.sequences)) +
+             "; " + k.cacheLayout + "\n";
+        for (const auto &p : k.pareto)
+            s += "    " + std::to_string(p.gpus) + " GPUs, " + p.layout() + ": " + seqs(p.sequences) + "\n";
+    }
+    s += "\n" + std::to_string(d.plansTried) + " plans tried, " + std::to_string(d.plansRefused) +
+         " refused by the engine's divisibility rules; the Pareto set per GPU: fewest GPUs against most sequences.\n";
+    return s;
+}
+
 } // namespace
 
 int runPlan(const std::vector<std::string> &args)
@@ -268,6 +367,24 @@ int runPlan(const std::vector<std::string> &args)
         // The engine decides the cache unless a cache flag says otherwise (the budget is arithmetic on what
         // was read: made again with the engine's options).
         const LoadedCheckpoint &data = *result.layout;
+        if (o.search) {
+            SearchOptions so;
+            so.engine = o.plan.engine;
+            so.gpus = o.searchGpus;
+            so.context = o.cache.contextTokens.value_or(0);
+            so.sequences = o.sequences;
+            so.maxGpus = o.maxGpus;
+            so.mtp = o.plan.mtp;
+            if (o.cacheGiven) so.cache = o.cache;
+            so.memFraction = o.plan.memFraction;
+            so.reserve = o.plan.reserve;
+            const DeploymentSearch found = searchDeployments(data, so);
+            if (o.json)
+                std::cout << jsonOutput(searchJson(found, data, !o.cacheGiven)) << "\n";
+            else
+                printText(std::cout, searchText(found));
+            return found.best ? 0 : 1;
+        }
         CacheBudget engines;
         if (!o.cacheGiven)
             engines = computeCacheBudget(
@@ -278,9 +395,43 @@ int runPlan(const std::vector<std::string> &args)
         PlanOptions options = o.plan;
         options.context = cache.contextTokens; // --context, else max_position_embeddings (as everywhere)
         CapacityPlan plan = planCapacity(data, options, nullptr, &cache);
+        // Does not fit: the smallest deployment of this GPU that would (another layout, or more GPUs).
+        std::optional<SearchPoint> wayOut;
+        if (!plan.fits) {
+            if (const GpuPreset *gpu = gpuPresetNamed(o.plan.gpuName)) {
+                SearchOptions so;
+                so.engine = o.plan.engine;
+                so.gpus = {gpu};
+                so.context = options.context;
+                so.maxGpus = std::max(64, o.plan.gpus * 2);
+                so.mtp = o.plan.mtp;
+                if (o.cacheGiven) so.cache = o.cache;
+                so.memFraction = o.plan.memFraction;
+                so.reserve = o.plan.reserve;
+                wayOut = searchDeployments(data, so).gpus.front().smallest;
+                plan.notes.insert(plan.notes.begin(),
+                                  wayOut ? "Fits from " + std::to_string(wayOut->gpus) + " × " + std::string(gpu->name) +
+                                               " with " + wayOut->layout() + " (" + groupDigits(wayOut->sequences) +
+                                               " sequences of " + groupDigits(options.context) +
+                                               " tokens); plan --search lists the others"
+                                         : "No deployment of up to " + std::to_string(so.maxGpus) + " × " +
+                                               std::string(gpu->name) + " holds one sequence of " +
+                                               groupDigits(options.context) + " tokens");
+            }
+        }
         const std::string layout = cacheLayoutWords(cache, o.cacheGiven ? std::nullopt : std::optional(o.plan.engine));
         if (o.json)
-            std::cout << jsonOutput(planJson(plan, data, cache, layout, !o.cacheGiven)) << "\n";
+        {
+            auto j = planJson(plan, data, cache, layout, !o.cacheGiven);
+            if (!plan.fits)
+                j["smallest_that_fits"] =
+                    wayOut ? nlohmann::ordered_json{{"gpus", wayOut->gpus},         {"tp", wayOut->tp},
+                                                    {"ep", wayOut->ep},             {"pp", wayOut->pp},
+                                                    {"dp_attention", wayOut->dpAttention},
+                                                    {"sequences_at_context", wayOut->sequences}}
+                           : nlohmann::ordered_json();
+            std::cout << jsonOutput(j) << "\n";
+        }
         else if (o.explain)
             printText(std::cout, formatExplanations(explainPlan(plan)));
         else

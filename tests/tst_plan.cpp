@@ -5,6 +5,7 @@
 #include "byte_source.h"
 #include "cache_budget.h"
 #include "capacity_plan.h"
+#include "deployment_search.h"
 #include "checkpoint_reader.h"
 #include "errors.h"
 #include "synthetic_layout.h"
@@ -303,6 +304,66 @@ private slots:
         QCOMPARE(fp8.kvBytesPerLayer, std::int64_t(m_data.cache.kvLoraRank + m_data.cache.ropeDim)); // one byte each
     }
 
+    void searchFindsTheSmallestDeployments()
+    {
+        SearchOptions so;
+        so.gpus = {gpuPresetNamed("H200"), gpuPresetNamed("B300")};
+        so.context = 131072;
+        const DeploymentSearch d = searchDeployments(m_data, so);
+        QCOMPARE(d.gpus.size(), std::size_t(2));
+        QVERIFY(d.plansRefused > 0); // 3, 5, 6, 7 GPUs cannot split 64 heads
+        for (const GpuSearch &k : d.gpus) {
+            QVERIFY(!k.pareto.empty());
+            QVERIFY(k.smallest);
+            QCOMPARE(k.smallest->gpus, k.pareto.front().gpus);
+            for (std::size_t i = 0; i < k.pareto.size(); ++i) {
+                const SearchPoint &pt = k.pareto[i];
+                if (i > 0) {
+                    QVERIFY(pt.gpus > k.pareto[i - 1].gpus);
+                    QVERIFY(pt.sequences > k.pareto[i - 1].sequences);
+                }
+                // Each point is a plan as `plan` makes it, with the engine's cache for that GPU.
+                PlanOptions o = h200(pt.gpus);
+                o.gpuName = std::string(k.gpu->name);
+                o.gpuMemory = k.gpu->bytes;
+                o.tp = pt.tp;
+                o.pp = pt.pp;
+                o.ep = pt.ep;
+                o.dpAttention = pt.dpAttention;
+                o.context = 131072;
+                CacheOptions co = engineCacheOptions(PlanEngine::Vllm, false, k.gpu, m_data, {});
+                co.contextTokens = 131072;
+                const CacheBudget cache = computeCacheBudget(m_data.checkpoint, m_data.analysis, co);
+                const CapacityPlan plan = planCapacity(m_data, o, nullptr, &cache);
+                QVERIFY(plan.fits);
+                QCOMPARE(plan.sequencesAtContext, pt.sequences);
+            }
+            // Fewer GPUs than the smallest: no layout the engine runs holds a sequence.
+            for (int n = 1; n < k.smallest->gpus; ++n)
+                for (int pp : {1, 2, 4, 8}) {
+                    if (n % pp) continue;
+                    PlanOptions o = h200(n);
+                    o.gpuName = std::string(k.gpu->name);
+                    o.gpuMemory = k.gpu->bytes;
+                    o.pp = pp;
+                    o.tp = n / pp;
+                    o.dpAttention = n / pp;
+                    o.context = 131072;
+                    try {
+                        QVERIFY(!planCapacity(m_data, o).fits);
+                    } catch (const AtlasError &) {
+                    }
+                }
+        }
+        QVERIFY(d.best);
+        // More sequences wanted: a larger deployment, never a smaller one.
+        so.sequences = d.gpus[*d.best].smallest->sequences + 1;
+        const DeploymentSearch more = searchDeployments(m_data, so);
+        QVERIFY(more.best);
+        QVERIFY(more.gpus[*more.best].smallest->gpus > d.gpus[*d.best].smallest->gpus ||
+                more.gpus[*more.best].smallest->sequences >= so.sequences);
+    }
+
     void commandLine()
     {
         QProcess p;
@@ -346,7 +407,24 @@ private slots:
                                                  QStringLiteral("4"), QStringLiteral("--gpu"), QStringLiteral("H200")});
         QVERIFY(p.waitForFinished(300000));
         QCOMPARE(p.exitCode(), 1); // does not fit
-        QVERIFY(p.readAllStandardOutput().startsWith("Does not fit"));
+        {
+            const QByteArray text = p.readAllStandardOutput();
+            QVERIFY(text.startsWith("Does not fit"));
+            QVERIFY2(text.contains("Note        Fits from ") && text.contains(" × H200 with TP "), text.constData());
+        }
+        // --search: the Pareto set per GPU, as JSON.
+        p.start(QStringLiteral(CKPT_ATLAS_BIN),
+                {QStringLiteral("plan"), m_dir.path(), QStringLiteral("--search"), QStringLiteral("--gpu"),
+                 QStringLiteral("H200"), QStringLiteral("--context"), QStringLiteral("131072"), QStringLiteral("--json")});
+        QVERIFY(p.waitForFinished(300000));
+        QCOMPARE(p.exitCode(), 0);
+        {
+            const auto s = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+            QCOMPARE(s["schema"].get<std::string>(), std::string("ckpt-atlas.plan-search/1"));
+            QCOMPARE(s["gpu_kinds"].size(), std::size_t(1));
+            QVERIFY(s["smallest"]["gpus"].get<int>() <= 8); // 8 x H200 with TP 8 holds three (above)
+            QCOMPARE(s["smallest"]["gpu"].get<std::string>(), std::string("H200"));
+        }
         p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("plan"), m_dir.path(), QStringLiteral("--gpus"),
                                                  QStringLiteral("3"), QStringLiteral("--gpu"), QStringLiteral("H200")});
         QVERIFY(p.waitForFinished(300000));

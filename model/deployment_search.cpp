@@ -1,0 +1,114 @@
+#include "deployment_search.h"
+
+#include "errors.h"
+
+#include <algorithm>
+
+namespace atlas {
+
+std::string SearchPoint::layout() const
+{
+    std::string s = "TP " + std::to_string(tp);
+    if (pp > 1) s += ", PP " + std::to_string(pp);
+    if (ep) s += ", EP " + std::to_string(ep);
+    if (dpAttention > 1) s += ", DP attention " + std::to_string(dpAttention);
+    return s;
+}
+
+namespace {
+
+// 1 to 16 GPUs one by one (a node holds 8; 12 is a common answer), then whole nodes of 8.
+std::vector<int> gpuCounts(int maxGpus)
+{
+    std::vector<int> n;
+    for (int g = 1; g <= std::min(maxGpus, 16); ++g)
+        n.push_back(g);
+    for (int g = 24; g <= maxGpus; g += 8)
+        n.push_back(g);
+    return n;
+}
+
+} // namespace
+
+DeploymentSearch searchDeployments(const LoadedCheckpoint &data, const SearchOptions &in)
+{
+    DeploymentSearch out;
+    out.options = in;
+    if (out.options.context == 0) out.options.context = defaultContextTokens(data.checkpoint.config);
+    if (out.options.sequences == 0) out.options.sequences = 1;
+    const SearchOptions &o = out.options;
+    std::vector<const GpuPreset *> kinds = o.gpus;
+    if (kinds.empty())
+        for (const auto &g : gpuPresets())
+            kinds.push_back(&g);
+    const PlacementTotals totals = placementTotals(data, o.mtp);
+    const int layers = data.analysis.mainLayers;
+
+    for (const GpuPreset *gpu : kinds) {
+        GpuSearch kind;
+        kind.gpu = gpu;
+        CacheOptions co = o.cache ? *o.cache : engineCacheOptions(o.engine, o.mtp, gpu, data, {});
+        co.contextTokens = o.context;
+        const CacheBudget cache = computeCacheBudget(data.checkpoint, data.analysis, co);
+        kind.cacheLayout = cacheLayoutWords(cache, o.cache ? std::nullopt : std::optional<PlanEngine>(o.engine));
+        std::uint64_t bestSoFar = 0;
+        for (const int n : gpuCounts(o.maxGpus)) {
+            std::optional<SearchPoint> best;
+            for (const int pp : {1, 2, 4, 8}) {
+                if (n % pp != 0 || pp > std::max(layers, 1)) continue;
+                const int tp = n / pp;
+                for (const int ep : {0, tp}) {
+                    if (ep != 0 && tp == 1) continue; // EP over one GPU is no EP
+                    for (int dp = 1; dp <= tp; dp *= 2) {
+                        if (tp % dp != 0) continue;
+                        PlanOptions p;
+                        p.gpus = n;
+                        p.tp = tp;
+                        p.ep = ep;
+                        p.pp = pp;
+                        p.dpAttention = dp;
+                        p.mtp = o.mtp;
+                        p.gpuName = std::string(gpu->name);
+                        p.gpuMemory = gpu->bytes;
+                        p.memFraction = o.memFraction;
+                        p.reserve = o.reserve;
+                        p.context = o.context;
+                        p.engine = o.engine;
+                        ++out.plansTried;
+                        try {
+                            const CapacityPlan plan = planCapacity(data, p, &totals, &cache);
+                            if (!plan.fits) continue;
+                            if (!best || plan.sequencesAtContext > best->sequences)
+                                best = SearchPoint{n,
+                                                   tp,
+                                                   ep,
+                                                   pp,
+                                                   dp,
+                                                   plan.sequencesAtContext,
+                                                   plan.perGpu.weightBytes,
+                                                   plan.perGpu.maxCachedTokens};
+                        } catch (const AtlasError &) {
+                            ++out.plansRefused; // the engine cannot run it (heads, vocabulary, experts)
+                        }
+                    }
+                }
+            }
+            if (!best) continue;
+            if (best->sequences > bestSoFar) {
+                kind.pareto.push_back(*best);
+                bestSoFar = best->sequences;
+            }
+            if (!kind.smallest && best->sequences >= o.sequences) kind.smallest = best;
+        }
+        out.gpus.push_back(std::move(kind));
+    }
+    for (std::size_t i = 0; i < out.gpus.size(); ++i) {
+        const auto &s = out.gpus[i].smallest;
+        if (!s) continue;
+        const auto &b = out.best ? out.gpus[*out.best].smallest : std::nullopt;
+        if (!b || s->gpus < b->gpus || (s->gpus == b->gpus && s->sequences > b->sequences)) out.best = i;
+    }
+    return out;
+}
+
+} // namespace atlas

@@ -1,6 +1,7 @@
 // ckpt-atlas: the command line. inspect and diff run here without Qt; the window and `figures` are
 // ckpt-atlas-gui's (beside this program), started in this process's place.
 #include "anatomy_command.h"
+#include "report_command.h"
 #include "command_support.h"
 #include "diff_command.h"
 #include "inspect_command.h"
@@ -29,6 +30,7 @@ const char *kUsage =
     "       ckpt-atlas diff A B [...]           compare two checkpoints (ckpt-atlas diff --help)\n"
     "       ckpt-atlas plan [SOURCE] --gpus N --gpu H200 [...]   GPUs, parallelism and cache room to serve it\n"
     "       ckpt-atlas anatomy [SOURCE] --layer N [--json | --format dot|mermaid]   one layer's data graph\n"
+    "       ckpt-atlas report [SOURCE] --out DIR   a one-page triage report (Markdown, HTML, JSON)\n"
     "       ckpt-atlas figures [SOURCE] --out DIR   write every view as PNG and SVG\n"
     "       ckpt-atlas write-layout NAME DIR   write a synthetic, header-faithful checkpoint (sparse files)\n"
     "       ckpt-atlas --version | --help\n"
@@ -150,12 +152,13 @@ int main(int argc, char **argv)
     atlas::keepLoadBuffersOnTheHeap();
     std::vector<std::string> args(argv + 1, argv + argc);
     const bool load = !args.empty() && (args.front() == "inspect" || args.front() == "diff" || args.front() == "plan" ||
-                                        args.front() == "anatomy");
+                                        args.front() == "anatomy" || args.front() == "report");
     if (load) preferHugePages(argv);
     if (!args.empty() && args.front() == "inspect") return atlas::runInspect({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "diff") return atlas::runDiff({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "plan") return atlas::runPlan({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "anatomy") return atlas::runAnatomy({args.begin() + 1, args.end()});
+    if (!args.empty() && args.front() == "report") return atlas::runReport({args.begin() + 1, args.end()});
     if (!args.empty() && (args.front() == "-h" || args.front() == "--help")) {
         std::cout << kUsage;
         return 0;

@@ -18,6 +18,8 @@
 #include "routing_runner.h"
 #include "routing_view.h"
 #include "settings.h"
+#include "report_command.h"
+#include "untrusted_text.h"
 #include "view_export.h"
 
 #include <thread>
@@ -29,6 +31,8 @@
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QPointer>
+#include <QThread>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -363,6 +367,7 @@ void MainWindow::buildMenus()
     QAction *exportView = file->addAction(tr("&Export View…"), this, &MainWindow::exportCurrentView);
     exportView->setShortcut(QKeySequence(tr("Ctrl+E")));
     file->addAction(tr("Export &All Figures…"), this, &MainWindow::exportAllFigures);
+    file->addAction(tr("Export &Report…"), this, &MainWindow::exportReport);
     file->addSeparator();
     QAction *prefs = file->addAction(tr("&Preferences…"), this, [this] {
         PreferencesDialog dialog(this);
@@ -601,6 +606,43 @@ void MainWindow::exportAllFigures()
         QMessageBox::warning(this, tr("Export failed"), failures.join(QLatin1Char('\n')));
     else
         m_statusText->setText(tr("Saved every view to %1").arg(dir));
+}
+
+// The one-page triage report (ckpt-atlas report): written off the GUI thread (the fits-on search plans some
+// 3,000 deployments), its outcome told in the status bar or a message.
+void MainWindow::exportReport()
+{
+    if (!m_current) return;
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the report"));
+    if (dir.isEmpty()) return;
+    LoadResult result;
+    result.layout = m_current;
+    result.biases = m_currentBiases;
+    m_statusText->setText(tr("Writing the report to %1…").arg(dir));
+    QPointer<MainWindow> window(this);
+    QThread *thread = QThread::create([window, result, dir] {
+        QString message;
+        bool ok = true;
+        try {
+            writeTriageReport(result, PlanEngine::Vllm, dir.toStdString());
+            message = MainWindow::tr("Saved the report (report.md, report.html, report.json) to %1").arg(dir);
+        } catch (const std::exception &e) {
+            ok = false;
+            message = QString::fromStdString(printable(e.what()));
+        }
+        QMetaObject::invokeMethod(
+            qApp,
+            [window, ok, message] {
+                if (!window) return;
+                if (ok)
+                    window->m_statusText->setText(message);
+                else
+                    QMessageBox::warning(window, MainWindow::tr("Report failed"), message);
+            },
+            Qt::QueuedConnection);
+    });
+    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+    thread->start();
 }
 
 QStringList MainWindow::exportAllTo(const QString &dir)

@@ -90,6 +90,7 @@ private:
     void rebuildRecentMenu();
     void exportCurrentView();
     void exportAllFigures();
+    void exportReport();
     void showError(const QString &message, const QString &headline = {});
     void guarded(AtlasView *view, const std::function<void()> &fn);
     void forEachView(const std::function<void(AtlasView *)> &fn);

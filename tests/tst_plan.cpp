@@ -8,15 +8,20 @@
 #include "deployment_search.h"
 #include "checkpoint_reader.h"
 #include "errors.h"
+#include "report.h"
 #include "synthetic_layout.h"
 
+#include <QFile>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <functional>
 
 using namespace atlas;
 
@@ -362,6 +367,58 @@ private slots:
         QVERIFY(more.best);
         QVERIFY(more.gpus[*more.best].smallest->gpus > d.gpus[*d.best].smallest->gpus ||
                 more.gpus[*more.best].smallest->sequences >= so.sequences);
+    }
+
+    // ckpt-atlas report: every number the page prints is one of report.json's, exact or in a unit (10^9
+    // parameters, 2^30 bytes) rounded to two places; nothing is computed for the page alone.
+    void triageReport()
+    {
+        QTemporaryDir out;
+        QProcess p;
+        p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("report"), m_dir.path(), QStringLiteral("--out"), out.path()});
+        QVERIFY(p.waitForFinished(300000));
+        QCOMPARE(p.exitCode(), 0);
+        const auto read = [&](const char *name) {
+            QFile f(out.filePath(QString::fromLatin1(name)));
+            return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+        };
+        const QString md = read("report.md"), html = read("report.html");
+        QVERIFY(!md.isEmpty() && !html.isEmpty() && !read("budget.svg").isEmpty());
+        const auto j = nlohmann::json::parse(read("report.json").toStdString());
+        QCOMPARE(j["schema"].get<std::string>(), std::string("ckpt-atlas.report/1"));
+        QVERIFY(j.contains("biases") && j["triage"].contains("fits_on"));
+        for (const char *heading : {"## Size", "## Formats per category", "## Layer mix", "## Cache", "## Fits on", "## Anomalies"})
+            QVERIFY2(md.contains(QString::fromLatin1(heading)), heading);
+        QVERIFY(md.contains(QString::fromStdString(groupDigits(j["parameters"]["total_without_mtp"].get<std::uint64_t>()))));
+        QVERIFY(md.contains(QString::fromStdString(groupDigits(j["cache"]["bytes_per_token"].get<std::uint64_t>()))));
+        QVERIFY(html.contains(QLatin1String("<svg")) && !html.contains(QLatin1String("src=")));
+
+        // Every number of the JSON, and every number written inside its strings.
+        QSet<QString> exact;
+        std::vector<double> values;
+        const QRegularExpression numberIn(QStringLiteral("\\d[\\d,]*(?:\\.\\d+)?"));
+        std::function<void(const nlohmann::json &)> collect = [&](const nlohmann::json &v) {
+            if (v.is_object() || v.is_array()) {
+                for (const auto &x : v) collect(x);
+            } else if (v.is_number_integer()) {
+                exact.insert(QString::number(v.get<std::int64_t>()));
+                values.push_back(double(v.get<std::int64_t>()));
+            } else if (v.is_number()) {
+                values.push_back(v.get<double>());
+            } else if (v.is_string()) {
+                for (auto m = numberIn.globalMatch(QString::fromStdString(v.get<std::string>())); m.hasNext();)
+                    exact.insert(m.next().captured().remove(QLatin1Char(',')));
+            }
+        };
+        collect(j);
+        for (auto m = numberIn.globalMatch(md); m.hasNext();) {
+            const QString n = m.next().captured().remove(QLatin1Char(','));
+            bool found = exact.contains(n);
+            for (std::size_t i = 0; !found && i < values.size(); ++i)
+                found = QString::number(values[i] / 1e9, 'f', 2) == n ||
+                        QString::number(values[i] / double(1ull << 30), 'f', 2) == n;
+            QVERIFY2(found, qPrintable(QStringLiteral("report.md prints %1, which report.json does not hold").arg(n)));
+        }
     }
 
     void commandLine()

@@ -65,7 +65,11 @@ std::vector<ArchitectureFact> architectureFacts(const ModelConfig &cfg, const Ch
     const auto experts = cfg.nRoutedExperts ? cfg.nRoutedExperts : a.diskRoutedExperts;
     if (experts && *experts > 0) {
         std::string v = n(*experts) + " routed";
-        if (cfg.nSharedExperts && *cfg.nSharedExperts > 0) v += " + " + n(*cfg.nSharedExperts) + " shared";
+        if (cfg.nSharedExperts && *cfg.nSharedExperts > 0)
+            v += " + " + n(*cfg.nSharedExperts) + " shared";
+        else if (a.budget.byCategory[static_cast<std::size_t>(Category::SharedExperts)] > 0)
+            v += " + shared"; // Qwen3-Next: shared_expert_intermediate_size, no count; the tensors show one
+
         if (cfg.numExpertsPerTok) v += " · top-" + n(*cfg.numExpertsPerTok);
         out.push_back({"Experts", v, "n_routed_experts (or the tensors), n_shared_experts, num_experts_per_tok"});
         if (cfg.nGroup && *cfg.nGroup > 1)

@@ -28,6 +28,14 @@ std::string shortCount(std::uint64_t v)
     return std::to_string(v);
 }
 
+std::string paramCount(std::uint64_t v)
+{
+    if (v >= 1'000'000'000'000ULL) return fixedPoint(static_cast<double>(v) / 1e12, 2) + " T params";
+    if (v >= 1'000'000'000ULL) return fixedPoint(static_cast<double>(v) / 1e9, 2) + " B params";
+    if (v >= 1'000'000ULL) return fixedPoint(static_cast<double>(v) / 1e6, 2) + " M params";
+    return std::to_string(v) + " params";
+}
+
 std::string binaryBytes(std::uint64_t v)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

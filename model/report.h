@@ -37,6 +37,9 @@ std::string groupDigits(std::uint64_t v);
 std::string shortCount(std::uint64_t v);
 // bytes -> "90.70 GiB"
 std::string binaryBytes(std::uint64_t v);
+// Parameters in the one unit rule every view follows, never a bare "B" that reads as bytes:
+// "1.60 T params", "753.33 B params", "41.25 M params", "768 params".
+std::string paramCount(std::uint64_t v);
 
 // The caption every exported figure carries: "glm_moe_dsa · GLM-5.2-FP8 · hub zai-org/GLM-5.2-FP8 @main
 // (1a2b3c4) · Checkpoint Atlas 0.1.0 · 2026-11-29", with "synthetic" for a written layout.

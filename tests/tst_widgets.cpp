@@ -500,9 +500,12 @@ private slots:
 
         auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
         QCOMPARE(overview->cardValue(QStringLiteral("Parameters")),
-                 QString::fromStdString(shortCount(want.total)));
+                 QString::fromStdString(paramCount(want.total)));
         QCOMPARE(overview->cardValue(QStringLiteral("Active per token")),
-                 QString::fromStdString(shortCount(want.active)));
+                 QString::fromStdString(paramCount(want.active)));
+        // The layer mix from the layer model, MTP apart; the total as model cards count it, on the card.
+        QCOMPARE(overview->cardValue(QStringLiteral("Layers")),
+                 QStringLiteral("%1 MLA + %2 MTP").arg(spec.layers).arg(spec.mtpLayers));
         QCOMPARE(overview->cardValue(QStringLiteral("Tensors")), QStringLiteral("118,629"));
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")), QStringLiteral("92,880 B/token"));
         // Each headline card carries its working: its first line evaluates exactly to the number.
@@ -798,7 +801,7 @@ private slots:
         const auto spec = synth::smallLayout();
         auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
         QCOMPARE(overview->cardValue(QStringLiteral("Parameters")),
-                 QString::fromStdString(shortCount(expected::budget(spec).total)));
+                 QString::fromStdString(paramCount(expected::budget(spec).total)));
         auto *bias = qobject_cast<BiasView *>(window.view(QStringLiteral("router-bias")));
         QCOMPARE(bias->table()->rowCount(), int(spec.layers - spec.firstDense + spec.mtpLayers));
         auto *index = qobject_cast<IndexShareView *>(window.view(QStringLiteral("indexshare")));

@@ -1,5 +1,8 @@
 #include "overview_view.h"
 
+#include "layer_kinds.h"
+#include "report.h"
+
 #include "architecture.h"
 
 #include "cache_budget.h"
@@ -16,6 +19,8 @@
 #include <QMessageBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <map>
 
 namespace atlas {
 
@@ -283,11 +288,25 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         m_cardValues[i].second->setToolTip(tip);
     };
     const std::uint64_t encoders = b.byCategory[static_cast<std::size_t>(Category::Encoders)];
-    set(0, shortCountQ(b.total),
-        groupDigitsQ(b.total) +
+    const std::uint64_t mtpParams = b.byCategory[static_cast<std::size_t>(Category::Mtp)];
+    set(0, qs(paramCount(b.total)),
+        groupDigitsQ(b.total) + tr(" parameters in the files") +
+            (mtpParams ? tr("; %1 without the MTP layers, as model cards count").arg(groupDigitsQ(b.total - mtpParams))
+                       : QString()) +
             (encoders ? tr(" — of which %1 in vision/audio encoders (not active per text token)").arg(groupDigitsQ(encoders))
                       : QString()));
-    set(1, b.activatedPerToken ? shortCountQ(*b.activatedPerToken) : tr("unknown"),
+    if (mtpParams) {
+        // The total as model cards publish it, on the card itself (an exported figure has no tooltips).
+        QLabel *total = m_cardValues[0].second;
+        total->setProperty("headline", total->text());
+        total->setTextFormat(Qt::RichText);
+        total->setText(total->text().toHtmlEscaped() + QStringLiteral("<div style='font-size:9pt; font-weight:normal'>") +
+                       tr("%1 without MTP").arg(qs(paramCount(b.total - mtpParams))).toHtmlEscaped() +
+                       QStringLiteral("</div>"));
+    } else {
+        m_cardValues[0].second->setProperty("headline", QVariant());
+    }
+    set(1, b.activatedPerToken ? qs(paramCount(*b.activatedPerToken)) : tr("unknown"),
         b.activatedPerToken
             ? groupDigitsQ(*b.activatedPerToken) + QStringLiteral(" — ") + qs(b.activationNote)
             : qs(b.activationNote));
@@ -307,12 +326,23 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     set(3, QString::number(c.shards.size()), tr("headers: %1 bytes").arg(groupDigitsQ(c.headerBytes())));
     set(4, binaryBytesQ(c.tensorBytes()), groupDigitsQ(c.tensorBytes()) + tr(" bytes"));
     const int missing = int(a.layersWithoutTensors.size());
-    set(5, missing ? tr("%1 + %2 MTP (%3 not on disk)").arg(a.mainLayers).arg(mtp).arg(missing)
-                   : tr("%1 + %2 MTP").arg(a.mainLayers).arg(mtp),
-        tr("%1 dense, %2 MoE").arg(dense).arg(moe) +
+    // The layer mix from the layer model: "36 Gated DeltaNet + 12 full attention", what a new MoE is opened for.
+    std::map<MixerKind, int> mixers;
+    for (int i = 0; i < a.mainLayers && i < int(a.layers.size()); ++i)
+        if (a.layers[std::size_t(i)].onDisk()) ++mixers[a.layers[std::size_t(i)].mixer];
+    QStringList mix;
+    for (const auto &[kind, count] : mixers)
+        mix << QStringLiteral("%1 %2").arg(count).arg(qs(std::string(mixerKind(kind).label)));
+    QString layers = mix.isEmpty() ? QString::number(a.mainLayers) : mix.join(QStringLiteral(" + "));
+    if (mtp) layers += tr(" + %1 MTP").arg(mtp);
+    if (missing) layers += tr(" (%1 not on disk)").arg(missing);
+    set(5, layers,
+        tr("%1 main layers: %2 dense, %3 MoE").arg(a.mainLayers).arg(dense).arg(moe) +
             (missing ? tr("; %1 layers have no tensors on disk (a partial download): nothing is sized for them").arg(missing)
                      : QString()));
     const auto &m = a.indexShare;
+    // A card that would say nothing ("Indexers: none") is not shown.
+    m_cardValues[6].second->parentWidget()->setVisible(m.source != IndexShareSource::None);
     set(6,
         m.source == IndexShareSource::None ? tr("none") : indexerCount(m.full.size(), m.shared.size(), std::size_t(std::max(a.mainLayers, 0))),
         tr("map from %1").arg(qs(std::string(indexShareSourceName(m.source)))));

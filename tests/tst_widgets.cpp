@@ -577,8 +577,15 @@ private slots:
         QCOMPARE(planView->plan()->perGpu.weightBytes, std::uint64_t(94'683'065'664));
         QCOMPARE(planView->chart()->seriesNames(),
                  (QStringList{QStringLiteral("replicated"), QStringLiteral("split by TP"), QStringLiteral("routed experts"),
-                              QStringLiteral("cache room")})); // no reserve set, no reserve drawn
+                              QStringLiteral("cache room"), QStringLiteral("usable (0.900 of the GPU)"),
+                              QStringLiteral("GPU memory")})); // no reserve set, no reserve drawn
         QCOMPARE(planView->chart()->categoryLabels(), QStringList{QStringLiteral("each of the 8 GPUs")});
+        // Each part's value is printed beside the bar; the usable and the physical memory are lines.
+        QVERIFY2(planView->chart()->pointLabels().contains(
+                     QStringLiteral("routed experts: ") + binaryBytesQ(planView->plan()->perGpu.expertBytes)),
+                 qPrintable(planView->chart()->pointLabels().join(QLatin1Char('|'))));
+        QCOMPARE(planView->chart()->levels(),
+                 (QStringList{QStringLiteral("usable (0.900 of the GPU)"), QStringLiteral("GPU memory")}));
         // The notes name the controls of this view, not the command line's options.
         QVERIFY2(planView->detailsText().contains(QStringLiteral("Reserve sets them aside")), qPrintable(planView->detailsText()));
         QVERIFY2(!planView->detailsText().contains(QStringLiteral("--")), qPrintable(planView->detailsText()));

@@ -193,6 +193,7 @@ void ChartWidget::showPlot(bool plot)
 void ChartWidget::clear()
 {
     m_pointLabels.clear();
+    m_levels.clear();
     showPlot(m_emptyMessage.isEmpty());
     m_labels.clear();
     m_markers.clear();
@@ -206,6 +207,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
 {
     stacked = stacked && !logValues; // a stack on a log axis would misstate every part above the first
     m_pointLabels.clear();
+    m_levels.clear();
     showPlot(true);
     m_labels = labels;
     m_plot->xAxis->grid()->setZeroLinePen(Qt::NoPen); // category 0 is not a zero worth a solid line
@@ -325,6 +327,31 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                 sum += i < s.values.size() ? std::max(0.0, s.values[i]) : 0.0;
             addValueText(i, sum, m_valueFormat(sum), true, 4);
         }
+    // With few stacks, each part's value beside it (right of the bar, at the part's middle, pushed apart so
+    // that thin parts at the bottom stay legible): a printed figure needs no hovering.
+    if (stacked && m_valueFormat && labels.size() <= 4 && hi > 0) {
+        const double minGap = hi * 0.08;
+        for (int i = 0; i < labels.size(); ++i) {
+            std::vector<std::pair<double, QString>> parts; // (y, text), bottom up
+            double base = 0;
+            for (const auto &s : series) {
+                const double v = i < s.values.size() ? std::max(0.0, s.values[i]) : 0.0;
+                if (v > 0) parts.push_back({base + v / 2, s.name + QStringLiteral(": ") + m_valueFormat(v)});
+                base += v;
+            }
+            double floor = minGap * 0.5; // clear of the axis
+            for (auto &[y, text] : parts) {
+                y = std::max(y, floor);
+                floor = y + minGap;
+                auto *item = new QCPItemText(m_plot);
+                item->position->setCoords(i + width / 2 + 0.02, y);
+                item->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+                item->setText(text);
+                item->setColor(palette().color(QPalette::WindowText));
+                m_pointLabels << text;
+            }
+        }
+    }
     if (hi > 0) m_plot->yAxis->setRange(0, hi * (stacked && m_valueFormat ? 1.25 : 1.12)); // room for printed totals
     m_plot->legend->setVisible(series.size() > 1);
     fitLegend();
@@ -336,6 +363,7 @@ void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLab
                             bool logX, bool logY)
 {
     m_pointLabels.clear();
+    m_levels.clear();
     showPlot(true);
     m_labels.clear();
     m_plot->clearPlottables();
@@ -459,6 +487,29 @@ void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, cons
     }
     m_plot->legend->setVisible(true);
     m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
+}
+
+void ChartWidget::addLevel(double y, const QString &name, const QColor &color, bool dashed)
+{
+    // A horizontal line across the plot with a legend entry of its own (a graph without data).
+    auto *legendOnly = m_plot->addGraph();
+    legendOnly->setName(name);
+    QPen pen(color, 1.6);
+    if (dashed) {
+        pen.setStyle(Qt::DashLine);
+        pen.setWidthF(1.0); // the raster dash stroker is slow at wider pens (bench_gui)
+    }
+    legendOnly->setPen(pen);
+    auto *line = new QCPItemStraightLine(m_plot);
+    line->setPen(pen);
+    line->point1->setCoords(0, y);
+    line->point2->setCoords(1, y);
+    m_levels << name;
+    QCPRange yr = m_plot->yAxis->range();
+    if (y * 1.08 > yr.upper) m_plot->yAxis->setRange(yr.lower, y * 1.08);
+    fitLegend();
+    m_plot->legend->setVisible(true);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void ChartWidget::addPointLabel(double x, double y, const QString &text, const QColor &color)

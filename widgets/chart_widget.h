@@ -55,6 +55,9 @@ public:
                    bool logY);
     // Vertical marker lines (BF16 levels over an FP32 histogram), drawn over what is shown.
     void addMarkers(const QVector<double> &x, const QString &name, const QColor &color);
+    // A horizontal line at y with a legend entry (a GPU's usable and physical memory over its bars).
+    void addLevel(double y, const QString &name, const QColor &color, bool dashed = false);
+    QStringList levels() const { return m_levels; }
     // A point drawn and labelled with its value (the chosen context's figure), over what is shown.
     void addPointLabel(double x, double y, const QString &text, const QColor &color);
     QStringList pointLabels() const; // the texts of the labelled points
@@ -92,6 +95,7 @@ private:
     QString m_title;
     QStringList m_labels;
     QStringList m_pointLabels;
+    QStringList m_levels; // names of the horizontal lines drawn
     std::function<QString(double, double)> m_hoverFormat;
     std::function<QString(double)> m_valueFormat;
     QString m_emptyMessage;

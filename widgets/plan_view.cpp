@@ -394,6 +394,11 @@ void PlanView::replan()
                           : tr("Memory each GPU would need: %1 more than its usable %2")
                                 .arg(binaryBytesQ(std::uint64_t(-g.cacheRoomBytes)), binaryBytesQ(g.usableBytes)));
     m_chart->showBars(labels, parts, tr("GiB per GPU"), false, true);
+    // What the engine may use of a GPU, and what the GPU has.
+    m_chart->addLevel(double(g.usableBytes) / gib,
+                      tr("usable (%1 of the GPU)").arg(QString::number(p.options.memFraction.value_or(0.9), 'f', 3)),
+                      toneColor(Tone::Good));
+    m_chart->addLevel(double(p.options.gpuMemory) / gib, tr("GPU memory"), palette().color(QPalette::Mid), true);
 }
 
 } // namespace atlas

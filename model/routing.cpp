@@ -933,6 +933,7 @@ LogitsFileLayout parseLogitsHeader(const std::string &file, std::string_view hea
     out.file = file;
     out.dataStart = 8 + n;
     const ShardHeader header = parseShardHeader(file, head.substr(8, n), fileSize);
+    out.nameStores = header.nameStores; // the tensors below are copies: their names must outlive the header
     std::uint64_t values = 0;
     for (const auto &t : header.tensors) {
         int layer = -2;

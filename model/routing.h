@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <memory>
 #include <vector>
 
 namespace atlas {
@@ -192,6 +193,7 @@ struct LogitsFileLayout
     std::uint32_t tokens = 0;
     int experts = 0;
     std::vector<std::pair<int, TensorInfo>> tensors; // layer (-1: "logits") and where it lies
+    std::vector<std::shared_ptr<const void>> nameStores; // what the tensors' names point into (the header's)
 };
 // `head`: at least the first 8 + N bytes of a file of `fileSize` bytes.
 LogitsFileLayout parseLogitsHeader(const std::string &file, std::string_view head, std::uint64_t fileSize,

@@ -7,6 +7,7 @@
 #include "checkpoint_loader.h"
 #include "command_support.h"
 #include "main_window.h"
+#include "plan_view.h"
 #include "routing.h"
 #include "routing_view.h"
 #include "settings.h"
@@ -151,6 +152,13 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         QObject::connect(routing, &RoutingView::simulationFinished, &loop, &QEventLoop::quit);
         routing->runSimulation();
         if (routing->isRunning()) loop.exec();
+    }
+
+    // The Plan view's Pareto chart comes from a search on a worker thread: drawn before it is exported.
+    if (auto *plan = qobject_cast<PlanView *>(window.view(QStringLiteral("plan"))); plan && plan->searchPending()) {
+        QEventLoop searchLoop;
+        QObject::connect(plan, &PlanView::searchShown, &searchLoop, &QEventLoop::quit);
+        if (plan->searchPending()) searchLoop.exec();
     }
 
     if (!compareSource.empty()) {

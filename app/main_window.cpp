@@ -79,6 +79,24 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             &OverviewView::setCacheBudget);
     connect(static_cast<CacheView *>(m_views[5]), &CacheView::budgetChanged, static_cast<PlanView *>(m_views[9]),
             &PlanView::setCacheBudget);
+    // The Plan view's Pareto chart: the search runs on a worker thread (a few hundred plans), the newest
+    // answer only is shown.
+    auto *planView = static_cast<PlanView *>(m_views[9]);
+    connect(planView, &PlanView::searchWanted, this, [this, planView](const SearchOptions &options) {
+        if (!m_current) {
+            planView->searchFailed(tr("No checkpoint to search deployments for."));
+            return;
+        }
+        m_searches.start([this, planView, options, data = m_current](const std::shared_ptr<JobThreads::Job> &job) {
+            try {
+                auto found = std::make_shared<DeploymentSearch>(searchDeployments(*data, options));
+                m_searches.deliver(planView, job, [planView, found] { planView->setSearch(*found); });
+            } catch (const std::exception &e) {
+                const QString why = QString::fromStdString(printable(e.what()));
+                m_searches.deliver(planView, job, [planView, why] { planView->searchFailed(why); });
+            }
+        });
+    });
     for (AtlasView *v : m_views) {
         m_stack->addWidget(v);
         m_sidebar->addItem(v->title());

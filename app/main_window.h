@@ -1,5 +1,7 @@
 #pragma once
 
+#include "job_threads.h"
+
 #include "loaded_checkpoint.h"
 #include "source_spec.h"
 
@@ -131,6 +133,7 @@ private:
     bool m_navigating = false;
     int m_layer = -1;
     QAction *m_back = nullptr, *m_forward = nullptr;
+    JobThreads m_searches; // the Plan view's deployment searches (each cancels the one before)
 };
 
 } // namespace atlas

@@ -574,6 +574,19 @@ private slots:
         QVERIFY2(!planView->detailsText().contains(QStringLiteral("preset")), qPrintable(planView->detailsText()));
         planView->setContext(131072);
         QVERIFY2(planView->plan() && planView->plan()->fits, qPrintable(planView->verdict()));
+        // The Pareto chart of this GPU comes from a search off the GUI thread; a click plans its point.
+        QTRY_VERIFY_WITH_TIMEOUT(!planView->searchPending(), 120000);
+        QVERIFY(!planView->pareto().empty());
+        {
+            const SearchPoint first = planView->pareto().front();
+            planView->pickDeployment(first.gpus);
+            QVERIFY(planView->plan() && planView->plan()->fits);
+            QCOMPARE(planView->plan()->options.gpus, first.gpus);
+            QCOMPARE(*planView->plan()->options.tp, first.tp);
+            QCOMPARE(planView->plan()->sequencesAtContext, first.sequences);
+            planView->resetParallelism(); // back to the layout the checks below expect
+            planView->setGpus(8);
+        }
         QCOMPARE(planView->plan()->perGpu.weightBytes, std::uint64_t(94'683'065'664));
         QCOMPARE(planView->chart()->seriesNames(),
                  (QStringList{QStringLiteral("replicated"), QStringLiteral("split by TP"), QStringLiteral("routed experts"),

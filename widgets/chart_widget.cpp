@@ -107,6 +107,12 @@ bool ChartWidget::eventFilter(QObject *watched, QEvent *event)
             QToolTip::hideText();
         }
     }
+    if (watched == m_plot && event->type() == QEvent::MouseButtonPress) {
+        const auto *me = static_cast<QMouseEvent *>(event);
+        const QPointF pos = me->position();
+        if (me->button() == Qt::LeftButton && m_plot->axisRect()->rect().contains(pos.toPoint()))
+            emit clicked(m_plot->xAxis->pixelToCoord(pos.x()), m_plot->yAxis->pixelToCoord(pos.y()));
+    }
     if (watched == m_plot && event->type() == QEvent::Paint && g_vectorOutput) {
         // The painter is redirected to the export device: draw the plot's items, not its pixmaps.
         QCPPainter painter(m_plot);
@@ -487,6 +493,12 @@ void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, cons
     }
     m_plot->legend->setVisible(true);
     m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
+}
+
+void ChartWidget::setXRange(double lo, double hi)
+{
+    m_plot->xAxis->setRange(lo, hi);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void ChartWidget::addLevel(double y, const QString &name, const QColor &color, bool dashed)

@@ -58,6 +58,8 @@ public:
     // A horizontal line at y with a legend entry (a GPU's usable and physical memory over its bars).
     void addLevel(double y, const QString &name, const QColor &color, bool dashed = false);
     QStringList levels() const { return m_levels; }
+    // The x axis from lo to hi (room for labels at the ends of a line chart).
+    void setXRange(double lo, double hi);
     // A point drawn and labelled with its value (the chosen context's figure), over what is shown.
     void addPointLabel(double x, double y, const QString &text, const QColor &color);
     QStringList pointLabels() const; // the texts of the labelled points
@@ -83,6 +85,10 @@ public:
     // While set, charts paint as vector drawing commands instead of their raster buffers, so that
     // a view rendered into SVG or PDF keeps its charts sharp at any zoom.
     static void setVectorOutput(bool on);
+
+signals:
+    // A left click inside the plot, in the axes' coordinates (a Pareto point picked).
+    void clicked(double x, double y);
 
 protected:
     void changeEvent(QEvent *event) override;

@@ -58,8 +58,13 @@ PlanView::PlanView(QWidget *parent)
       m_context(spin(1, 1 << 30, 131072, this)), m_cacheFrom(new QComboBox(this)), m_kv(new QComboBox(this)),
       m_state(new QComboBox(this)), m_customGib(new QDoubleSpinBox(this)), m_fraction(new QDoubleSpinBox(this)),
       m_reserve(new QDoubleSpinBox(this)), m_mtp(new QCheckBox(tr("load the MTP layers (speculative decoding)"), this)),
-      m_verdict(new QLabel(this)), m_details(new QLabel(this)), m_chart(new ChartWidget(this))
+      m_verdict(new QLabel(this)), m_details(new QLabel(this)), m_chart(new ChartWidget(this)),
+      m_pareto(new ChartWidget(this))
 {
+    m_pareto->setTitle(tr("Smallest deployments"));
+    m_pareto->setEmptyMessage(tr("Searching the deployments of this GPU…"));
+    m_pareto->setMinimumHeight(260);
+    connect(m_pareto, &ChartWidget::clicked, this, [this](double x, double) { pickDeployment(int(std::lround(x))); });
     for (const auto &p : gpuPresets()) {
         m_gpu->addItem((p.runtime ? tr("%1 (%2 GiB as the runtime sees it)") : tr("%1 (%2 GiB, the vendor's figure)"))
                            .arg(QString::fromUtf8(p.name.data(), qsizetype(p.name.size())))
@@ -138,6 +143,7 @@ PlanView::PlanView(QWidget *parent)
     v->addWidget(m_mtp);
     v->addWidget(m_details);
     v->addWidget(m_chart, 1);
+    v->addWidget(m_pareto, 1);
 
     for (QSpinBox *s : {m_gpus, m_tp, m_ep, m_dp, m_pp, m_redundant, m_context})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &PlanView::replan);
@@ -182,6 +188,7 @@ void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::
         QSignalBlocker block(m_mtp);
         m_mtp->setChecked(false);
     }
+    m_searchKey.clear(); // another checkpoint: its own deployments
     m_prepared = std::dynamic_pointer_cast<const PreparedPlan>(prepared);
     if (!m_prepared) m_prepared = std::static_pointer_cast<const PreparedPlan>(prepare(*m_data));
     {
@@ -202,6 +209,10 @@ void PlanView::themeChanged()
 
 void PlanView::clearAll()
 {
+    m_searchKey.clear();
+    m_searchPending = false;
+    m_points.clear();
+    m_pareto->clear();
     m_data.reset();
     m_prepared.reset();
     m_plan.reset();
@@ -220,6 +231,87 @@ void PlanView::setCacheBudget(const CacheBudget &budget)
 {
     if (!m_data) return;
     m_cache = budget;
+    replan();
+}
+
+void PlanView::setSearch(const DeploymentSearch &search)
+{
+    if (search.gpus.empty() || !search.gpus.front().gpu) return;
+    m_searchPending = false;
+    struct Shown
+    {
+        PlanView *view;
+        ~Shown() { emit view->searchShown(); }
+    } shown{this};
+    const GpuSearch &k = search.gpus.front();
+    m_points = k.pareto;
+    m_pareto->setTitle(tr("Smallest deployments on %1: most sequences of %2 tokens for each GPU count (click one to plan it)")
+                           .arg(qs(std::string(k.gpu->name)), groupDigitsQ(search.options.context)));
+    if (m_points.empty()) {
+        m_pareto->clear();
+        m_pareto->setEmptyMessage(tr("No deployment of up to %1 × %2 holds one sequence of %3 tokens.")
+                                      .arg(search.options.maxGpus)
+                                      .arg(qs(std::string(k.gpu->name)), groupDigitsQ(search.options.context)));
+        return;
+    }
+    LineSeries line{tr("Pareto set"), {}, {}, ChartWidget::seriesColor(0)};
+    for (const auto &p : m_points) {
+        line.x << p.gpus;
+        line.y << double(p.sequences);
+    }
+    m_pareto->setHoverFormat([points = m_points](double x, double) {
+        const SearchPoint *best = nullptr;
+        for (const auto &p : points)
+            if (!best || std::abs(p.gpus - x) < std::abs(best->gpus - x)) best = &p;
+        return best ? tr("%1 GPUs, %2: %3 sequences").arg(best->gpus).arg(qs(best->layout())).arg(groupDigitsQ(best->sequences))
+                    : QString();
+    });
+    m_pareto->showLines({line}, tr("GPUs"), tr("sequences"), false, true);
+    for (const auto &p : m_points)
+        m_pareto->addPointLabel(p.gpus, double(p.sequences),
+                                QStringLiteral("%1 GPUs, %2 · %3").arg(p.gpus).arg(qs(p.layout())).arg(groupDigitsQ(p.sequences)),
+                                ChartWidget::seriesColor(0));
+    // Room for the first and the last label.
+    const double span = std::max(1.0, double(m_points.back().gpus - m_points.front().gpus));
+    m_pareto->setXRange(m_points.front().gpus - span * 0.5 - 2, m_points.back().gpus + span * 0.08 + 1);
+}
+
+void PlanView::resetParallelism()
+{
+    {
+        const QSignalBlocker a(m_tp), b(m_pp), c(m_ep), d(m_dp);
+        m_tp->setValue(0);
+        m_pp->setValue(1);
+        m_ep->setValue(0);
+        m_dp->setValue(1);
+    }
+    replan();
+}
+
+void PlanView::searchFailed(const QString &why)
+{
+    m_searchPending = false;
+    m_points.clear();
+    m_pareto->clear();
+    m_pareto->setEmptyMessage(why);
+    emit searchShown();
+}
+
+void PlanView::pickDeployment(int gpus)
+{
+    const SearchPoint *best = nullptr;
+    for (const auto &p : m_points)
+        if (!best || std::abs(p.gpus - gpus) < std::abs(best->gpus - gpus)) best = &p;
+    if (!best) return;
+    const SearchPoint chosen = *best;
+    {
+        const QSignalBlocker a(m_gpus), b(m_tp), c(m_pp), d(m_ep), e(m_dp);
+        m_gpus->setValue(chosen.gpus);
+        m_tp->setValue(chosen.tp);
+        m_pp->setValue(chosen.pp);
+        m_ep->setValue(chosen.ep);
+        m_dp->setValue(chosen.dpAttention);
+    }
     replan();
 }
 
@@ -305,6 +397,47 @@ void PlanView::replan()
     o.context = std::uint64_t(m_context->value());
     const bool fromCacheView = m_cacheFrom->currentData().toInt() == 1;
     const CacheBudget cache = planCache(o);
+    // The Pareto chart depends on the GPU, engine, context, MTP and cache, not on the layout typed here.
+    if (const GpuPreset *gpu = gpuPresetNamed(o.gpuName)) {
+        const QString key = QStringLiteral("%1|%2|%3|%4|%5|%6|%7|%8")
+                                .arg(qs(o.gpuName))
+                                .arg(int(o.engine))
+                                .arg(o.context)
+                                .arg(o.mtp)
+                                .arg(m_cacheFrom->currentIndex())
+                                .arg(m_kv->currentIndex())
+                                .arg(m_state->currentIndex())
+                                .arg(QString::number(m_fraction->value()) + QString::number(o.reserve));
+        if (key != m_searchKey) {
+            m_searchKey = key;
+            SearchOptions so;
+            so.engine = o.engine;
+            so.gpus = {gpu};
+            so.context = o.context;
+            so.mtp = o.mtp;
+            so.memFraction = o.memFraction;
+            so.reserve = o.reserve;
+            if (fromCacheView || m_kv->currentData().toInt() >= 0 || m_state->currentData().toInt() >= 0) {
+                CacheOptions co;
+                co.kvDtype = cache.kvDtype;
+                co.preset = cache.preset;
+                co.stateDtype = cache.stateDtype;
+                co.indexEntryBytes = cache.indexEntryBytes;
+                so.cache = co;
+            }
+            m_points.clear();
+            m_pareto->clear();
+            m_pareto->setEmptyMessage(tr("Searching the deployments of %1…").arg(qs(o.gpuName)));
+            m_searchPending = true;
+            emit searchWanted(so);
+        }
+    } else if (!m_searchKey.isEmpty()) {
+        m_searchKey.clear();
+        m_searchPending = false;
+        m_points.clear();
+        m_pareto->clear();
+        m_pareto->setEmptyMessage(tr("The smallest deployments are searched for the named GPUs."));
+    }
     try {
         if (cache.kvDtypeMisfit) throw AtlasError(ErrorKind::Usage, "KV dtype: " + cache.reason);
         m_plan = planCapacity(*m_data, o, o.mtp ? &m_prepared->withMtp : &m_prepared->withoutMtp, &cache);

@@ -2,6 +2,7 @@
 
 #include "atlas_view.h"
 #include "capacity_plan.h"
+#include "deployment_search.h"
 
 class QCheckBox;
 class QComboBox;
@@ -38,11 +39,26 @@ public:
     void setPipelineStages(int pp);
     void setEngine(PlanEngine engine);
     void setGpu(const QString &name);
+    // The smallest deployments of the chosen GPU (plan --search), computed off the GUI thread by whoever
+    // listens to searchWanted; drawn as the Pareto chart, a click on a point sets the plan to it.
+    void setSearch(const DeploymentSearch &search);
+    void pickDeployment(int gpus); // the Pareto point with this GPU count (or the nearest)
+    void searchFailed(const QString &why); // no answer will come: said in the chart
+    void resetParallelism();                // TP from the GPUs, no EP, no DP attention, one stage
     QString verdict() const;
     QString detailsText() const; // the per-GPU figures and the notes, as shown
     QLabel *detailsLabel() const { return m_details; } // its working links (setWorkings)
     const CapacityPlan *plan() const { return m_plan ? &*m_plan : nullptr; }
     ChartWidget *chart() const { return m_chart; }
+    ChartWidget *paretoChart() const { return m_pareto; }
+    const std::vector<SearchPoint> &pareto() const { return m_points; }
+    bool searchPending() const { return m_searchPending; }
+
+signals:
+    // The search the Pareto chart needs, when what it depends on changed (GPU, engine, context, MTP,
+    // cache settings); the answer comes back through setSearch.
+    void searchWanted(const SearchOptions &options);
+    void searchShown(); // setSearch drew an answer
 
 private:
     struct PreparedPlan final : PreparedView
@@ -65,6 +81,10 @@ private:
     QLabel *m_verdict;
     QLabel *m_details;
     ChartWidget *m_chart;
+    ChartWidget *m_pareto;
+    std::vector<SearchPoint> m_points;
+    QString m_searchKey; // what the shown (or asked) search was for
+    bool m_searchPending = false;
 };
 
 } // namespace atlas

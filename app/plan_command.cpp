@@ -368,6 +368,8 @@ int runPlan(const std::vector<std::string> &args)
         // was read: made again with the engine's options).
         const LoadedCheckpoint &data = *result.layout;
         if (o.search) {
+            if (o.cacheGiven && data.cache.kvDtypeMisfit)
+                throw AtlasError(ErrorKind::Usage, "--kv-dtype: " + data.cache.reason);
             SearchOptions so;
             so.engine = o.plan.engine;
             so.gpus = o.searchGpus;

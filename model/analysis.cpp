@@ -697,7 +697,8 @@ private:
 
     const QuantizationConfig &m_cfg;
     // Views into the checkpoint's own names (it outlives this Unpacker): no copies of 118k names.
-    std::array<std::uint64_t, 3> m_lastBlock{0, 0, 0}; // rows, columns, E8M0 of the last FP8 block format
+    // Rows, columns, E8M0 of the last FP8 block format; none at first (a zero-size weight gives 0 x 0).
+    std::array<std::uint64_t, 3> m_lastBlock{UINT64_MAX, UINT64_MAX, UINT64_MAX};
     std::string m_lastBlockFormat;
     std::string m_format; // what formatOf() said last
     const std::string &keep(std::string_view words)

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string_view>
 #include <vector>
 
@@ -52,6 +54,16 @@ public:
         }
     }
     bool contains(std::string_view key) const { return find(key) != nullptr; }
+    // The longest run of slots a look-up walks (for tests: crafted names must not make it long).
+    std::size_t longestRun() const
+    {
+        std::size_t longest = 0, run = 0;
+        for (std::size_t i = 0; i < 2 * m_slots.size(); ++i) {
+            run = m_slots[i & m_mask].used ? run + 1 : 0;
+            longest = std::max(longest, run);
+        }
+        return std::min(longest, m_slots.size());
+    }
     std::size_t size() const { return m_size; }
 
 private:
@@ -63,7 +75,19 @@ private:
         bool used = false;
         V value{};
     };
-    static std::uint64_t hashOf(std::string_view key) { return std::hash<std::string_view>{}(key); }
+    // The slot comes from the high bits of the hash times an odd number drawn once per process: names a
+    // header crafts to share their low hash bits (cheap to find for an unseeded hash, and linear probing
+    // would then walk one long run for every look-up) land apart. std::unordered_map's prime modulus had
+    // the same protection by accident.
+    static std::uint64_t hashOf(std::string_view key)
+    {
+        static const std::uint64_t multiplier = [] {
+            std::random_device device;
+            return ((std::uint64_t(device()) << 32) ^ std::uint64_t(device()) ^ 0x9E3779B97F4A7C15ULL) | 1u;
+        }();
+        const std::uint64_t h = std::hash<std::string_view>{}(key) * multiplier;
+        return (h >> 32) | (h << 32); // the well-mixed high half indexes the slots
+    }
     static std::uint32_t tagOf(std::uint64_t h) { return static_cast<std::uint32_t>(h >> 32); }
     static std::string_view keyOf(const Slot &s) { return {s.data, s.length}; }
     void grow()

@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 namespace atlas {
@@ -17,6 +18,24 @@ std::uint64_t u(const J &j, const char *key)
     const auto it = j.find(key);
     if (it == j.end() || !it->is_number_integer()) return 0;
     return it->is_number_unsigned() ? it->get<std::uint64_t>() : std::uint64_t(std::max<std::int64_t>(0, it->get<std::int64_t>()));
+}
+
+// A number of the JSON as printed: exact with digit groups, a fraction as its shortest decimal, "unknown"
+// for a null or missing one (never a 0 the JSON does not hold).
+std::string numText(const J &j, const char *key)
+{
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return "unknown";
+    if (it->is_number_integer()) return groupDigits(u(j, key));
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, it->get<double>());
+    return std::string(buf, r.ptr);
+}
+
+bool isNumber(const J &j, const char *key)
+{
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number();
 }
 
 std::string str(const J &j, const char *key)
@@ -151,7 +170,7 @@ TriageFiles triageReport(const J &report)
     const J &model = report.at("model");
     const J &files = report.at("files");
     const J &par = report.at("parameters");
-    const J &cache = report.at("cache");
+    const J cache = report.value("cache", J());
     const J triage = report.value("triage", J::object());
     const std::string title = "Triage: " + str(model, "model_type") + " — " + str(src, "location");
 
@@ -187,7 +206,9 @@ TriageFiles triageReport(const J &report)
     Table size{{"", "parameters"}, {}};
     size.rows.push_back({"in the files", params(u(par, "total"))});
     size.rows.push_back({"without the MTP layers (as model cards count)", params(u(par, "total_without_mtp"))});
-    size.rows.push_back({"active per token", params(u(par, "activated_per_token"))});
+    size.rows.push_back({"active per token", isNumber(par, "activated_per_token")
+                                                  ? params(u(par, "activated_per_token"))
+                                                  : std::string("unknown (the config does not say how many experts a token takes)")});
     if (const J &host = par.value("host_tables", J::object()); u(host, "parameters"))
         size.rows.push_back({"of them in host-resident tables", params(u(host, "parameters"))});
     md += size.markdown();
@@ -223,8 +244,11 @@ TriageFiles triageReport(const J &report)
     }
 
     section("Cache");
-    {
-        std::string s = groupDigits(u(cache, "bytes_per_token")) + " B per token grows with the context";
+    if (!cache.is_object() || !isNumber(cache, "bytes_per_token")) {
+        para("Not sized for this checkpoint" +
+             (cache.is_object() && !str(cache, "reason").empty() ? ": " + str(cache, "reason") : std::string()) + ".");
+    } else {
+        std::string s = numText(cache, "bytes_per_token") + " B per token grows with the context";
         if (u(cache, "window_bytes")) s += ", plus " + bytes(u(cache, "window_bytes")) + " of sliding windows per sequence";
         if (cache.contains("fixed_state_bytes") && cache["fixed_state_bytes"].is_number_unsigned())
             s += ", plus " + bytes(u(cache, "fixed_state_bytes")) + " of fixed state per sequence";

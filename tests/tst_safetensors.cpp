@@ -1,6 +1,7 @@
 // Every safetensors rule of domain.md section 3, each failure checked for its kind and its words.
 #include "checkpoint_index.h"
 #include "errors.h"
+#include "name_map.h"
 #include "safetensors.h"
 
 #include <QTest>
@@ -44,6 +45,26 @@ class TestSafetensors : public QObject
     Q_OBJECT
 
 private slots:
+    // Names a header crafts so that their std::hash share the low bits (cheap for an unseeded hash) must not
+    // pile into one run of slots: every look-up would walk it (a 200k-name header took 52 s).
+    void nameMapSpreadsCraftedNames()
+    {
+        std::vector<std::string> names;
+        const std::hash<std::string_view> h;
+        for (std::uint64_t i = 0; names.size() < 1000; ++i) {
+            std::string n = "model.layers.0.x" + std::to_string(i) + ".weight";
+            if ((h(n) & 0x3FF) == 0) names.push_back(std::move(n));
+        }
+        NameMap<int> map;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            map.insert(names[i], int(i));
+        QCOMPARE(map.size(), names.size());
+        for (std::size_t i = 0; i < names.size(); ++i)
+            QCOMPARE(*map.find(names[i]), int(i));
+        QVERIFY(!map.contains("model.layers.0.absent.weight"));
+        QVERIFY2(map.longestRun() < 200, qPrintable(QString::number(map.longestRun())));
+    }
+
     void validHeaders_data()
     {
         QTest::addColumn<QByteArray>("bytes");

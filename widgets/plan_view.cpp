@@ -422,7 +422,7 @@ void PlanView::replan()
                 co.kvDtype = cache.kvDtype;
                 co.preset = cache.preset;
                 co.stateDtype = cache.stateDtype;
-                co.indexEntryBytes = cache.indexEntryBytes;
+                if (cache.indexEntryBytes > 0) co.indexEntryBytes = cache.indexEntryBytes;
                 so.cache = co;
             }
             m_points.clear();

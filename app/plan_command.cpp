@@ -39,6 +39,7 @@ const char *kUsage =
     "  --dp-attention N          data-parallel attention groups inside TP (each holds its own sequences)\n"
     "  --pp N                    pipeline stages (layers split as vLLM does; TP x PP = GPUs)\n"
     "  --mtp                     load the MTP layers too (speculative decoding)\n"
+    "  --mtp both                with --search: each GPU searched without the MTP layers and with them\n"
     "  --mem-fraction F          the share of GPU memory the engine takes (default: vLLM 0.9, SGLang's heuristic)\n"
     "  --reserve BYTES           set aside for activations, CUDA graphs and buffers (default 0)\n"
     "  --engine vllm|sglang      whose placement, pipeline split and memory fraction (default vllm)\n"
@@ -65,6 +66,7 @@ struct PlanArgs
     bool gpusGiven = false;
     bool cacheGiven = false; // --kv-dtype, --cache-preset, --state-dtype or --index-entry-bytes: not the engine's
     bool search = false;
+    bool mtpBoth = false; // --mtp both (search)
     std::vector<const GpuPreset *> searchGpus; // every --gpu (search)
     std::uint64_t sequences = 1;
     int maxGpus = 64;
@@ -128,6 +130,11 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
             o.plan.redundantExperts = static_cast<int>(parseCount(a, value(), 1 << 20));
         } else if (a == "--mtp") {
             o.plan.mtp = true;
+            if (i + 1 < args.size() && args[i + 1] == "both") {
+                o.mtpBoth = true;
+                o.plan.mtp = false;
+                ++i;
+            }
         } else if (a == "--mem-fraction") {
             const std::string v = value();
             char *end = nullptr;
@@ -153,6 +160,7 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
             throw AtlasError(ErrorKind::Usage, "more than one SOURCE ('" + o.source + "', '" + a + "')");
         }
     }
+    if (o.mtpBoth && !o.search) throw AtlasError(ErrorKind::Usage, "--mtp both needs --search (a plan loads the MTP layers or not)");
     if (o.search && o.plan.gpuMemory && o.plan.gpuName.empty())
         throw AtlasError(ErrorKind::Usage, "--search takes GPUs by name (--gpu NAME, repeated), not --gpu-memory");
     if (!o.help && !o.search && !o.gpusGiven) throw AtlasError(ErrorKind::Usage, "plan needs --gpus N (or --search)");
@@ -293,7 +301,7 @@ nlohmann::ordered_json searchJson(const DeploymentSearch &d, const LoadedCheckpo
     out["context_tokens"] = d.options.context;
     out["sequences_wanted"] = d.options.sequences;
     out["max_gpus"] = d.options.maxGpus;
-    out["mtp"] = d.options.mtp;
+    out["mtp"] = d.options.mtpBoth ? nlohmann::ordered_json("both") : nlohmann::ordered_json(d.options.mtp);
     out["cache_chosen_by"] = byEngine ? "engine" : "flags";
     out["plans_tried"] = d.plansTried;
     out["plans_refused"] = d.plansRefused;
@@ -303,6 +311,7 @@ nlohmann::ordered_json searchJson(const DeploymentSearch &d, const LoadedCheckpo
         for (const auto &p : k.pareto)
             pareto.push_back(point(p));
         kinds.push_back({{"gpu", std::string(k.gpu->name)},
+                         {"mtp", k.mtp},
                          {"gpu_memory_bytes", k.gpu->bytes},
                          {"gpu_memory_source", std::string(k.gpu->runtime ? "runtime: " : "vendor: ") + std::string(k.gpu->source)},
                          {"cache_layout", k.cacheLayout},
@@ -313,6 +322,7 @@ nlohmann::ordered_json searchJson(const DeploymentSearch &d, const LoadedCheckpo
     if (d.best) {
         J best = point(*d.gpus[*d.best].smallest);
         best["gpu"] = std::string(d.gpus[*d.best].gpu->name);
+        best["mtp"] = d.gpus[*d.best].mtp;
         out["smallest"] = best;
     } else {
         out["smallest"] = J();
@@ -328,14 +338,14 @@ std::string searchText(const DeploymentSearch &d)
     if (d.best) {
         const GpuSearch &k = d.gpus[*d.best];
         s += "Smallest: " + std::to_string(k.smallest->gpus) + " × " + std::string(k.gpu->name) + " (" +
-             k.smallest->layout() + ") holds " + seqs(k.smallest->sequences) + " of " + groupDigits(d.options.context) +
-             " tokens, " + std::string(planEngineName(d.options.engine)) + ".\n\n";
+             k.smallest->layout() + (k.mtp ? ", with the MTP layers" : "") + ") holds " + seqs(k.smallest->sequences) + " of " + groupDigits(d.options.context) +
+             " tokens, " + (d.options.engine == PlanEngine::Sglang ? "SGLang" : "vLLM") + ".\n\n";
     } else {
         s += "No deployment of up to " + std::to_string(d.options.maxGpus) + " GPUs of these kinds holds " +
              seqs(d.options.sequences) + " of " + groupDigits(d.options.context) + " tokens.\n\n";
     }
     for (const auto &k : d.gpus) {
-        s += std::string(k.gpu->name) + " (" + binaryBytes(k.gpu->bytes) + "): ";
+        s += std::string(k.gpu->name) + " (" + binaryBytes(k.gpu->bytes) + (k.mtp ? ", with the MTP layers" : "") + "): ";
         if (k.pareto.empty()) {
             s += "no deployment of up to " + std::to_string(d.options.maxGpus) + " GPUs holds one sequence\n";
             continue;
@@ -377,6 +387,7 @@ int runPlan(const std::vector<std::string> &args)
             so.sequences = o.sequences;
             so.maxGpus = o.maxGpus;
             so.mtp = o.plan.mtp;
+            so.mtpBoth = o.mtpBoth;
             if (o.cacheGiven) so.cache = o.cache;
             so.memFraction = o.plan.memFraction;
             so.reserve = o.plan.reserve;

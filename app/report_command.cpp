@@ -75,12 +75,7 @@ nlohmann::ordered_json triageJson(const LoadResult &loaded, PlanEngine engine, b
     so.engine = engine;
     so.context = data.cache.contextTokens;
     if (cacheGiven) { // the flags' cache for every GPU, as the report counts it
-        CacheOptions co;
-        co.kvDtype = data.cache.kvDtype;
-        co.preset = data.cache.preset;
-        co.stateDtype = data.cache.stateDtype;
-        if (data.cache.indexEntryBytes > 0) co.indexEntryBytes = data.cache.indexEntryBytes;
-        so.cache = co;
+        so.cache = cacheOptionsOf(data.cache);
     }
     const DeploymentSearch found = searchDeployments(data, so);
     J gpus = J::array();

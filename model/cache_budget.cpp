@@ -695,4 +695,15 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     return c;
 }
 
+CacheOptions cacheOptionsOf(const CacheBudget &budget)
+{
+    CacheOptions o;
+    o.kvDtype = budget.kvDtype;
+    o.preset = budget.preset;
+    o.stateDtype = budget.stateDtype;
+    if (budget.indexEntryBytes > 0) o.indexEntryBytes = budget.indexEntryBytes;
+    if (budget.contextTokens > 0) o.contextTokens = budget.contextTokens;
+    return o;
+}
+
 } // namespace atlas

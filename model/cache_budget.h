@@ -151,5 +151,8 @@ std::uint64_t defaultContextTokens(const ModelConfig &config);
 
 CacheBudget computeCacheBudget(const Checkpoint &checkpoint, const CheckpointAnalysis &analysis,
                                const CacheOptions &options);
+// The options that made a budget (KV dtype, preset, state dtype, index entry, context): the same cache again
+// for another context or another GPU.
+CacheOptions cacheOptionsOf(const CacheBudget &budget);
 
 } // namespace atlas

@@ -41,66 +41,76 @@ DeploymentSearch searchDeployments(const LoadedCheckpoint &data, const SearchOpt
     if (kinds.empty())
         for (const auto &g : gpuPresets())
             kinds.push_back(&g);
-    const PlacementTotals totals = placementTotals(data, o.mtp);
     const int layers = data.analysis.mainLayers;
+    std::vector<bool> modes{o.mtp};
+    if (o.mtpBoth && data.analysis.layerCount > data.analysis.mainLayers) modes = {false, true}; // it has MTP layers
 
-    for (const GpuPreset *gpu : kinds) {
-        GpuSearch kind;
-        kind.gpu = gpu;
-        CacheOptions co = o.cache ? *o.cache : engineCacheOptions(o.engine, o.mtp, gpu, data, {});
-        co.contextTokens = o.context;
-        const CacheBudget cache = computeCacheBudget(data.checkpoint, data.analysis, co);
-        kind.cacheLayout = cacheLayoutWords(cache, o.cache ? std::nullopt : std::optional<PlanEngine>(o.engine));
-        std::uint64_t bestSoFar = 0;
-        for (const int n : gpuCounts(o.maxGpus)) {
-            std::optional<SearchPoint> best;
-            for (const int pp : {1, 2, 4, 8}) {
-                if (n % pp != 0 || pp > std::max(layers, 1)) continue;
-                const int tp = n / pp;
-                for (const int ep : {0, tp}) {
-                    if (ep != 0 && tp == 1) continue; // EP over one GPU is no EP
-                    for (int dp = 1; dp <= tp; dp *= 2) {
-                        if (tp % dp != 0) continue;
-                        PlanOptions p;
-                        p.gpus = n;
-                        p.tp = tp;
-                        p.ep = ep;
-                        p.pp = pp;
-                        p.dpAttention = dp;
-                        p.mtp = o.mtp;
-                        p.gpuName = std::string(gpu->name);
-                        p.gpuMemory = gpu->bytes;
-                        p.memFraction = o.memFraction;
-                        p.reserve = o.reserve;
-                        p.context = o.context;
-                        p.engine = o.engine;
-                        ++out.plansTried;
-                        try {
-                            const CapacityPlan plan = planCapacity(data, p, &totals, &cache);
-                            if (!plan.fits) continue;
-                            if (!best || plan.sequencesAtContext > best->sequences)
-                                best = SearchPoint{n,
-                                                   tp,
-                                                   ep,
-                                                   pp,
-                                                   dp,
-                                                   plan.sequencesAtContext,
-                                                   plan.perGpu.weightBytes,
-                                                   plan.perGpu.maxCachedTokens};
-                        } catch (const AtlasError &) {
-                            ++out.plansRefused; // the engine cannot run it (heads, vocabulary, experts)
+    for (const bool mtp : modes) {
+        const PlacementTotals totals = placementTotals(data, mtp);
+        for (const GpuPreset *gpu : kinds) {
+            GpuSearch kind;
+            kind.gpu = gpu;
+            kind.mtp = mtp;
+            CacheOptions co = o.cache ? *o.cache : engineCacheOptions(o.engine, mtp, gpu, data, {});
+            co.contextTokens = o.context;
+            const CacheBudget cache = computeCacheBudget(data.checkpoint, data.analysis, co);
+            kind.cacheLayout =
+                cacheLayoutWords(cache, o.cache ? std::nullopt : std::optional<PlanEngine>(o.engine));
+            std::uint64_t bestSoFar = 0;
+            for (const int n : gpuCounts(o.maxGpus)) {
+                std::optional<SearchPoint> best;
+                for (const int pp : {1, 2, 4, 8}) {
+                    if (n % pp != 0 || pp > std::max(layers, 1)) continue;
+                    const int tp = n / pp;
+                    // EP off, or over any group of the stage's GPUs that divides them (SGLang's ep_size
+                    // divides tp_size; vLLM's EP is the whole stage: planCapacity refuses what an engine
+                    // cannot run).
+                    for (int ep = 0; ep <= tp; ++ep) {
+                        if (ep == 1 || (ep > 1 && tp % ep != 0)) continue; // EP over one GPU is no EP
+                        for (int dp = 1; dp <= tp; dp *= 2) {
+                            if (tp % dp != 0) continue;
+                            PlanOptions p;
+                            p.gpus = n;
+                            p.tp = tp;
+                            p.ep = ep;
+                            p.pp = pp;
+                            p.dpAttention = dp;
+                            p.mtp = mtp;
+                            p.gpuName = std::string(gpu->name);
+                            p.gpuMemory = gpu->bytes;
+                            p.memFraction = o.memFraction;
+                            p.reserve = o.reserve;
+                            p.context = o.context;
+                            p.engine = o.engine;
+                            ++out.plansTried;
+                            try {
+                                const CapacityPlan plan = planCapacity(data, p, &totals, &cache);
+                                if (!plan.fits) continue;
+                                // Ties keep the simpler layout (found first: no PP, no EP, no DP attention).
+                                if (!best || plan.sequencesAtContext > best->sequences)
+                                    best = SearchPoint{n,
+                                                       tp,
+                                                       ep,
+                                                       pp,
+                                                       dp,
+                                                       plan.sequencesAtContext,
+                                                       plan.perGpu.weightBytes,
+                                                       plan.perGpu.maxCachedTokens};
+                            } catch (const AtlasError &) {
+                                ++out.plansRefused; // the engine cannot run it (heads, vocabulary, experts)
+                            }
                         }
                     }
                 }
+                if (!best) continue;
+                if (best->sequences > bestSoFar) {
+                    kind.pareto.push_back(*best);
+                    bestSoFar = best->sequences;
+                }
+                if (!kind.smallest && best->sequences >= o.sequences) kind.smallest = best;
             }
-            if (!best) continue;
-            if (best->sequences > bestSoFar) {
-                kind.pareto.push_back(*best);
-                bestSoFar = best->sequences;
-            }
-            if (!kind.smallest && best->sequences >= o.sequences) kind.smallest = best;
+            out.gpus.push_back(std::move(kind));
         }
-        out.gpus.push_back(std::move(kind));
     }
     for (std::size_t i = 0; i < out.gpus.size(); ++i) {
         const auto &s = out.gpus[i].smallest;

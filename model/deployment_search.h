@@ -9,8 +9,8 @@
 namespace atlas {
 
 // The smallest deployments that serve a checkpoint (domain.md section 19): for each GPU kind, every GPU
-// count × TP × PP × EP × DP-attention the engine's divisibility rules allow (planCapacity refuses the
-// others), planned with the engine's own cache for that GPU, and the Pareto set kept: the fewest GPUs
+// count × TP × PP × EP (off, or any divisor of TP) × DP-attention the engine's divisibility rules allow
+// (planCapacity refuses the others), with or without the MTP layers, planned with the engine's own cache for that GPU, and the Pareto set kept: the fewest GPUs
 // against the most sequences of the context.
 struct SearchOptions
 {
@@ -20,6 +20,7 @@ struct SearchOptions
     std::uint64_t sequences = 1;         // what "fits" means: at least this many sequences of the context
     int maxGpus = 64;
     bool mtp = false;                  // deployments that load the MTP layers (speculative decoding)
+    bool mtpBoth = false;              // each GPU kind searched twice: without the MTP layers, then with them
     std::optional<CacheOptions> cache; // the flags' cache, when given; else each engine's own
     std::optional<double> memFraction;
     std::uint64_t reserve = 0;
@@ -37,6 +38,7 @@ struct SearchPoint
 struct GpuSearch
 {
     const GpuPreset *gpu = nullptr;
+    bool mtp = false;                  // these deployments load the MTP layers
     std::string cacheLayout;           // the cache planned with, in words
     std::vector<SearchPoint> pareto;   // by GPU count; each holds more sequences than any smaller one
     std::optional<SearchPoint> smallest; // the fewest GPUs with at least `sequences` sequences
@@ -45,7 +47,7 @@ struct GpuSearch
 struct DeploymentSearch
 {
     SearchOptions options; // as resolved (context filled in)
-    std::vector<GpuSearch> gpus;
+    std::vector<GpuSearch> gpus;     // per GPU kind (twice with mtpBoth: without the MTP layers, then with)
     std::optional<std::size_t> best; // index into gpus of the kind whose smallest needs the fewest GPUs
     std::size_t plansTried = 0, plansRefused = 0;
 };

@@ -70,6 +70,52 @@ class TestPlan : public QObject
         return o;
     }
 
+    // With and without the MTP layers, EP over any divisor of TP: no plan the engine runs at N GPUs holds
+    // more sequences than the Pareto set's best at N GPUs or fewer (the set is a frontier, not a sample).
+    void searchCoversEveryLayoutAndBothMtpModes()
+    {
+        SearchOptions so;
+        so.gpus = {gpuPresetNamed("H200")};
+        so.context = 131072;
+        so.maxGpus = 16;
+        so.mtpBoth = true;
+        const DeploymentSearch d = searchDeployments(m_data, so);
+        QCOMPARE(d.gpus.size(), std::size_t(2));
+        QVERIFY(!d.gpus[0].mtp);
+        QVERIFY(d.gpus[1].mtp);
+        QVERIFY(d.gpus[1].cacheLayout.find("the MTP layer's cache too") != std::string::npos);
+        for (const GpuSearch &k : d.gpus) {
+            QVERIFY(!k.pareto.empty());
+            CacheOptions co = engineCacheOptions(PlanEngine::Vllm, k.mtp, k.gpu, m_data, {});
+            co.contextTokens = 131072;
+            const CacheBudget cache = computeCacheBudget(m_data.checkpoint, m_data.analysis, co);
+            const auto frontier = [&](int n) {
+                std::uint64_t best = 0;
+                for (const auto &p : k.pareto)
+                    if (p.gpus <= n) best = std::max(best, p.sequences);
+                return best;
+            };
+            for (int n : {4, 8, 12, 16})
+                for (int ep = 0; ep <= n; ++ep) {
+                    if (ep == 1 || (ep > 1 && n % ep)) continue;
+                    PlanOptions o = h200(n);
+                    o.ep = ep;
+                    o.mtp = k.mtp;
+                    o.dpAttention = 1;
+                    o.context = 131072;
+                    try {
+                        const CapacityPlan plan = planCapacity(m_data, o, nullptr, &cache);
+                        if (plan.fits) QVERIFY(plan.sequencesAtContext <= frontier(n));
+                    } catch (const AtlasError &) {
+                    }
+                }
+        }
+        // The MTP layers cost memory: with them, never more sequences at a GPU count.
+        for (const auto &with : d.gpus[1].pareto)
+            for (const auto &without : d.gpus[0].pareto)
+                if (without.gpus == with.gpus) QVERIFY(with.sequences <= without.sequences);
+    }
+
     // ckpt-atlas report: every number the page prints is one of report.json's, exact or in a unit (10^9 or 10^12
     // parameters, KiB to TiB) rounded to two places; nothing is computed for the page alone.
     void checkTriage(const QString &dir, bool glm)

@@ -584,6 +584,17 @@ private slots:
             QCOMPARE(planView->plan()->options.gpus, first.gpus);
             QCOMPARE(*planView->plan()->options.tp, first.tp);
             QCOMPARE(planView->plan()->sequencesAtContext, first.sequences);
+            // Both MTP settings were searched at once: ticking it draws the other series, no new search.
+            planView->setMtp(true);
+            QVERIFY(!planView->searchPending());
+            QVERIFY(!planView->pareto().empty());
+            QVERIFY(planView->paretoChart()->seriesNames().contains(QStringLiteral("without the MTP layers")));
+            QVERIFY(planView->pareto().front().sequences <= first.sequences); // the MTP layers cost memory
+            planView->pickDeployment(planView->pareto().front().gpus);
+            QVERIFY(planView->plan() && planView->plan()->options.mtp);
+            QCOMPARE(planView->plan()->sequencesAtContext, planView->pareto().front().sequences);
+            planView->setMtp(false);
+            QCOMPARE(planView->pareto().front().sequences, first.sequences);
             planView->resetParallelism(); // back to the layout the checks below expect
             planView->setGpus(8);
         }

@@ -524,7 +524,7 @@ void ChartWidget::addLevel(double y, const QString &name, const QColor &color, b
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void ChartWidget::addPointLabel(double x, double y, const QString &text, const QColor &color)
+void ChartWidget::addPointLabel(double x, double y, const QString &text, const QColor &color, Qt::Alignment align)
 {
     auto *point = m_plot->addGraph();
     point->setData({x}, {y});
@@ -534,7 +534,7 @@ void ChartWidget::addPointLabel(double x, double y, const QString &text, const Q
     point->setName(QString()); // not a series
     auto *label = new QCPItemText(m_plot);
     label->position->setCoords(x, y);
-    label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+    label->setPositionAlignment(align);
     label->setPadding(QMargins(6, 2, 6, 2));
     label->setText(text);
     QFont f = font();

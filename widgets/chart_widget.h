@@ -61,7 +61,9 @@ public:
     // The x axis from lo to hi (room for labels at the ends of a line chart).
     void setXRange(double lo, double hi);
     // A point drawn and labelled with its value (the chosen context's figure), over what is shown.
-    void addPointLabel(double x, double y, const QString &text, const QColor &color);
+    // `align`: where the point sits on the label (the default puts the label above and to its left).
+    void addPointLabel(double x, double y, const QString &text, const QColor &color,
+                       Qt::Alignment align = Qt::AlignRight | Qt::AlignBottom);
     QStringList pointLabels() const; // the texts of the labelled points
     // Hovering any chart reads out every series at the pointer: a bar chart's category, a line chart's
     // nearest point; `format` turns (x, y) into text (plain numbers without one).

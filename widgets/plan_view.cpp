@@ -212,6 +212,7 @@ void PlanView::clearAll()
     m_searchKey.clear();
     m_searchPending = false;
     m_points.clear();
+    m_search.reset();
     m_pareto->clear();
     m_data.reset();
     m_prepared.reset();
@@ -243,10 +244,27 @@ void PlanView::setSearch(const DeploymentSearch &search)
         PlanView *view;
         ~Shown() { emit view->searchShown(); }
     } shown{this};
-    const GpuSearch &k = search.gpus.front();
+    m_search = search;
+    drawPareto();
+    showVerdict(); // a plan that does not fit: where it would
+}
+
+void PlanView::drawPareto()
+{
+    if (!m_search) return;
+    const DeploymentSearch &search = *m_search;
+    m_drawnMtp = m_mtp->isChecked();
+    // The series of the MTP setting the plan uses; the other (when searched) drawn faint for comparison.
+    const GpuSearch *shown = &search.gpus.front(), *other = nullptr;
+    for (const auto &k : search.gpus)
+        if (k.mtp == m_drawnMtp) shown = &k;
+    for (const auto &k : search.gpus)
+        if (&k != shown) other = &k;
+    const GpuSearch &k = *shown;
     m_points = k.pareto;
-    m_pareto->setTitle(tr("Smallest deployments on %1: most sequences of %2 tokens for each GPU count (click one to plan it)")
-                           .arg(qs(std::string(k.gpu->name)), groupDigitsQ(search.options.context)));
+    m_pareto->setTitle(tr("Smallest deployments on %1%2: most sequences of %3 tokens for each GPU count (click one to plan it)")
+                           .arg(qs(std::string(k.gpu->name)), k.mtp ? tr(" with the MTP layers") : QString(),
+                                groupDigitsQ(search.options.context)));
     if (m_points.empty()) {
         m_pareto->clear();
         m_pareto->setEmptyMessage(tr("No deployment of up to %1 × %2 holds one sequence of %3 tokens.")
@@ -254,10 +272,23 @@ void PlanView::setSearch(const DeploymentSearch &search)
                                       .arg(qs(std::string(k.gpu->name)), groupDigitsQ(search.options.context)));
         return;
     }
-    LineSeries line{tr("Pareto set"), {}, {}, ChartWidget::seriesColor(0)};
+    QList<LineSeries> lines;
+    LineSeries line{other ? (k.mtp ? tr("with the MTP layers") : tr("without the MTP layers")) : tr("Pareto set"), {}, {},
+                    ChartWidget::seriesColor(0)};
     for (const auto &p : m_points) {
         line.x << p.gpus;
         line.y << double(p.sequences);
+    }
+    lines << line;
+    if (other && !other->pareto.empty()) {
+        LineSeries faint{other->mtp ? tr("with the MTP layers") : tr("without the MTP layers"), {}, {},
+                         ChartWidget::seriesColor(1)};
+        faint.dashed = true;
+        for (const auto &p : other->pareto) {
+            faint.x << p.gpus;
+            faint.y << double(p.sequences);
+        }
+        lines << faint;
     }
     m_pareto->setHoverFormat([points = m_points](double x, double) {
         const SearchPoint *best = nullptr;
@@ -266,14 +297,16 @@ void PlanView::setSearch(const DeploymentSearch &search)
         return best ? tr("%1 GPUs, %2: %3 sequences").arg(best->gpus).arg(qs(best->layout())).arg(groupDigitsQ(best->sequences))
                     : QString();
     });
-    m_pareto->showLines({line}, tr("GPUs"), tr("sequences"), false, true);
+    m_pareto->showLines(lines, tr("GPUs"), tr("sequences"), false, true);
+    // Labels to the right of the points in the left half, to the left in the right half: all inside the
+    // axis, which starts at no GPUs.
+    const double right = m_points.back().gpus * 1.06 + 1;
     for (const auto &p : m_points)
         m_pareto->addPointLabel(p.gpus, double(p.sequences),
                                 QStringLiteral("%1 GPUs, %2 · %3").arg(p.gpus).arg(qs(p.layout())).arg(groupDigitsQ(p.sequences)),
-                                ChartWidget::seriesColor(0));
-    // Room for the first and the last label.
-    const double span = std::max(1.0, double(m_points.back().gpus - m_points.front().gpus));
-    m_pareto->setXRange(m_points.front().gpus - span * 0.5 - 2, m_points.back().gpus + span * 0.08 + 1);
+                                ChartWidget::seriesColor(0),
+                                (p.gpus < right / 2 ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignBottom);
+    m_pareto->setXRange(0, right);
 }
 
 void PlanView::resetParallelism()
@@ -292,6 +325,7 @@ void PlanView::searchFailed(const QString &why)
 {
     m_searchPending = false;
     m_points.clear();
+    m_search.reset();
     m_pareto->clear();
     m_pareto->setEmptyMessage(why);
     emit searchShown();
@@ -313,6 +347,11 @@ void PlanView::pickDeployment(int gpus)
         m_dp->setValue(chosen.dpAttention);
     }
     replan();
+}
+
+void PlanView::setMtp(bool load)
+{
+    if (!m_mtp->isHidden() || !load) m_mtp->setChecked(load);
 }
 
 void PlanView::setContext(int tokens)
@@ -366,6 +405,33 @@ QString PlanView::detailsText() const
     return m_details->text();
 }
 
+// The plan's verdict; one that does not fit names the smallest deployment of this GPU that does, once the
+// search has answered (plan --search; a click on its point in the chart plans it).
+void PlanView::showVerdict()
+{
+    if (!m_plan) return;
+    const CapacityPlan &p = *m_plan;
+    QString text = QStringLiteral("<span style='color:%1'><b>%2</b></span>")
+                       .arg(toneHex(p.fits ? Tone::Good : Tone::Bad), qs(p.reason).toHtmlEscaped() + QLatin1Char('.'));
+    if (!p.fits && m_search && m_search->options.context == p.options.context) {
+        for (const auto &k : m_search->gpus) {
+            if (k.mtp != p.options.mtp || !k.gpu) continue;
+            const QString gpu = qs(std::string(k.gpu->name));
+            text += QStringLiteral("<br><span style='font-size:11pt'>") +
+                    (k.smallest ? tr("Fits from %1 × %2 with %3: %4 sequences of %5 tokens (its point in the chart below).")
+                                      .arg(k.smallest->gpus)
+                                      .arg(gpu, qs(k.smallest->layout()), groupDigitsQ(k.smallest->sequences),
+                                           groupDigitsQ(p.options.context))
+                                : tr("No deployment of up to %1 × %2 holds one sequence of %3 tokens.")
+                                      .arg(m_search->options.maxGpus)
+                                      .arg(gpu, groupDigitsQ(p.options.context)))
+                        .toHtmlEscaped() +
+                    QStringLiteral("</span>");
+        }
+    }
+    m_verdict->setText(text);
+}
+
 QString PlanView::verdict() const
 {
     return m_verdict->text();
@@ -403,7 +469,7 @@ void PlanView::replan()
                                 .arg(qs(o.gpuName))
                                 .arg(int(o.engine))
                                 .arg(o.context)
-                                .arg(o.mtp)
+                                .arg(0) // both MTP settings are searched
                                 .arg(m_cacheFrom->currentIndex())
                                 .arg(m_kv->currentIndex())
                                 .arg(m_state->currentIndex())
@@ -414,27 +480,26 @@ void PlanView::replan()
             so.engine = o.engine;
             so.gpus = {gpu};
             so.context = o.context;
-            so.mtp = o.mtp;
+            so.mtpBoth = true; // one series per MTP setting (the checkbox picks which is drawn)
             so.memFraction = o.memFraction;
             so.reserve = o.reserve;
             if (fromCacheView || m_kv->currentData().toInt() >= 0 || m_state->currentData().toInt() >= 0) {
-                CacheOptions co;
-                co.kvDtype = cache.kvDtype;
-                co.preset = cache.preset;
-                co.stateDtype = cache.stateDtype;
-                if (cache.indexEntryBytes > 0) co.indexEntryBytes = cache.indexEntryBytes;
-                so.cache = co;
+                so.cache = cacheOptionsOf(cache);
             }
             m_points.clear();
+            m_search.reset();
             m_pareto->clear();
             m_pareto->setEmptyMessage(tr("Searching the deployments of %1…").arg(qs(o.gpuName)));
             m_searchPending = true;
             emit searchWanted(so);
+        } else if (m_search && m_drawnMtp != o.mtp) {
+            drawPareto(); // the same search, the other MTP series
         }
     } else if (!m_searchKey.isEmpty()) {
         m_searchKey.clear();
         m_searchPending = false;
         m_points.clear();
+        m_search.reset();
         m_pareto->clear();
         m_pareto->setEmptyMessage(tr("The smallest deployments are searched for the named GPUs."));
     }
@@ -450,9 +515,7 @@ void PlanView::replan()
     }
     const CapacityPlan &p = *m_plan;
     const PlanPerGpu &g = p.perGpu;
-    m_verdict->setText(QStringLiteral("<span style='color:%1'><b>%2</b></span>")
-                           .arg(toneHex(p.fits ? Tone::Good : Tone::Bad),
-                                qs(p.reason).toHtmlEscaped() + QLatin1Char('.')));
+    showVerdict();
     const bool overridden = !fromCacheView && (m_kv->currentData().toInt() >= 0 || m_state->currentData().toInt() >= 0);
     const QString cacheWords =
         qs(cacheLayoutWords(cache, fromCacheView ? std::nullopt : std::optional<PlanEngine>(o.engine),

@@ -39,6 +39,7 @@ public:
     void setPipelineStages(int pp);
     void setEngine(PlanEngine engine);
     void setGpu(const QString &name);
+    void setMtp(bool load); // load the MTP layers (speculative decoding), when the checkpoint has them
     // The smallest deployments of the chosen GPU (plan --search), computed off the GUI thread by whoever
     // listens to searchWanted; drawn as the Pareto chart, a click on a point sets the plan to it.
     void setSearch(const DeploymentSearch &search);
@@ -73,16 +74,22 @@ private:
     // The cache the plan counts: the engine's own unless the user picks the Cache view's settings or sets a
     // KV or state dtype here.
     CacheBudget planCache(const PlanOptions &o) const;
-    QComboBox *m_gpu, *m_engine, *m_cacheFrom, *m_kv, *m_state;
-    QDoubleSpinBox *m_customGib;
+    // In the order the constructor makes them (their tab order).
+    QComboBox *m_gpu, *m_engine;
     QSpinBox *m_gpus, *m_tp, *m_ep, *m_dp, *m_pp, *m_redundant, *m_context;
+    QComboBox *m_cacheFrom, *m_kv, *m_state;
+    QDoubleSpinBox *m_customGib;
     QDoubleSpinBox *m_fraction, *m_reserve;
     QCheckBox *m_mtp;
     QLabel *m_verdict;
     QLabel *m_details;
     ChartWidget *m_chart;
     ChartWidget *m_pareto;
-    std::vector<SearchPoint> m_points;
+    void drawPareto();
+    void showVerdict(); // the search's series for the MTP setting shown, the other one faint beside it
+    std::optional<DeploymentSearch> m_search;
+    bool m_drawnMtp = false;
+    std::vector<SearchPoint> m_points; // the drawn series (click targets)
     QString m_searchKey; // what the shown (or asked) search was for
     bool m_searchPending = false;
 };

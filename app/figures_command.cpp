@@ -7,6 +7,7 @@
 #include "checkpoint_loader.h"
 #include "command_support.h"
 #include "main_window.h"
+#include "overview_view.h"
 #include "plan_view.h"
 #include "routing.h"
 #include "routing_view.h"
@@ -159,6 +160,13 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         QEventLoop searchLoop;
         QObject::connect(plan, &PlanView::searchShown, &searchLoop, &QEventLoop::quit);
         if (plan->searchPending()) searchLoop.exec();
+    }
+
+    if (auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
+        overview && overview->fitsPending()) {
+        QEventLoop fitsLoop;
+        QObject::connect(overview, &OverviewView::fitsShown, &fitsLoop, &QEventLoop::quit);
+        if (overview->fitsPending()) fitsLoop.exec();
     }
 
     if (!compareSource.empty()) {

@@ -97,6 +97,32 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             }
         });
     });
+    // The Overview's "Fits on" the same way, for the GPUs ticked there (kept in the settings); "plan it"
+    // opens the Plan view on that deployment.
+    overview->setTickedGpus(settings::fitsGpus());
+    connect(overview, &OverviewView::tickedGpusChanged, this, [](const QStringList &names) { settings::setFitsGpus(names); });
+    connect(overview, &OverviewView::fitsWanted, this, [this, overview](const SearchOptions &options) {
+        if (!m_current) {
+            overview->fitsFailed(tr("No checkpoint to search deployments for."));
+            return;
+        }
+        m_fits.start([this, overview, options, data = m_current](const std::shared_ptr<JobThreads::Job> &job) {
+            try {
+                auto found = std::make_shared<DeploymentSearch>(searchDeployments(*data, options));
+                m_fits.deliver(overview, job, [overview, found] { overview->setFits(*found); });
+            } catch (const std::exception &e) {
+                const QString why = QString::fromStdString(printable(e.what()));
+                m_fits.deliver(overview, job, [overview, why] { overview->fitsFailed(why); });
+            }
+        });
+    });
+    connect(overview, &OverviewView::planWanted, this, [this, planView](const QString &gpu, const SearchPoint &point) {
+        planView->setEngine(PlanEngine::Vllm);
+        planView->setGpu(gpu);
+        planView->setMtp(false);
+        planView->setDeployment(point);
+        showView(planView);
+    });
     for (AtlasView *v : m_views) {
         m_stack->addWidget(v);
         m_sidebar->addItem(v->title());
@@ -299,6 +325,12 @@ AtlasView *MainWindow::view(const QString &fileStem) const
 void MainWindow::showView(AtlasView *view)
 {
     m_sidebar->setCurrentRow(int(m_views.indexOf(view)));
+}
+
+AtlasView *MainWindow::currentView() const
+{
+    const int row = m_sidebar->currentRow();
+    return row >= 0 && row < m_views.size() ? m_views[row] : nullptr;
 }
 
 void MainWindow::visit(Place place)

@@ -47,10 +47,12 @@ public:
     void openSource(const QString &source, const QString &revision = {});
     void cancelLoad();
     CheckpointLoader *loader() const { return m_loader; }
+    std::shared_ptr<const LoadedCheckpoint> current() const { return m_current; } // what the views show
     CheckpointLoader *compareLoader() const { return m_compareLoader; }
     const QList<AtlasView *> &views() const { return m_views; }
     AtlasView *view(const QString &fileStem) const;
     void showView(AtlasView *view);
+    AtlasView *currentView() const; // the one the sidebar shows
     // Back and Forward through the views and layers visited (a jump from a block to Layers, a layer
     // picked in one view); false when there is nowhere to go.
     bool goBack();
@@ -134,6 +136,7 @@ private:
     int m_layer = -1;
     QAction *m_back = nullptr, *m_forward = nullptr;
     JobThreads m_searches; // the Plan view's deployment searches (each cancels the one before)
+    JobThreads m_fits;     // the Overview's "Fits on" searches
 };
 
 } // namespace atlas

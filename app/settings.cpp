@@ -22,6 +22,7 @@ const QString kCaBundle = QStringLiteral("network/caBundle");
 const QString kConnections = QStringLiteral("network/connections");
 const QString kTheme = QStringLiteral("ui/theme"); // "light" or "dark"
 const QString kRecent = QStringLiteral("recent/sources");
+const QString kFitsGpus = QStringLiteral("overview/fitsGpus");
 const QString kGeometry = QStringLiteral("window/geometry");
 const QString kState = QStringLiteral("window/state");
 } // namespace
@@ -64,6 +65,18 @@ bool darkTheme()
 void setDarkTheme(bool dark)
 {
     QSettings().setValue(kTheme, dark ? QStringLiteral("dark") : QStringLiteral("light"));
+}
+
+QStringList fitsGpus()
+{
+    const QVariant v = QSettings().value(kFitsGpus);
+    if (!v.isValid()) return {QStringLiteral("H100"), QStringLiteral("H200"), QStringLiteral("B200"), QStringLiteral("MI300X")};
+    return v.toStringList();
+}
+
+void setFitsGpus(const QStringList &names)
+{
+    QSettings().setValue(kFitsGpus, names);
 }
 
 QStringList recentSources()

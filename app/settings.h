@@ -30,6 +30,8 @@ void setConnections(int n);
 bool darkTheme();
 void setDarkTheme(bool dark);
 QStringList recentSources(); // newest first
+QStringList fitsGpus();     // the GPUs the Overview's "Fits on" checks (default H100, H200, B200, MI300X)
+void setFitsGpus(const QStringList &names);
 void addRecentSource(const QString &source);
 QByteArray windowGeometry();
 QByteArray windowState();

@@ -706,4 +706,30 @@ CacheOptions cacheOptionsOf(const CacheBudget &budget)
     return o;
 }
 
+std::string cacheShortWords(const CacheBudget &c)
+{
+    std::string who;
+    switch (c.preset) {
+    case CachePreset::Article: who = "the source article's count"; break;
+    case CachePreset::Vllm: who = "vLLM"; break;
+    case CachePreset::VllmMtp: who = "vLLM with MTP"; break;
+    case CachePreset::Atom: who = "ATOM with its draft layer"; break;
+    case CachePreset::Reference: who = "DeepSeek's reference"; break;
+    }
+    std::string kv = c.kvDtype == KvDtype::BF16 ? "BF16" : "FP8";
+    const bool mtp = c.preset == CachePreset::VllmMtp || c.preset == CachePreset::Atom;
+    switch (presetContextOf(c)) {
+    case PresetContext::DeepSeekV4Rows:
+        if (c.preset == CachePreset::Article) who = "DeepSeek's reference"; // the same rows
+        return who + " · " +
+               (c.preset == CachePreset::Vllm || c.preset == CachePreset::VllmMtp ? "FP8 rows" : "BF16 rows");
+    case PresetContext::DsaIndexKeys:
+        return who + " · " + kv + (c.mla() ? " latent" : " K/V") + " · " + std::to_string(c.indexEntryBytes) +
+               " B index keys";
+    case PresetContext::NoIndexKeys: break;
+    }
+    // Without index keys the presets differ only in the MTP layer: say that, not whose count it is.
+    return kv + (c.mla() ? " latent" : " K/V") + (mtp ? " · the MTP layer's too" : " · no MTP layer");
+}
+
 } // namespace atlas

@@ -154,5 +154,8 @@ CacheBudget computeCacheBudget(const Checkpoint &checkpoint, const CheckpointAna
 // The options that made a budget (KV dtype, preset, state dtype, index entry, context): the same cache again
 // for another context or another GPU.
 CacheOptions cacheOptionsOf(const CacheBudget &budget);
+// The cache a budget counts, short enough for a card and in words a user knows: "vLLM · BF16 latent ·
+// 132 B index keys", "DeepSeek's reference · BF16 rows", "the source article's count · FP8 K/V".
+std::string cacheShortWords(const CacheBudget &budget);
 
 } // namespace atlas

@@ -545,6 +545,34 @@ private slots:
             QVERIFY(overview->architectureValue(QStringLiteral("Attention"))
                         .contains(QStringLiteral("kv %1 + %2 RoPE").arg(spec.kvLoraRank).arg(spec.ropeDim)));
         }
+        // "Fits on": the smallest deployment of each ticked GPU, as plan --search finds it (vLLM, its own
+        // cache, the cache card's context); "plan it" opens the Plan view on it.
+        {
+            overview->setTickedGpus({QStringLiteral("H200"), QStringLiteral("B300")});
+            QCOMPARE(overview->tickedGpus(), (QStringList{QStringLiteral("H200"), QStringLiteral("B300")}));
+            QTRY_VERIFY_WITH_TIMEOUT(!overview->fitsPending(), 120000);
+            SearchOptions so;
+            so.gpus = {gpuPresetNamed("H200"), gpuPresetNamed("B300")};
+            const DeploymentSearch want = searchDeployments(*window.current(), so);
+            QCOMPARE(want.options.context, std::uint64_t(spec.maxPosition));
+            const QString text = overview->fitsText();
+            for (const auto &k : want.gpus) {
+                QVERIFY(k.smallest);
+                QVERIFY2(text.contains(QStringLiteral("%1 from %2 GPUs (%3)")
+                                           .arg(qs(std::string(k.gpu->name)))
+                                           .arg(k.smallest->gpus)
+                                           .arg(qs(k.smallest->layout()))),
+                         qPrintable(text));
+            }
+            auto *plan = qobject_cast<PlanView *>(window.view(QStringLiteral("plan")));
+            emit overview->planWanted(QStringLiteral("B300"), *want.gpus[1].smallest);
+            QCOMPARE(window.currentView(), plan);
+            QVERIFY(plan->plan() && plan->plan()->fits);
+            QCOMPARE(plan->plan()->options.gpus, want.gpus[1].smallest->gpus);
+            QCOMPARE(plan->plan()->sequencesAtContext, want.gpus[1].smallest->sequences);
+            plan->resetParallelism(); // the layout the checks below start from
+            window.showView(overview);
+        }
         // The card follows the Cache view's settings: vLLM's 132-byte entries give 78 x 1,152 + 21 x 132.
         auto *cacheView = qobject_cast<CacheView *>(window.view(QStringLiteral("cache")));
         cacheView->setPreset(CachePreset::Vllm);

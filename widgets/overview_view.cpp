@@ -11,6 +11,7 @@
 #include "working_links.h"
 #include "reflow_grid.h"
 
+#include <QCheckBox>
 #include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
@@ -18,6 +19,7 @@
 #include <QLabel>
 #include <QMessageBox>
 #include <QTableWidget>
+#include <QTextDocument>
 #include <QVBoxLayout>
 
 #include <map>
@@ -82,6 +84,34 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
         addCard(names[i]);
     v->addWidget(m_cards);
 
+    // Fits on: the GPUs the user ticks, each with its smallest deployment (the Plan view has the rest).
+    v->addWidget(makeHeading(tr("Fits on"), page));
+    auto *boxes = new ReflowGrid(11, page);
+    for (const auto &g : gpuPresets()) {
+        auto *box = new QCheckBox(QString::fromUtf8(g.name.data(), qsizetype(g.name.size())), boxes);
+        box->setToolTip(tr("%1 of memory (%2)").arg(binaryBytesQ(g.bytes), qs(std::string(g.source))));
+        boxes->addCell(box);
+        m_fitsBoxes << box;
+        connect(box, &QCheckBox::toggled, this, [this] {
+            emit tickedGpusChanged(tickedGpus());
+            requestFits();
+        });
+    }
+    v->addWidget(boxes);
+    m_fits = new QLabel(page);
+    m_fits->setObjectName(QStringLiteral("fits"));
+    m_fits->setWordWrap(true);
+    m_fits->setTextFormat(Qt::RichText);
+    m_fits->setTextInteractionFlags(Qt::TextBrowserInteraction);
+    connect(m_fits, &QLabel::linkActivated, this, [this](const QString &link) {
+        // "plan:N": the Nth line's smallest deployment, in the Plan view.
+        if (!m_search || !link.startsWith(QLatin1String("plan:"))) return;
+        const auto i = std::size_t(link.mid(5).toULongLong());
+        if (i < m_search->gpus.size() && m_search->gpus[i].smallest)
+            emit planWanted(qs(std::string(m_search->gpus[i].gpu->name)), *m_search->gpus[i].smallest);
+    });
+    v->addWidget(m_fits);
+
     v->addWidget(makeHeading(tr("Architecture"), page));
     m_arch = new ReflowGrid(4, page);
     v->addWidget(m_arch);
@@ -108,9 +138,100 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->addStretch(1);
 }
 
+void OverviewView::setTickedGpus(const QStringList &names)
+{
+    for (QCheckBox *box : m_fitsBoxes) {
+        const QSignalBlocker block(box);
+        box->setChecked(names.contains(box->text()));
+    }
+    requestFits();
+}
+
+QStringList OverviewView::tickedGpus() const
+{
+    QStringList names;
+    for (QCheckBox *box : m_fitsBoxes)
+        if (box->isChecked()) names << box->text();
+    return names;
+}
+
+// A search when what it depends on changed: the checkpoint, the ticked GPUs, the context.
+void OverviewView::requestFits()
+{
+    if (!m_data) return;
+    SearchOptions so;
+    so.engine = PlanEngine::Vllm;
+    so.context = m_context ? m_context : defaultContextTokens(m_data->checkpoint.config);
+    for (QCheckBox *box : m_fitsBoxes)
+        if (box->isChecked())
+            if (const GpuPreset *g = gpuPresetNamed(box->text().toStdString())) so.gpus.push_back(g);
+    const QString key = tickedGpus().join(QLatin1Char(',')) + QLatin1Char('|') + QString::number(so.context);
+    if (key == m_fitsKey) return;
+    m_fitsKey = key;
+    m_search.reset();
+    if (so.gpus.empty()) {
+        m_fitsPending = false;
+        m_fits->setText(tr("<span style='color:gray'>Tick the GPUs to check.</span>"));
+        return;
+    }
+    m_fitsPending = true;
+    m_fits->setText(tr("<span style='color:gray'>Searching the deployments of %1…</span>")
+                        .arg(tickedGpus().join(QStringLiteral(", ")).toHtmlEscaped()));
+    emit fitsWanted(so);
+}
+
+void OverviewView::setFits(const DeploymentSearch &search)
+{
+    m_fitsPending = false;
+    m_search = search;
+    QStringList rows;
+    for (std::size_t i = 0; i < search.gpus.size(); ++i) {
+        const GpuSearch &k = search.gpus[i];
+        const QString gpu = qs(std::string(k.gpu->name));
+        QString line;
+        if (k.smallest)
+            line = tr("<b>%1</b> from <b>%2 GPUs</b> (%3): %4 of %5 tokens · <a href='plan:%6'>plan it</a>")
+                       .arg(gpu.toHtmlEscaped())
+                       .arg(k.smallest->gpus)
+                       .arg(qs(k.smallest->layout()).toHtmlEscaped(),
+                            k.smallest->sequences == 1 ? tr("1 sequence") : tr("%1 sequences").arg(groupDigitsQ(k.smallest->sequences)),
+                            groupDigitsQ(search.options.context))
+                       .arg(i);
+        else
+            line = tr("<b>%1</b>: no deployment of up to %2 GPUs holds one sequence of %3 tokens")
+                       .arg(gpu.toHtmlEscaped())
+                       .arg(search.options.maxGpus)
+                       .arg(groupDigitsQ(search.options.context));
+        rows << line;
+    }
+    rows << tr("<span style='color:gray'>vLLM's placement and its own cache for each GPU; the Plan view searches "
+               "other engines, contexts and sequence counts.</span>");
+    m_fits->setText(rows.join(QStringLiteral("<br>")));
+    emit fitsShown();
+}
+
+void OverviewView::fitsFailed(const QString &why)
+{
+    m_fitsPending = false;
+    m_search.reset();
+    m_fits->setText(tr("<span style='color:gray'>%1</span>").arg(why.toHtmlEscaped()));
+    emit fitsShown();
+}
+
+QString OverviewView::fitsText() const
+{
+    QTextDocument doc;
+    doc.setHtml(m_fits->text());
+    return doc.toPlainText();
+}
+
 void OverviewView::setCacheBudget(const CacheBudget &cache)
 {
     if (m_cardValues.size() < 8) return;
+    if (cache.contextTokens && cache.contextTokens != m_context) {
+        m_context = cache.contextTokens; // "Fits on" follows the context the cache card counts
+        requestFits();
+    }
     QLabel *label = m_cardValues[7].second;
     if (!cache.available) {
         label->setProperty("working", QString()); // no number, no working
@@ -122,9 +243,7 @@ void OverviewView::setCacheBudget(const CacheBudget &cache)
     }
     // The settings the figure assumes, named on the card itself (exported figures have no tooltips).
     // Short enough for the card (the layout's full wording is in the tooltip and the Cache view).
-    QString layout = qs(std::string(kvDtypeName(cache.kvDtype))).toUpper();
-    if (!cache.layoutNote.empty()) layout = tr("%1 rows").arg(layout);
-    QString small = tr("preset %1 · %2").arg(qs(std::string(cachePresetName(cache.preset))), layout);
+    QString small = qs(cacheShortWords(cache));
     if (cache.windowBytes)
         small = tr("+ %1/sequence of sliding windows · ").arg(binaryBytesQ(cache.windowBytes)) + small;
     if (cache.fixedStateBytes)
@@ -238,6 +357,11 @@ void OverviewView::themeChanged()
 void OverviewView::clearAll()
 {
     m_data.reset();
+    m_search.reset();
+    m_fitsKey.clear();
+    m_fitsPending = false;
+    m_context = 0;
+    m_fits->clear();
     m_banner->hide();
     m_identity->setText(tr("No checkpoint open."));
     for (auto &[n, label] : m_cardValues) {
@@ -252,6 +376,8 @@ void OverviewView::clearAll()
 void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
 {
     m_data = std::move(data);
+    m_fitsKey.clear(); // another checkpoint: its own deployments
+    m_context = 0;
     const Checkpoint &c = m_data->checkpoint;
     const CheckpointAnalysis &a = m_data->analysis;
     m_banner->setVisible(c.synthetic());
@@ -347,6 +473,7 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         m.source == IndexShareSource::None ? tr("none") : indexerCount(m.full.size(), m.shared.size(), std::size_t(std::max(a.mainLayers, 0))),
         tr("map from %1").arg(qs(std::string(indexShareSourceName(m.source)))));
     setCacheBudget(m_data->cache);
+    requestFits();
 
     // The architecture in numbers: a smaller card per fact, four to a row.
     m_arch->clear();

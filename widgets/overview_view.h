@@ -2,8 +2,12 @@
 
 #include "atlas_view.h"
 #include "cache_budget.h"
+#include "deployment_search.h"
 #include "explain.h"
 
+#include <optional>
+
+class QCheckBox;
 class QLabel;
 class QTableWidget;
 
@@ -34,12 +38,28 @@ public:
     bool syntheticBannerShown() const;
     static QString indexerCount(std::size_t full, std::size_t shared, std::size_t mainLayers);
 
+    // "Fits on": the smallest deployment of each GPU the user ticks (plan --search with vLLM's placement and
+    // cache, at the cache card's context), searched off the GUI thread by whoever listens to fitsWanted.
+    void setTickedGpus(const QStringList &names);
+    QStringList tickedGpus() const;
+    void setFits(const DeploymentSearch &search);
+    void fitsFailed(const QString &why);
+    bool fitsPending() const { return m_fitsPending; }
+    QString fitsText() const; // the lines as shown, plain
+
+signals:
+    void fitsWanted(const SearchOptions &options);
+    void fitsShown();                       // setFits or fitsFailed drew an answer
+    void tickedGpusChanged(const QStringList &names);
+    void planWanted(const QString &gpu, const SearchPoint &point); // "plan it" on a line
+
 private:
     QLabel *addCard(const QString &name);
     bool eventFilter(QObject *watched, QEvent *event) override;
     // A card's working: the arithmetic in its tooltip, and a pane with it on click.
     void setWorking(int card, const std::string &path, const Explanations &explanations);
     void fitQuantHeight();
+    void requestFits();
     std::shared_ptr<const LoadedCheckpoint> m_data;
     QLabel *m_banner;
     QLabel *m_identity;
@@ -49,6 +69,12 @@ private:
     QList<QPair<QString, QLabel *>> m_cardValues;
     QTableWidget *m_quant;
     QLabel *m_warnings;
+    QList<QCheckBox *> m_fitsBoxes;
+    QLabel *m_fits;
+    std::optional<DeploymentSearch> m_search;
+    QString m_fitsKey;
+    bool m_fitsPending = false;
+    std::uint64_t m_context = 0; // the cache card's
 };
 
 } // namespace atlas

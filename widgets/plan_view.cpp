@@ -336,8 +336,11 @@ void PlanView::pickDeployment(int gpus)
     const SearchPoint *best = nullptr;
     for (const auto &p : m_points)
         if (!best || std::abs(p.gpus - gpus) < std::abs(best->gpus - gpus)) best = &p;
-    if (!best) return;
-    const SearchPoint chosen = *best;
+    if (best) setDeployment(SearchPoint(*best));
+}
+
+void PlanView::setDeployment(const SearchPoint &chosen)
+{
     {
         const QSignalBlocker a(m_gpus), b(m_tp), c(m_pp), d(m_ep), e(m_dp);
         m_gpus->setValue(chosen.gpus);

@@ -44,6 +44,7 @@ public:
     // listens to searchWanted; drawn as the Pareto chart, a click on a point sets the plan to it.
     void setSearch(const DeploymentSearch &search);
     void pickDeployment(int gpus); // the Pareto point with this GPU count (or the nearest)
+    void setDeployment(const SearchPoint &point); // its GPU count and layout
     void searchFailed(const QString &why); // no answer will come: said in the chart
     void resetParallelism();                // TP from the GPUs, no EP, no DP attention, one stage
     QString verdict() const;

@@ -260,18 +260,28 @@ TriageFiles triageReport(const J &report)
 
     if (const auto fits = triage.find("fits_on"); fits != triage.end() && fits->is_object()) {
         section("Fits on");
+        // One cache for every GPU, said once; an engine whose cache depends on the GPU (SGLang's FP8 latent on
+        // Blackwell) gets a column.
+        const J gpus = fits->value("gpus", J::array());
+        bool oneCache = true;
+        for (const auto &g : gpus)
+            oneCache = oneCache && str(g, "cache") == str(*fits, "cache");
         para("The smallest deployment of each GPU that holds one sequence of " +
              groupDigits(u(*fits, "context_tokens")) + " tokens, with " + str(*fits, "engine") + " and " +
-             str(*fits, "cache") + ":");
+             (oneCache ? str(*fits, "cache") : std::string("its cache for each GPU")) + ":");
         Table t{{"GPU", "GPUs", "layout", "sequences"}, {}};
-        for (const auto &g : fits->value("gpus", J::array())) {
+        if (!oneCache) t.head.push_back("cache");
+        for (const auto &g : gpus) {
+            std::vector<std::string> row;
             if (g.value("smallest", J()).is_null()) {
-                t.rows.push_back({str(g, "gpu"), "none up to " + groupDigits(u(*fits, "max_gpus")), "", ""});
-                continue;
+                row = {str(g, "gpu"), "none up to " + groupDigits(u(*fits, "max_gpus")), "", ""};
+            } else {
+                const J &sm = g["smallest"];
+                row = {str(g, "gpu"), groupDigits(u(sm, "gpus")), str(sm, "layout"),
+                       groupDigits(u(sm, "sequences_at_context"))};
             }
-            const J &s = g["smallest"];
-            t.rows.push_back({str(g, "gpu"), groupDigits(u(s, "gpus")), str(s, "layout"),
-                              groupDigits(u(s, "sequences_at_context"))});
+            if (!oneCache) row.push_back(str(g, "cache"));
+            t.rows.push_back(std::move(row));
         }
         md += t.markdown();
         html += t.html();

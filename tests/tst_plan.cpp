@@ -13,6 +13,8 @@
 
 #include <QFile>
 #include <QProcess>
+
+#include <set>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
@@ -118,11 +120,12 @@ class TestPlan : public QObject
 
     // ckpt-atlas report: every number the page prints is one of report.json's, exact or in a unit (10^9 or 10^12
     // parameters, KiB to TiB) rounded to two places; nothing is computed for the page alone.
-    void checkTriage(const QString &dir, bool glm)
+    void checkTriage(const QString &dir, bool glm, const QString &engine = QStringLiteral("vllm"))
     {
         QTemporaryDir out;
         QProcess p;
-        p.start(QStringLiteral(CKPT_ATLAS_BIN), {QStringLiteral("report"), dir, QStringLiteral("--out"), out.path()});
+        p.start(QStringLiteral(CKPT_ATLAS_BIN),
+                {QStringLiteral("report"), dir, QStringLiteral("--out"), out.path(), QStringLiteral("--engine"), engine});
         QVERIFY(p.waitForFinished(300000));
         QCOMPARE(p.exitCode(), 0);
         const auto read = [&](const char *name) {
@@ -139,6 +142,15 @@ class TestPlan : public QObject
         QVERIFY(md.contains(QString::fromStdString(groupDigits(j["parameters"]["total_without_mtp"].get<std::uint64_t>()))));
         if (glm) QVERIFY(md.contains(QString::fromStdString(groupDigits(j["cache"]["bytes_per_token"].get<std::uint64_t>()))));
         QVERIFY(html.contains(QLatin1String("<svg")) && !html.contains(QLatin1String("src=")));
+        {
+            std::set<std::string> caches;
+            for (const auto &g : j["triage"]["fits_on"]["gpus"])
+                caches.insert(g["cache"].get<std::string>());
+            for (const auto &c : caches)
+                QVERIFY2(md.contains(QString::fromStdString(c)), c.c_str());
+            QCOMPARE(md.contains(QLatin1String("its cache for each GPU")), caches.size() > 1);
+            if (glm && engine == QLatin1String("sglang")) QVERIFY(caches.size() > 1);
+        }
 
         // Every number of the JSON (fractions as their shortest decimal), and every number inside its strings.
         QSet<QString> exact;
@@ -478,6 +490,9 @@ private slots:
     void triageReport()
     {
         checkTriage(m_dir.path(), true);
+        // SGLang's cache depends on the GPU on DSA models (FP8 latent on Blackwell): a cache column, each
+        // GPU's own words.
+        checkTriage(m_dir.path(), true, QStringLiteral("sglang"));
         // DeepSeek-V4's cache is fractional per token (compressed rows): printed as the JSON holds it.
         QTemporaryDir v4;
         synth::writeLayout(synth::deepseekV4Flash(), v4.path().toStdString());

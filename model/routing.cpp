@@ -91,25 +91,37 @@ ATLAS_KERNEL void sigmoidRowKernel(const float *__restrict x, float *__restrict 
     }
 }
 
+ATLAS_KERNEL std::uint64_t splitmixAt(std::uint64_t z) // splitmix64's output for the state z (already advanced)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
 ATLAS_KERNEL void syntheticLogitsKernel(std::uint64_t seed, int layer, std::uint32_t firstToken, std::uint32_t tokens,
                                         int experts, float std, float *out)
 {
     // Each value takes two draws, and a draw only adds the golden gamma to the state: the stream can
-    // start at any token, so a block of tokens holds the same numbers as the whole table.
+    // start at any token, so a block of tokens holds the same numbers as the whole table. Draw k's state
+    // is base + (k + 1) gamma, so every value is computed on its own (no chain through the loop: the
+    // compiler runs it four or eight lanes at a time).
+    constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ULL;
     const std::uint64_t skipped = static_cast<std::uint64_t>(firstToken) * static_cast<std::uint64_t>(experts) * 2;
-    std::uint64_t state = seed * 0xD1B54A32D192ED03ULL +
-                          static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1 +
-                          skipped * 0x9E3779B97F4A7C15ULL;
-    // Sum of eight U[0, 65535]: mean 8 * 32767.5, variance 8 * (65536^2 - 1) / 12.
-    const double mean = 8 * 32767.5;
+    const std::uint64_t base = seed * 0xD1B54A32D192ED03ULL +
+                               static_cast<std::uint64_t>(layer) * 0x8CB92BA72F3D8DD7ULL + 1 + skipped * kGamma;
+    // Sum of eight U[0, 65535]: mean 8 * 32767.5 = 262,140, variance 8 * (65536^2 - 1) / 12. The sum less
+    // the mean is an integer below 2^19 in magnitude: exact in float, as it was in double.
     const double sd = std::sqrt(8.0 * (65536.0 * 65536.0 - 1.0) / 12.0);
     const float scale = static_cast<float>(1.0 / sd) * std;
     const std::size_t n = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(experts);
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t a = splitmix64(state), b = splitmix64(state);
-        const std::uint64_t sum = (a & 0xFFFF) + ((a >> 16) & 0xFFFF) + ((a >> 32) & 0xFFFF) + (a >> 48) +
-                                  (b & 0xFFFF) + ((b >> 16) & 0xFFFF) + ((b >> 32) & 0xFFFF) + (b >> 48);
-        out[i] = static_cast<float>(static_cast<double>(sum) - mean) * scale;
+        const std::uint64_t za = base + (2 * static_cast<std::uint64_t>(i) + 1) * kGamma;
+        const std::uint64_t a = splitmixAt(za), b = splitmixAt(za + kGamma);
+        // Pairs of 16-bit fields added in 32-bit halves, then the halves: the same sum of eight.
+        const std::uint64_t pairs = (a & 0x0000FFFF0000FFFFULL) + ((a >> 16) & 0x0000FFFF0000FFFFULL) +
+                                    (b & 0x0000FFFF0000FFFFULL) + ((b >> 16) & 0x0000FFFF0000FFFFULL);
+        const auto sum = static_cast<std::int32_t>((pairs & 0xFFFFFFFFULL) + (pairs >> 32));
+        out[i] = static_cast<float>(sum - 262140) * scale;
     }
 }
 
@@ -301,6 +313,8 @@ Router::Router(RouterConfig config) : m_config(config)
     if (m_config.topkGroups < 1 || m_config.topkGroups > m_config.groups)
         throw std::invalid_argument("router: topk_group must be between 1 and n_group");
     m_choice.resize(static_cast<std::size_t>(m_config.experts));
+    m_candValue.resize(static_cast<std::size_t>(m_config.experts) + 16);
+    m_candIndex.resize(static_cast<std::size_t>(m_config.experts) + 16);
     m_groupKept.resize(static_cast<std::size_t>(m_config.groups));
     m_groupScores.resize(static_cast<std::size_t>(m_config.groups));
 }
@@ -311,34 +325,175 @@ constexpr int kLanes = 32; // classes of experts for the top-K threshold (see ro
 
 namespace {
 
-#if defined(__SSE2__)
-// Bit l set where p[l] >= t, for W consecutive floats (no NaN among them: choice scores map NaN to -inf).
-// The wide ones carry their target and are not forced inline: they inline once the kernel is inside
-// routeV3 / routeV4, whose targets hold theirs.
-#if ATLAS_ISA_DISPATCH
-ATLAS_V4 inline unsigned compareAtLeast16(const float *p, float t)
+// The packing and ranking of the selection's candidates (route's selectFrom). Every version writes the
+// same: the experts e in [0, E) with c[e] >= t in ascending order (ci, cv: n of them, returned; both
+// arrays hold E + 16), then, for n <= kRankMax, the top min(n, K) by (score descending, index ascending)
+// into idx / val. Scores are never NaN (the choice scores map NaN to -inf).
+constexpr int kRankMax = 32;
+
+// For each 8-bit mask, the positions of its set bits in order, a byte each (AVX2's left-pack).
+struct PackTable
 {
-    return _mm512_cmp_ps_mask(_mm512_loadu_ps(p), _mm512_set1_ps(t), _CMP_GE_OQ);
-}
-ATLAS_V3 inline unsigned compareAtLeast8(const float *p, float t)
-{
-    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(p), _mm256_set1_ps(t), _CMP_GE_OQ)));
-}
-#endif
+    std::uint64_t order[256];
+    constexpr PackTable() : order()
+    {
+        for (unsigned m = 0; m < 256; ++m) {
+            std::uint64_t v = 0;
+            int k = 0;
+            for (unsigned b = 0; b < 8; ++b)
+                if (m & (1u << b)) v |= std::uint64_t(b) << (8 * k++);
+            order[m] = v;
+        }
+    }
+};
+constexpr PackTable kPack{};
+
 template <int W>
-ATLAS_KERNEL unsigned compareAtLeast(const float *p, float t)
+ATLAS_KERNEL int packAtLeastGeneric(const float *c, int E, float t, int *ci, float *cv)
 {
+    int n = 0;
+    for (int e = 0; e < E; ++e) {
+        ci[n] = e;
+        cv[n] = c[e];
+        n += c[e] >= t;
+    }
+    return n;
+}
+
+template <int W>
+ATLAS_KERNEL void rankTopKGeneric(const int *ci, float *cv, int n, int K, int *idx, float *val)
+{
+    const int padded = (n + 7) & ~7;
+    for (int j = n; j < padded; ++j)
+        cv[j] = NAN; // beats nothing, equals nothing
+    for (int i = 0; i < n; ++i) {
+        const float v = cv[i];
+        int rank = 0;
+        for (int j = 0; j < padded; ++j)
+            rank += (cv[j] > v) | ((cv[j] == v) & (j < i));
+        if (rank < K) {
+            idx[rank] = ci[i];
+            val[rank] = v;
+        }
+    }
+}
+
 #if ATLAS_ISA_DISPATCH
-    if constexpr (W == 16) return compareAtLeast16(p, t);
-    if constexpr (W == 8) return compareAtLeast8(p, t);
-#endif
-    // SSE2: four at a time (W of them where there is no wider build: the v3 / v4 names are the baseline).
-    unsigned mask = 0;
-    for (int k = 0; k < W; k += 4)
-        mask |= static_cast<unsigned>(_mm_movemask_ps(_mm_cmpge_ps(_mm_loadu_ps(p + k), _mm_set1_ps(t)))) << k;
-    return mask;
+ATLAS_V3 inline int packAtLeast8(const float *c, int E, float t, int *ci, float *cv)
+{
+    const __m256 tv = _mm256_set1_ps(t);
+    __m256i ids = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i step = _mm256_set1_epi32(8);
+    int n = 0;
+    for (int e = 0; e < E; e += 8) {
+        const __m256 v = _mm256_loadu_ps(c + e);
+        const auto m = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, tv, _CMP_GE_OQ)));
+        const __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(kPack.order[m])));
+        _mm256_storeu_ps(cv + n, _mm256_permutevar8x32_ps(v, perm));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(ci + n), _mm256_permutevar8x32_epi32(ids, perm));
+        n += __builtin_popcount(m);
+        ids = _mm256_add_epi32(ids, step);
+    }
+    return n;
+}
+
+ATLAS_V3 inline void rankTopK8(const int *ci, float *cv, int n, int K, int *idx, float *val)
+{
+    const int vectors = (n + 7) / 8;
+    for (int j = n; j < vectors * 8; ++j)
+        cv[j] = NAN;
+    __m256 v[kRankMax / 8];
+    for (int k = 0; k < vectors; ++k)
+        v[k] = _mm256_loadu_ps(cv + 8 * k);
+    int outIdx[kRankMax + 1];
+    float outVal[kRankMax + 1];
+    for (int i = 0; i < n; ++i) {
+        const __m256 b = _mm256_set1_ps(cv[i]);
+        unsigned gt = 0, eq = 0;
+        for (int k = 0; k < vectors; ++k) {
+            gt |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v[k], b, _CMP_GT_OQ))) << (8 * k);
+            eq |= static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v[k], b, _CMP_EQ_OQ))) << (8 * k);
+        }
+        const unsigned before = i == 0 ? 0u : (~0u >> (32 - i));
+        const int rank = __builtin_popcount(gt) + __builtin_popcount(eq & before);
+        const int at = rank < K ? rank : K; // the places from K on are not kept
+        outIdx[at] = ci[i];
+        outVal[at] = cv[i];
+    }
+    const int kept = n < K ? n : K;
+    for (int k = 0; k < kept; ++k) {
+        idx[k] = outIdx[k];
+        val[k] = outVal[k];
+    }
+}
+
+ATLAS_V4 inline int packAtLeast16(const float *c, int E, float t, int *ci, float *cv)
+{
+    const __m512 tv = _mm512_set1_ps(t);
+    __m512i ids = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i step = _mm512_set1_epi32(16);
+    int n = 0;
+    for (int e = 0; e < E; e += 16) {
+        const __m512 v = _mm512_loadu_ps(c + e);
+        const __mmask16 m = _mm512_cmp_ps_mask(v, tv, _CMP_GE_OQ);
+        _mm512_storeu_ps(cv + n, _mm512_maskz_compress_ps(m, v));
+        _mm512_storeu_si512(ci + n, _mm512_maskz_compress_epi32(m, ids));
+        n += __builtin_popcount(m);
+        ids = _mm512_add_epi32(ids, step);
+    }
+    return n;
+}
+
+ATLAS_V4 inline void rankTopK16(const int *ci, float *cv, int n, int K, int *idx, float *val)
+{
+    const int vectors = (n + 15) / 16;
+    for (int j = n; j < vectors * 16; ++j)
+        cv[j] = NAN;
+    __m512 v[kRankMax / 16];
+    for (int k = 0; k < vectors; ++k)
+        v[k] = _mm512_loadu_ps(cv + 16 * k);
+    int outIdx[kRankMax + 1];
+    float outVal[kRankMax + 1];
+    for (int i = 0; i < n; ++i) {
+        const __m512 b = _mm512_set1_ps(cv[i]);
+        unsigned gt = 0, eq = 0;
+        for (int k = 0; k < vectors; ++k) {
+            gt |= static_cast<unsigned>(_mm512_cmp_ps_mask(v[k], b, _CMP_GT_OQ)) << (16 * k);
+            eq |= static_cast<unsigned>(_mm512_cmp_ps_mask(v[k], b, _CMP_EQ_OQ)) << (16 * k);
+        }
+        const unsigned before = i == 0 ? 0u : (~0u >> (32 - i));
+        const int rank = __builtin_popcount(gt) + __builtin_popcount(eq & before);
+        const int at = rank < K ? rank : K;
+        outIdx[at] = ci[i];
+        outVal[at] = cv[i];
+    }
+    const int kept = n < K ? n : K;
+    for (int k = 0; k < kept; ++k) {
+        idx[k] = outIdx[k];
+        val[k] = outVal[k];
+    }
 }
 #endif
+
+template <int W>
+ATLAS_KERNEL int packAtLeast(const float *c, int E, float t, int *ci, float *cv)
+{
+#if ATLAS_ISA_DISPATCH
+    if constexpr (W == 16) if (E % 16 == 0) return packAtLeast16(c, E, t, ci, cv);
+    if constexpr (W == 8) if (E % 8 == 0) return packAtLeast8(c, E, t, ci, cv);
+#endif
+    return packAtLeastGeneric<W>(c, E, t, ci, cv);
+}
+
+template <int W>
+ATLAS_KERNEL void rankTopK(const int *ci, float *cv, int n, int K, int *idx, float *val)
+{
+#if ATLAS_ISA_DISPATCH
+    if constexpr (W == 16) return rankTopK16(ci, cv, n, K, idx, val);
+    if constexpr (W == 8) return rankTopK8(ci, cv, n, K, idx, val);
+#endif
+    rankTopKGeneric<W>(ci, cv, n, K, idx, val);
+}
 
 } // namespace
 
@@ -414,23 +569,20 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
         val[pos] = v;
         idx[pos] = e;
     };
-    // Offers, in ascending order, every expert whose choice score is at least `threshold`.
-    auto offerFrom = [&](float threshold) __attribute__((always_inline)) {
-#if defined(__SSE2__)
-        if (E % W == 0) {
-            // W experts per compare; only the few at or above the threshold are offered.
-            for (int e = 0; e < E; e += W) {
-                unsigned mask = compareAtLeast<W>(c + e, threshold);
-                while (mask) {
-                    offer(e + __builtin_ctz(mask));
-                    mask &= mask - 1;
-                }
-            }
+    // The same answer by rank: the candidates (every expert at or above t, ascending) are packed, and when
+    // there are few, each one's place is the number of candidates that beat it (a larger score, or the
+    // same score and a lower index): no insertion, no branch on the scores. Many: offered in order.
+    auto selectFrom = [&](float threshold) __attribute__((always_inline)) {
+        float *cv = r.m_candValue.data();
+        int *ci = r.m_candIndex.data();
+        const int n = packAtLeast<W>(c, E, threshold, ci, cv);
+        if (n > kRankMax) {
+            for (int i = 0; i < n; ++i)
+                offer(ci[i]);
             return;
         }
-#endif
-        for (int e = 0; e < E; ++e)
-            if (c[e] >= threshold) offer(e);
+        rankTopK<W>(ci, cv, n, K, idx, val);
+        filled = n < K ? n : K;
     };
     if (G > 1) {
         const int per = E / G;
@@ -443,7 +595,7 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
         float threshold = INFINITY;
         for (int e : *hint)
             threshold = c[e] < threshold ? c[e] : threshold;
-        offerFrom(threshold);
+        selectFrom(threshold);
     } else if (E % kLanes == 0 && E >= 2 * kLanes && K <= kLanes) {
         // The same pass over fewer experts. Split the experts into kLanes classes (e mod kLanes) and
         // take each class's best score: the K-th best of those, t, is reached by at least K experts,
@@ -475,7 +627,7 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
             }
             top[pos] = v;
         }
-        offerFrom(top[K - 1]);
+        selectFrom(top[K - 1]);
     } else {
         for (int e = 0; e < E; ++e)
             offer(e);

@@ -79,6 +79,8 @@ private:
     friend struct RouterKernel; // route, built for each instruction set (routing.cpp)
     RouterConfig m_config;
     std::vector<float> m_choice;
+    std::vector<float> m_candValue; // the experts at or above a threshold, packed (E + 16 slots)
+    std::vector<int> m_candIndex;
     std::vector<char> m_groupKept;
     std::vector<std::pair<float, int>> m_groupScores;
 };

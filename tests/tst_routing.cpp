@@ -295,7 +295,11 @@ private slots:
             state = state * 6364136223846793005ULL + 1442695040888963407ULL;
             return static_cast<std::uint32_t>(state >> 33);
         };
+        // On every instruction set this CPU runs (each packs and ranks the candidates its own way).
+        const RoutingIsa before = routingIsa();
+        for (const RoutingIsa isa : supportedRoutingIsas())
         for (const int experts : {64, 128, 256, 384}) {
+            QVERIFY(setRoutingIsa(isa));
             for (const int topk : {1, 2, 8, 32}) {
                 RouterConfig config;
                 config.experts = experts;
@@ -336,6 +340,7 @@ private slots:
                 }
             }
         }
+        QVERIFY(setRoutingIsa(before));
     }
 
     void badConfigsAreRefused()

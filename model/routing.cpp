@@ -475,6 +475,91 @@ ATLAS_V4 inline void rankTopK16(const int *ci, float *cv, int n, int K, int *idx
 }
 #endif
 
+// The same, the choice scores formed on the way: c[e] = scores[e] + bias[e] (rounded to BF16 when
+// bf16Sums), NaN as -inf.
+template <int W>
+ATLAS_KERNEL int packSumAtLeastGeneric(const float *s, const float *b, int E, float t, bool bf16Sums, int *ci, float *cv)
+{
+    int n = 0;
+    for (int e = 0; e < E; ++e) {
+        float v = s[e] + b[e];
+        if (bf16Sums) v = roundToBf16(v);
+        v = std::isnan(v) ? -INFINITY : v;
+        ci[n] = e;
+        cv[n] = v;
+        n += v >= t;
+    }
+    return n;
+}
+
+#if ATLAS_ISA_DISPATCH
+// roundToBf16 on eight lanes (NaN lanes are not rounded: the caller maps them to -inf).
+ATLAS_V3 inline __m256 roundToBf16x8(__m256 v)
+{
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(bits, _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb));
+    return _mm256_castsi256_ps(_mm256_and_si256(rounded, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
+
+ATLAS_V3 inline int packSumAtLeast8(const float *s, const float *b, int E, float t, bool bf16Sums, int *ci, float *cv)
+{
+    const __m256 tv = _mm256_set1_ps(t), minusInf = _mm256_set1_ps(-INFINITY);
+    __m256i ids = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i step = _mm256_set1_epi32(8);
+    int n = 0;
+    for (int e = 0; e < E; e += 8) {
+        __m256 v = _mm256_add_ps(_mm256_loadu_ps(s + e), _mm256_loadu_ps(b + e));
+        const __m256 ordered = _mm256_cmp_ps(v, v, _CMP_ORD_Q);
+        if (bf16Sums) v = roundToBf16x8(v);
+        v = _mm256_blendv_ps(minusInf, v, ordered);
+        const auto m = static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(v, tv, _CMP_GE_OQ)));
+        const __m256i perm = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(kPack.order[m])));
+        _mm256_storeu_ps(cv + n, _mm256_permutevar8x32_ps(v, perm));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(ci + n), _mm256_permutevar8x32_epi32(ids, perm));
+        n += __builtin_popcount(m);
+        ids = _mm256_add_epi32(ids, step);
+    }
+    return n;
+}
+
+ATLAS_V4 inline int packSumAtLeast16(const float *s, const float *b, int E, float t, bool bf16Sums, int *ci, float *cv)
+{
+    const __m512 tv = _mm512_set1_ps(t), minusInf = _mm512_set1_ps(-INFINITY);
+    __m512i ids = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i step = _mm512_set1_epi32(16);
+    int n = 0;
+    for (int e = 0; e < E; e += 16) {
+        __m512 v = _mm512_add_ps(_mm512_loadu_ps(s + e), _mm512_loadu_ps(b + e));
+        const __mmask16 ordered = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+        if (bf16Sums) {
+            const __m512i bits = _mm512_castps_si512(v);
+            // Bit 16 as 0 or 1 (min, not a shift: GCC 12 warns of its own shift intrinsic's undefined source).
+            const __m512i lsb = _mm512_min_epu32(_mm512_and_si512(bits, _mm512_set1_epi32(0x10000)), _mm512_set1_epi32(1));
+            const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), lsb));
+            v = _mm512_castsi512_ps(_mm512_and_si512(rounded, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+        }
+        v = _mm512_mask_blend_ps(ordered, minusInf, v);
+        const __mmask16 m = _mm512_cmp_ps_mask(v, tv, _CMP_GE_OQ);
+        _mm512_storeu_ps(cv + n, _mm512_maskz_compress_ps(m, v));
+        _mm512_storeu_si512(ci + n, _mm512_maskz_compress_epi32(m, ids));
+        n += __builtin_popcount(m);
+        ids = _mm512_add_epi32(ids, step);
+    }
+    return n;
+}
+#endif
+
+template <int W>
+ATLAS_KERNEL int packSumAtLeast(const float *s, const float *b, int E, float t, bool bf16Sums, int *ci, float *cv)
+{
+#if ATLAS_ISA_DISPATCH
+    if constexpr (W == 16) if (E % 16 == 0) return packSumAtLeast16(s, b, E, t, bf16Sums, ci, cv);
+    if constexpr (W == 8) if (E % 8 == 0) return packSumAtLeast8(s, b, E, t, bf16Sums, ci, cv);
+#endif
+    return packSumAtLeastGeneric<W>(s, b, E, t, bf16Sums, ci, cv);
+}
+
 template <int W>
 ATLAS_KERNEL int packAtLeast(const float *c, int E, float t, int *ci, float *cv)
 {
@@ -510,11 +595,17 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
     float *c = r.m_choice.data();
     // NaN never orders: a NaN choice score (a NaN logit or bias, or +inf - inf) counts as -inf, so it
     // ranks below every number and ties among such experts go to the lower index, like any tie.
-    for (int e = 0; e < E; ++e) {
+    const auto choice = [&](int e) __attribute__((always_inline)) {
         float v = scores[e] + bias[e];
         if (bf16Sums) v = roundToBf16(v);
-        c[e] = std::isnan(v) ? -INFINITY : v;
-    }
+        return std::isnan(v) ? -INFINITY : v;
+    };
+    // A hint with one group: the choice scores are formed, compared and packed in one pass (fused below),
+    // never stored.
+    const bool fused = G == 1 && hint && static_cast<int>(hint->size()) == K;
+    if (!fused)
+        for (int e = 0; e < E; ++e)
+            c[e] = choice(e);
 
     std::fill(m_groupKept.begin(), m_groupKept.end(), 1);
     if (G > 1) {
@@ -557,8 +648,7 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
         val = big.data();
     }
     int filled = 0;
-    auto offer = [&](int e) __attribute__((always_inline)) {
-        const float v = c[e];
+    auto offerValue = [&](int e, float v) __attribute__((always_inline)) {
         if (filled == K && !(v > val[K - 1])) return;
         int pos = filled < K ? filled++ : K - 1;
         while (pos > 0 && v > val[pos - 1]) {
@@ -569,20 +659,22 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
         val[pos] = v;
         idx[pos] = e;
     };
+    auto offer = [&](int e) __attribute__((always_inline)) { offerValue(e, c[e]); };
     // The same answer by rank: the candidates (every expert at or above t, ascending) are packed, and when
     // there are few, each one's place is the number of candidates that beat it (a larger score, or the
     // same score and a lower index): no insertion, no branch on the scores. Many: offered in order.
-    auto selectFrom = [&](float threshold) __attribute__((always_inline)) {
-        float *cv = r.m_candValue.data();
-        int *ci = r.m_candIndex.data();
-        const int n = packAtLeast<W>(c, E, threshold, ci, cv);
+    auto rankPacked = [&](const int *ci, float *cv, int n) __attribute__((always_inline)) {
         if (n > kRankMax) {
             for (int i = 0; i < n; ++i)
-                offer(ci[i]);
+                offerValue(ci[i], cv[i]);
             return;
         }
         rankTopK<W>(ci, cv, n, K, idx, val);
         filled = n < K ? n : K;
+    };
+    auto selectFrom = [&](float threshold) __attribute__((always_inline)) {
+        const int n = packAtLeast<W>(c, E, threshold, r.m_candIndex.data(), r.m_candValue.data());
+        rankPacked(r.m_candIndex.data(), r.m_candValue.data(), n);
     };
     if (G > 1) {
         const int per = E / G;
@@ -593,9 +685,12 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
         // so only those at or above t are offered (in ascending order: the full pass's answer).
         // The hint, another routing of the same token, makes t tight.
         float threshold = INFINITY;
-        for (int e : *hint)
-            threshold = c[e] < threshold ? c[e] : threshold;
-        selectFrom(threshold);
+        for (int e : *hint) {
+            const float v = choice(e);
+            threshold = v < threshold ? v : threshold;
+        }
+        const int n = packSumAtLeast<W>(scores, bias, E, threshold, bf16Sums, r.m_candIndex.data(), r.m_candValue.data());
+        rankPacked(r.m_candIndex.data(), r.m_candValue.data(), n);
     } else if (E % kLanes == 0 && E >= 2 * kLanes && K <= kLanes) {
         // The same pass over fewer experts. Split the experts into kLanes classes (e mod kLanes) and
         // take each class's best score: the K-th best of those, t, is reached by at least K experts,
@@ -774,10 +869,12 @@ LayerRouting simulateLayerBlocks(int layer, const RouterConfig &config, const st
                 z[static_cast<std::size_t>(e)] = roundToBf16(r16[static_cast<std::size_t>(e)] + biasBf16[static_cast<std::size_t>(e)]);
             routerScores(config, z.data(), sTorch.data());
         } else {
-            sTorch = s16; // the scores of the BF16 logits (a sigmoid looked up), rounded below
+            for (int e = 0; e < E; ++e) // the scores of the BF16 logits (a sigmoid looked up), rounded
+                sTorch[static_cast<std::size_t>(e)] = roundToBf16(s16[static_cast<std::size_t>(e)]);
         }
-        for (auto &x : sTorch)
-            x = roundToBf16(x);
+        if (inLogits)
+            for (auto &x : sTorch)
+                x = roundToBf16(x);
         router.route(s32.data(), inLogits ? zeros.data() : bias.data(), ref);
         for (std::size_t k = 0; k < ref.experts.size(); ++k) {
             ++result.referenceLoad[static_cast<std::size_t>(ref.experts[k])];

@@ -532,12 +532,11 @@ ATLAS_V4 inline int packSumAtLeast16(const float *s, const float *b, int E, floa
     for (int e = 0; e < E; e += 16) {
         __m512 v = _mm512_add_ps(_mm512_loadu_ps(s + e), _mm512_loadu_ps(b + e));
         const __mmask16 ordered = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
-        if (bf16Sums) {
-            const __m512i bits = _mm512_castps_si512(v);
-            // Bit 16 as 0 or 1 (min, not a shift: GCC 12 warns of its own shift intrinsic's undefined source).
-            const __m512i lsb = _mm512_min_epu32(_mm512_and_si512(bits, _mm512_set1_epi32(0x10000)), _mm512_set1_epi32(1));
-            const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF), lsb));
-            v = _mm512_castsi512_ps(_mm512_and_si512(rounded, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+        if (bf16Sums) { // roundToBf16 on sixteen lanes, in GCC's vector arithmetic
+            using U32x16 = unsigned __attribute__((vector_size(64)));
+            U32x16 bits = reinterpret_cast<U32x16>(_mm512_castps_si512(v));
+            bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+            v = _mm512_castsi512_ps(reinterpret_cast<__m512i>(bits));
         }
         v = _mm512_mask_blend_ps(ordered, minusInf, v);
         const __mmask16 m = _mm512_cmp_ps_mask(v, tv, _CMP_GE_OQ);

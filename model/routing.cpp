@@ -125,6 +125,30 @@ ATLAS_KERNEL void syntheticLogitsKernel(std::uint64_t seed, int layer, std::uint
     }
 }
 
+// The scores of the BF16 logits, looked up (a BF16 logit has one of 65,536 values), and those scores
+// rounded to BF16 (torch_bf16's), for one token.
+ATLAS_KERNEL void bf16ScoresKernel(const float *__restrict table, const float *__restrict row, float *__restrict s16,
+                                   float *__restrict rounded, int n)
+{
+    for (int e = 0; e < n; ++e)
+        s16[e] = table[bf16Bits(row[e])];
+    for (int e = 0; e < n; ++e)
+        rounded[e] = roundToBf16(s16[e]);
+}
+using Bf16ScoresFn = void (*)(const float *__restrict, const float *__restrict, float *__restrict, float *__restrict, int);
+void bf16ScoresBaseline(const float *__restrict t, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
+{
+    bf16ScoresKernel(t, r, s, o, n);
+}
+ATLAS_V3 void bf16ScoresV3(const float *__restrict t, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
+{
+    bf16ScoresKernel(t, r, s, o, n);
+}
+ATLAS_V4 void bf16ScoresV4(const float *__restrict t, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
+{
+    bf16ScoresKernel(t, r, s, o, n);
+}
+
 using SigmoidRowFn = void (*)(const float *__restrict, float *__restrict, int);
 using SyntheticFn = void (*)(std::uint64_t, int, std::uint32_t, std::uint32_t, int, float, float *);
 
@@ -212,6 +236,11 @@ bool setRoutingIsa(RoutingIsa isa)
     if (!cpuRuns(isa)) return false;
     g_isa.store(isa, std::memory_order_relaxed);
     return true;
+}
+
+static void bf16Scores(const float *table, const float *row, float *s16, float *rounded, int n)
+{
+    forIsa<Bf16ScoresFn>(bf16ScoresBaseline, bf16ScoresV3, bf16ScoresV4)(table, row, s16, rounded, n);
 }
 
 void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
@@ -858,9 +887,9 @@ LayerRouting simulateLayerBlocks(int layer, const RouterConfig &config, const st
             routerScores(config, r16.data(), s16.data());
         } else {
             sigmoidRow(row, s32.data(), E);
-            // A BF16 logit has one of 65,536 values: its sigmoid is looked up (the same bits as computed).
-            for (int e = 0; e < E; ++e)
-                s16[static_cast<std::size_t>(e)] = bf16Sigmoid[bf16Bits(row[e])];
+            // A BF16 logit has one of 65,536 values: its sigmoid is looked up (the same bits as computed),
+            // and rounded for torch_bf16.
+            bf16Scores(bf16Sigmoid.data(), row, s16.data(), sTorch.data(), E);
         }
         // torch_bf16: every tensor BF16, each step rounded (the logits, the bias, their sum, the scores).
         if (inLogits) {
@@ -868,8 +897,9 @@ LayerRouting simulateLayerBlocks(int layer, const RouterConfig &config, const st
                 z[static_cast<std::size_t>(e)] = roundToBf16(r16[static_cast<std::size_t>(e)] + biasBf16[static_cast<std::size_t>(e)]);
             routerScores(config, z.data(), sTorch.data());
         } else {
-            for (int e = 0; e < E; ++e) // the scores of the BF16 logits (a sigmoid looked up), rounded
-                sTorch[static_cast<std::size_t>(e)] = roundToBf16(s16[static_cast<std::size_t>(e)]);
+            if (config.scoring != Scoring::Sigmoid) // the scores of the BF16 logits, rounded (the
+                for (int e = 0; e < E; ++e)         // sigmoid's were above)
+                    sTorch[static_cast<std::size_t>(e)] = roundToBf16(s16[static_cast<std::size_t>(e)]);
         }
         if (inLogits)
             for (auto &x : sTorch)

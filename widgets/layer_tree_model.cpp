@@ -10,6 +10,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 namespace atlas {
@@ -56,7 +57,7 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
 {
     beginResetModel();
     m_data = data && tree ? std::move(data) : nullptr;
-    m_tree = m_data ? std::move(tree) : std::make_shared<const Tree>(Tree{{Node{}}, 0}); // the root alone
+    m_tree = m_data ? std::move(tree) : std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}}); // the root alone
     m_visible.assign(m_tree->nodes.size(), 1);
     m_filter.clear();
     m_matches = static_cast<std::size_t>(m_tree->tensors);
@@ -160,6 +161,24 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
                 tr("mlp.experts (%1 experts)").arg(experts.size());
     }
 
+    // The filter's block of folded names, in node order.
+    const auto fold = [](char ch) { return ch >= 'A' && ch <= 'Z' ? char(ch - 'A' + 'a') : ch; };
+    std::size_t chars = 0;
+    for (const Node &n : nodes)
+        if (n.tensor) chars += n.tensor->name.size() + 1;
+    t.folded.reserve(chars);
+    t.foldedStart.reserve(static_cast<std::size_t>(t.tensors));
+    t.foldedNode.reserve(static_cast<std::size_t>(t.tensors));
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const TensorInfo *tensor = nodes[i].tensor;
+        if (!tensor) continue;
+        t.foldedStart.push_back(static_cast<std::uint32_t>(t.folded.size()));
+        t.foldedNode.push_back(static_cast<int>(i));
+        for (const char ch : tensor->name)
+            t.folded.push_back(fold(ch));
+        t.folded.push_back('\n');
+    }
+
     // Aggregate bottom-up: children always come after their parent.
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
         Node &n = *it;
@@ -197,18 +216,23 @@ void LayerTreeModel::setFilter(const QString &text)
     m_visible.assign(nodes.size(), 0);
     m_visible[0] = 1;
     m_matches = 0;
-    std::string name;
-    for (std::size_t i = nodes.size(); i-- > 1;) {
-        const Node &node = nodes[i];
-        if (node.tensor) {
-            name = node.tensor->name;
-            std::transform(name.begin(), name.end(), name.begin(), fold);
-            if (name.find(needle) == std::string::npos) continue;
-            m_visible[i] = 1;
-            ++m_matches;
-        }
-        // Children come after their parents: walking backwards, a visible node lights its parent.
-        if (m_visible[i] && node.parent >= 0) m_visible[static_cast<std::size_t>(node.parent)] = 1;
+    // One pass of memmem over the block of folded names (a name never holds '\n', so no match spans two);
+    // a match lights its tensor, and the next search starts at the following name.
+    const std::string &block = m_tree->folded;
+    const auto &starts = m_tree->foldedStart;
+    std::size_t at = 0;
+    while (at < block.size()) {
+        const void *hit = memmem(block.data() + at, block.size() - at, needle.data(), needle.size());
+        if (!hit) break;
+        const auto pos = static_cast<std::size_t>(static_cast<const char *>(hit) - block.data());
+        // The name holding pos: the last start at or before it.
+        const auto k = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), pos) - starts.begin()) - 1;
+        // The tensor and every row above it, up to one already lit.
+        for (int n = m_tree->foldedNode[k]; n > 0 && !m_visible[static_cast<std::size_t>(n)];
+             n = nodes[static_cast<std::size_t>(n)].parent)
+            m_visible[static_cast<std::size_t>(n)] = 1;
+        ++m_matches;
+        at = k + 1 < starts.size() ? starts[k + 1] : block.size();
     }
 }
 

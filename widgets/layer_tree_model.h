@@ -41,6 +41,11 @@ public:
     {
         std::vector<Node> nodes;
         int tensors = 0;
+        // Every tensor's name, ASCII lower-case, each followed by '\n', in one block (the filter searches
+        // it in one pass), with where each starts and its node, in block order.
+        std::string folded;
+        std::vector<std::uint32_t> foldedStart;
+        std::vector<int> foldedNode;
         int add(int parent, const QString &name, Kind kind);
     };
     // A pure function of the checkpoint: it may run on any thread (the window builds it off the GUI
@@ -69,7 +74,7 @@ public:
 
 private:
     std::shared_ptr<const LoadedCheckpoint> m_data;
-    std::shared_ptr<const Tree> m_tree = std::make_shared<const Tree>(Tree{{Node{}}, 0});
+    std::shared_ptr<const Tree> m_tree = std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}});
     std::vector<char> m_visible{1};
     QString m_filter;
     std::size_t m_matches = 0;

@@ -89,7 +89,9 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         }
         m_searches.start([this, planView, options, data = m_current](const std::shared_ptr<JobThreads::Job> &job) {
             try {
-                auto found = std::make_shared<DeploymentSearch>(searchDeployments(*data, options));
+                SearchOptions o = options;
+                o.cancel = &job->cancel;
+                auto found = std::make_shared<DeploymentSearch>(searchDeployments(*data, o));
                 m_searches.deliver(planView, job, [planView, found] { planView->setSearch(*found); });
             } catch (const std::exception &e) {
                 const QString why = QString::fromStdString(printable(e.what()));
@@ -108,7 +110,9 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         }
         m_fits.start([this, overview, options, data = m_current](const std::shared_ptr<JobThreads::Job> &job) {
             try {
-                auto found = std::make_shared<DeploymentSearch>(searchDeployments(*data, options));
+                SearchOptions o = options;
+                o.cancel = &job->cancel; // a newer search (another context, other GPUs) stops this one
+                auto found = std::make_shared<DeploymentSearch>(searchDeployments(*data, o));
                 m_fits.deliver(overview, job, [overview, found] { overview->setFits(*found); });
             } catch (const std::exception &e) {
                 const QString why = QString::fromStdString(printable(e.what()));

@@ -48,6 +48,7 @@ DeploymentSearch searchDeployments(const LoadedCheckpoint &data, const SearchOpt
     for (const bool mtp : modes) {
         const PlacementTotals totals = placementTotals(data, mtp);
         for (const GpuPreset *gpu : kinds) {
+            if (o.cancel && o.cancel->load(std::memory_order_relaxed)) return out; // nobody waits for it
             GpuSearch kind;
             kind.gpu = gpu;
             kind.mtp = mtp;

@@ -2,6 +2,7 @@
 
 #include "capacity_plan.h"
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ struct SearchOptions
     std::optional<CacheOptions> cache; // the flags' cache, when given; else each engine's own
     std::optional<double> memFraction;
     std::uint64_t reserve = 0;
+    const std::atomic<bool> *cancel = nullptr; // set: the search stops early (its answer is then partial)
 };
 
 struct SearchPoint

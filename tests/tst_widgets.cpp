@@ -664,9 +664,12 @@ private slots:
         QVERIFY(!planView->plan());
         QVERIFY2(planView->verdict().contains(QStringLiteral("attention heads")), qPrintable(planView->verdict()));
         planView->setGpus(8);
-        // The plan follows the Cache view's settings when asked to.
+        // The plan follows the Cache view's settings when asked to: planned when it is shown (a hidden
+        // Plan view does not re-plan at every step of the Cache view's slider).
         planView->setCacheFromCacheView(true);
+        window.showView(cacheView);
         cacheView->setPreset(CachePreset::Vllm);
+        window.showView(planView);
         QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(78 * 1152 + 21 * 132));
         cacheView->setPreset(CachePreset::Article);
         QCOMPARE(planView->plan()->perGpu.cacheBytesPerToken, double(92880));

@@ -20,6 +20,7 @@
 #include <QMessageBox>
 #include <QTableWidget>
 #include <QTextDocument>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <map>
@@ -111,6 +112,11 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
             emit planWanted(qs(std::string(m_search->gpus[i].gpu->name)), *m_search->gpus[i].smallest);
     });
     v->addWidget(m_fits);
+    // A context slider dragged end to end asks once it rests, not at every step.
+    m_fitsTimer = new QTimer(this);
+    m_fitsTimer->setSingleShot(true);
+    m_fitsTimer->setInterval(250);
+    connect(m_fitsTimer, &QTimer::timeout, this, &OverviewView::emitFits);
 
     v->addWidget(makeHeading(tr("Architecture"), page));
     m_arch = new ReflowGrid(4, page);
@@ -171,17 +177,29 @@ void OverviewView::requestFits()
     m_search.reset();
     if (so.gpus.empty()) {
         m_fitsPending = false;
+        m_fitsTimer->stop();
         m_fits->setText(tr("<span style='color:gray'>Tick the GPUs to check.</span>"));
         return;
     }
     m_fitsPending = true;
     m_fits->setText(tr("<span style='color:gray'>Searching the deployments of %1…</span>")
                         .arg(tickedGpus().join(QStringLiteral(", ")).toHtmlEscaped()));
-    emit fitsWanted(so);
+    m_fitsOptions = so;
+    m_fitsTimer->start();
+}
+
+void OverviewView::emitFits()
+{
+    if (m_fitsPending && m_data) emit fitsWanted(m_fitsOptions);
 }
 
 void OverviewView::setFits(const DeploymentSearch &search)
 {
+    // An answer to an earlier request (the context or the GPUs changed since) waits for the newer one.
+    std::vector<const GpuPreset *> asked = m_fitsOptions.gpus, got;
+    for (const auto &k : search.gpus)
+        got.push_back(k.gpu);
+    if (search.options.context != m_fitsOptions.context || got != asked) return;
     m_fitsPending = false;
     m_search = search;
     QStringList rows;
@@ -360,6 +378,7 @@ void OverviewView::clearAll()
     m_search.reset();
     m_fitsKey.clear();
     m_fitsPending = false;
+    m_fitsTimer->stop();
     m_context = 0;
     m_fits->clear();
     m_banner->hide();

@@ -60,6 +60,7 @@ private:
     void setWorking(int card, const std::string &path, const Explanations &explanations);
     void fitQuantHeight();
     void requestFits();
+    void emitFits(); // the debounced request, when it is still wanted
     std::shared_ptr<const LoadedCheckpoint> m_data;
     QLabel *m_banner;
     QLabel *m_identity;
@@ -73,6 +74,8 @@ private:
     QLabel *m_fits;
     std::optional<DeploymentSearch> m_search;
     QString m_fitsKey;
+    SearchOptions m_fitsOptions; // the request waiting for the debounce
+    class QTimer *m_fitsTimer = nullptr;
     bool m_fitsPending = false;
     std::uint64_t m_context = 0; // the cache card's
 };

@@ -232,7 +232,19 @@ void PlanView::setCacheBudget(const CacheBudget &budget)
 {
     if (!m_data) return;
     m_cache = budget;
+    // Hidden (a context slider dragged in the Cache view): planned when shown; any other change plans
+    // with this budget too.
+    if (!isVisible()) {
+        m_stale = true;
+        return;
+    }
     replan();
+}
+
+void PlanView::showEvent(QShowEvent *event)
+{
+    AtlasView::showEvent(event);
+    if (m_stale && m_data) replan();
 }
 
 void PlanView::setSearch(const DeploymentSearch &search)
@@ -442,6 +454,7 @@ QString PlanView::verdict() const
 
 void PlanView::replan()
 {
+    m_stale = false;
     if (!m_data || !m_prepared) return;
     PlanOptions o;
     o.gpus = m_gpus->value();

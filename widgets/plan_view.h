@@ -68,6 +68,8 @@ private:
         PlacementTotals withoutMtp, withMtp;
     };
     void replan();
+    void showEvent(QShowEvent *event) override;
+    bool m_stale = false; // a cache budget came while hidden
     std::shared_ptr<const LoadedCheckpoint> m_data;
     std::shared_ptr<const PreparedPlan> m_prepared;
     std::optional<CapacityPlan> m_plan;

@@ -675,6 +675,7 @@ void MainWindow::exportReport()
     m_statusText->setText(tr("Writing the report to %1…").arg(dir));
     QPointer<MainWindow> window(this);
     QThread *thread = QThread::create([window, result, dir] {
+        yieldToTheGuiThread();
         QString message;
         bool ok = true;
         try {

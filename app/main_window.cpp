@@ -331,6 +331,14 @@ void MainWindow::showView(AtlasView *view)
     m_sidebar->setCurrentRow(int(m_views.indexOf(view)));
 }
 
+void MainWindow::stepView(int by)
+{
+    if (m_views.isEmpty()) return;
+    const int n = int(m_views.size());
+    const int row = std::max(0, m_sidebar->currentRow());
+    showView(m_views[((row + by) % n + n) % n]);
+}
+
 AtlasView *MainWindow::currentView() const
 {
     const int row = m_sidebar->currentRow();
@@ -408,7 +416,7 @@ void MainWindow::buildMenus()
     });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     QAction *demo = file->addAction(tr("Open the &Demo"), this, &MainWindow::openDemo);
-    QAction *reload = file->addAction(tr("&Reload"), this, [this] {
+    QAction *reload = file->addAction(tr("Re&load"), this, [this] {
         if (m_lastSource.isEmpty())
             openDemo();
         else
@@ -421,7 +429,7 @@ void MainWindow::buildMenus()
     QAction *exportView = file->addAction(tr("&Export View…"), this, &MainWindow::exportCurrentView);
     exportView->setShortcut(QKeySequence(tr("Ctrl+E")));
     file->addAction(tr("Export &All Figures…"), this, &MainWindow::exportAllFigures);
-    file->addAction(tr("Export &Report…"), this, &MainWindow::exportReport);
+    file->addAction(tr("Export Repor&t…"), this, &MainWindow::exportReport);
     file->addSeparator();
     QAction *prefs = file->addAction(tr("&Preferences…"), this, [this] {
         PreferencesDialog dialog(this);
@@ -463,6 +471,28 @@ void MainWindow::buildMenus()
     m_forward->setShortcuts(QKeySequence::Forward);
     m_back->setEnabled(false);
     m_forward->setEnabled(false);
+
+    // The views by keyboard: Ctrl+1 ... Ctrl+0 in sidebar order, Ctrl+PgDown / Ctrl+PgUp to the next and
+    // the previous, Ctrl+F to the Layers filter (typed text no longer lands in the sidebar).
+    viewMenu->addSeparator();
+    QAction *find = viewMenu->addAction(tr("F&ind Tensors"), this, [this] {
+        auto *layers = qobject_cast<LayersView *>(view(QStringLiteral("layers")));
+        if (!layers) return;
+        showView(layers);
+        layers->focusFilter();
+    });
+    find->setShortcut(QKeySequence::Find);
+    QAction *next = viewMenu->addAction(tr("&Next View"), this, [this] { stepView(1); });
+    next->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageDown));
+    QAction *previous = viewMenu->addAction(tr("&Previous View"), this, [this] { stepView(-1); });
+    previous->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_PageUp));
+    QMenu *go = viewMenu->addMenu(tr("&Go To"));
+    for (int i = 0; i < m_views.size(); ++i) {
+        AtlasView *v = m_views[i];
+        QAction *a = go->addAction(i < 10 ? QStringLiteral("&%1 %2").arg((i + 1) % 10).arg(v->title()) : v->title(), this,
+                                   [this, v] { showView(v); });
+        if (i < 10) a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + (i + 1) % 10)));
+    }
 
     QToolBar *tools = addToolBar(tr("Main"));
     tools->setObjectName(QStringLiteral("mainToolbar"));

@@ -53,6 +53,7 @@ public:
     AtlasView *view(const QString &fileStem) const;
     void showView(AtlasView *view);
     AtlasView *currentView() const; // the one the sidebar shows
+    void stepView(int by);          // the next (1) or previous (-1) view, wrapping around
     // Back and Forward through the views and layers visited (a jump from a block to Layers, a layer
     // picked in one view); false when there is nowhere to go.
     bool goBack();

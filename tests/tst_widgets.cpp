@@ -37,6 +37,8 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QSettings>
+#include <QMenu>
+#include <QMenuBar>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -161,7 +163,30 @@ private slots:
         const QModelIndex firstLayer = view.proxy()->index(0, 0);
         QVERIFY(view.tree()->isExpanded(firstLayer));
         QVERIFY(view.tree()->isExpanded(view.proxy()->index(0, 0, firstLayer)));
+        // A filter totals what it matched: a layer row sums its matching tensors, not the whole layer.
+        {
+            std::uint64_t bytes = 0;
+            for (const auto &shard : view.model()->checkpoint()->checkpoint.shards)
+                for (const auto &t : shard.tensors)
+                    if (t.name.starts_with("model.layers.3.") && t.name.find("e_score_correction_bias") != std::string::npos)
+                        bytes += t.bytes();
+            const QModelIndex bytesCell = view.proxy()->index(0, LayerTreeModel::Bytes);
+            QCOMPARE(bytesCell.data(LayerTreeModel::SortRole).toULongLong(), qulonglong(bytes));
+            // The row's context menu copies the full name, shape and dtype of a tensor.
+            QModelIndex tensor = view.proxy()->index(0, 0, firstLayer);
+            while (view.proxy()->rowCount(tensor) > 0) // down to the tensor row
+                tensor = view.proxy()->index(0, 0, tensor);
+            QVERIFY(view.copyText(tensor, LayersView::CopyWhat::Name).endsWith(QLatin1String("e_score_correction_bias")));
+            QVERIFY(view.copyText(tensor, LayersView::CopyWhat::Name).startsWith(QLatin1String("model.layers.3.")));
+            QCOMPARE(view.copyText(tensor, LayersView::CopyWhat::Shape), QStringLiteral("[256]"));
+            QCOMPARE(view.copyText(tensor, LayersView::CopyWhat::Row).count(QLatin1Char('\t')), LayerTreeModel::ColumnCount - 1);
+        }
+        // Nothing matches: a sentence instead of a blank pane.
+        view.setFilterText(QStringLiteral("no_such_tensor_name"));
+        QCOMPARE(view.matchCount(), qint64(0));
+        QVERIFY(view.noMatchText().contains(QLatin1String("no_such_tensor_name")));
         view.setFilterText(QStringLiteral("indexer.wq_b"));
+        QVERIFY(view.noMatchText().isEmpty());
         QCOMPARE(view.proxy()->rowCount(), 22);                    // 21 full layers and the MTP layer
         QCOMPARE(view.matchCount(), tensorsNamed("indexer.wq_b")); // weights and their scales
         view.setFilterText(QStringLiteral("Experts"));
@@ -170,6 +195,9 @@ private slots:
         QVERIFY(!view.tree()->isExpanded(view.proxy()->index(0, 0)));
         view.setFilterText(QString());
         QCOMPARE(view.proxy()->rowCount(), 80);
+        // A layer row names every weight format below it (scales apart), never "mixed".
+        const QString dtypes = view.proxy()->index(3, LayerTreeModel::Dtype).data().toString();
+        QVERIFY2(dtypes.contains(QLatin1String("F8_E4M3")) && dtypes.contains(QLatin1String(" + ")), qPrintable(dtypes));
     }
 
     void cacheLabelsFollowTheCheckpoint()
@@ -484,6 +512,54 @@ private slots:
                                             .arg(i + 1, 2, 10, QLatin1Char('0'))
                                             .arg(window.views()[i]->fileStem(), QLatin1String(suffix))),
                          qPrintable(files.join(QLatin1Char(' '))));
+    }
+
+    // The main paths by key events only: views by Ctrl+digit and Ctrl+PgDown / PgUp, the Layers filter by
+    // Ctrl+F and typing, unique mnemonics in the File menu.
+    void keyboardDrivesTheWindow()
+    {
+        MainWindow window(false);
+        window.resize(1200, 800);
+        window.show();
+        QApplication::setActiveWindow(&window);
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        QVERIFY(openAndWait(window, m_small.path()));
+        const auto key = [&](int k, Qt::KeyboardModifiers m = Qt::ControlModifier) {
+            QWidget *target = QApplication::focusWidget() ? QApplication::focusWidget() : &window;
+            QTest::keyClick(target, static_cast<Qt::Key>(k), m);
+        };
+        key(Qt::Key_3);
+        QCOMPARE(window.currentView(), window.view(QStringLiteral("layers")));
+        key(Qt::Key_PageDown);
+        QCOMPARE(window.currentView(), window.view(QStringLiteral("budget")));
+        key(Qt::Key_PageUp);
+        key(Qt::Key_PageUp);
+        QCOMPARE(window.currentView(), window.view(QStringLiteral("anatomy")));
+        key(Qt::Key_0);
+        QCOMPARE(window.currentView(), window.view(QStringLiteral("plan")));
+        key(Qt::Key_PageDown); // wraps to the first
+        QCOMPARE(window.currentView(), window.view(QStringLiteral("overview")));
+        key(Qt::Key_F);
+        auto *layers = qobject_cast<LayersView *>(window.view(QStringLiteral("layers")));
+        QCOMPARE(window.currentView(), layers);
+        auto *filter = qobject_cast<QLineEdit *>(QApplication::focusWidget());
+        QVERIFY(filter);
+        QTest::keyClicks(filter, QStringLiteral("e_score"));
+        QTRY_VERIFY(layers->matchCount() > 0);
+        // Every File-menu mnemonic is one letter used once.
+        QMenu *file = nullptr;
+        for (QAction *a : window.menuBar()->actions())
+            if (a->text() == QLatin1String("&File")) file = a->menu();
+        QVERIFY(file);
+        QSet<QChar> seen;
+        for (QAction *a : file->actions()) {
+            if (a->isSeparator()) continue;
+            const qsizetype amp = a->text().indexOf(QLatin1Char('&'));
+            QVERIFY2(amp >= 0 && amp + 1 < a->text().size(), qPrintable(a->text()));
+            const QChar m = a->text().at(amp + 1).toLower();
+            QVERIFY2(!seen.contains(m), qPrintable(a->text()));
+            seen.insert(m);
+        }
     }
 
     void windowOnFullLayout()

@@ -59,6 +59,8 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
     m_data = data && tree ? std::move(data) : nullptr;
     m_tree = m_data ? std::move(tree) : std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}}); // the root alone
     m_visible.assign(m_tree->nodes.size(), 1);
+    m_matchedParameters.clear();
+    m_matchedBytes.clear();
     m_filter.clear();
     m_matches = static_cast<std::size_t>(m_tree->tensors);
     endResetModel();
@@ -186,15 +188,19 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
             n.bytes = n.tensor->bytes();
             n.parameters = a.parametersOf(*n.tensor); // logical elements of packed weights; scales 0
             n.dtypes = qs(std::string(dtypeName(n.tensor->dtype)));
+            // Scales do not count among the formats of what is above them.
+            if (!isQuantScale(n.tensor->name, n.tensor->dtype)) n.dtypeMask = 1u << static_cast<unsigned>(n.tensor->dtype);
+        } else {
+            QStringList names; // "BF16 + F8_E4M3": every format below, in dtype order
+            for (unsigned d = 0; d < 32; ++d)
+                if (n.dtypeMask & (1u << d)) names << qs(std::string(dtypeName(static_cast<atlas::Dtype>(d))));
+            n.dtypes = names.join(QStringLiteral(" + "));
         }
         if (n.parent < 0) continue;
         Node &p = nodes[static_cast<std::size_t>(n.parent)];
         p.bytes += n.bytes;
         p.parameters += n.parameters;
-        // Scales do not make a weight "mixed".
-        const bool scale = n.tensor && isQuantScale(n.tensor->name, n.tensor->dtype);
-        if (!scale && !n.dtypes.isEmpty())
-            p.dtypes = p.dtypes.isEmpty() || p.dtypes == n.dtypes ? n.dtypes : tr("mixed");
+        p.dtypeMask |= n.dtypeMask;
     }
     return tree;
 }
@@ -208,8 +214,12 @@ void LayerTreeModel::setFilter(const QString &text)
     if (text.isEmpty()) {
         m_visible.assign(nodes.size(), 1);
         m_matches = static_cast<std::size_t>(m_tree->tensors);
+        m_matchedParameters.clear();
+        m_matchedBytes.clear();
         return;
     }
+    m_matchedParameters.assign(nodes.size(), 0);
+    m_matchedBytes.assign(nodes.size(), 0);
     std::string needle = text.toUtf8().toStdString();
     auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
     std::transform(needle.begin(), needle.end(), needle.begin(), fold);
@@ -227,10 +237,13 @@ void LayerTreeModel::setFilter(const QString &text)
         const auto pos = static_cast<std::size_t>(static_cast<const char *>(hit) - block.data());
         // The name holding pos: the last start at or before it.
         const auto k = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), pos) - starts.begin()) - 1;
-        // The tensor and every row above it, up to one already lit.
-        for (int n = m_tree->foldedNode[k]; n > 0 && !m_visible[static_cast<std::size_t>(n)];
-             n = nodes[static_cast<std::size_t>(n)].parent)
+        // The tensor and every row above it, each summing what matches below it.
+        const Node &leaf = nodes[static_cast<std::size_t>(m_tree->foldedNode[k])];
+        for (int n = m_tree->foldedNode[k]; n >= 0; n = nodes[static_cast<std::size_t>(n)].parent) {
             m_visible[static_cast<std::size_t>(n)] = 1;
+            m_matchedParameters[static_cast<std::size_t>(n)] += leaf.parameters;
+            m_matchedBytes[static_cast<std::size_t>(n)] += leaf.bytes;
+        }
         ++m_matches;
         at = k + 1 < starts.size() ? starts[k + 1] : block.size();
     }
@@ -276,13 +289,17 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
 {
     if (!index.isValid()) return {};
     const Node &n = m_tree->nodes[index.internalId()];
+    // A filter totals what it matched: a layer row sums its matching tensors only.
+    const bool filtered = !m_matchedBytes.empty();
+    const std::uint64_t parameters = filtered ? m_matchedParameters[index.internalId()] : n.parameters;
+    const std::uint64_t bytes = filtered ? m_matchedBytes[index.internalId()] : n.bytes;
     if (role == KindRole) return static_cast<int>(n.kind);
     if (role == SortRole) {
         switch (index.column()) {
         case Parameters:
-            return QVariant::fromValue<qulonglong>(n.parameters);
+            return QVariant::fromValue<qulonglong>(parameters);
         case Bytes:
-            return QVariant::fromValue<qulonglong>(n.bytes);
+            return QVariant::fromValue<qulonglong>(bytes);
         case Name:
             // Natural order is the model's own order: sort by position.
             return QVariant::fromValue<qulonglong>(static_cast<qulonglong>(index.internalId()));
@@ -297,7 +314,9 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
         f.setWeight(QFont::DemiBold);
         return f;
     }
-    if (role == Qt::ToolTipRole && index.column() == Bytes) return tr("%1 bytes").arg(groupDigitsQ(n.bytes));
+    if (role == Qt::ToolTipRole && index.column() == Bytes)
+        return filtered && !n.tensor ? tr("%1 bytes in the matching tensors (%2 in all)").arg(groupDigitsQ(bytes), groupDigitsQ(n.bytes))
+                                     : tr("%1 bytes").arg(groupDigitsQ(bytes));
     if (role == Qt::ToolTipRole && n.tensor) return qs(std::string(n.tensor->name));
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
@@ -313,9 +332,9 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
         return QString(QLatin1Char('[') + dims.join(QStringLiteral(", ")) + QLatin1Char(']'));
     }
     case Parameters:
-        return n.parameters ? groupDigitsQ(n.parameters) : QString();
+        return parameters ? groupDigitsQ(parameters) : QString();
     case Bytes: // readable at a glance; the exact count is the tooltip, and the sort uses it
-        return binaryBytesQ(n.bytes);
+        return binaryBytesQ(bytes);
     case Shard:
         return n.tensor ? qs(m_data->checkpoint.shards[n.tensor->shard].file) : QString();
     default:

@@ -32,7 +32,8 @@ public:
         const TensorInfo *tensor = nullptr;
         std::uint64_t parameters = 0;
         std::uint64_t bytes = 0;
-        QString dtypes; // "F8_E4M3" or "mixed"
+        QString dtypes; // "F8_E4M3", or what is below it, by dtype order: "BF16 + F8_E4M3" (scales apart)
+        std::uint32_t dtypeMask = 0; // bit d: a weight (not a scale) of Dtype d below
         QString note;   // layer: "moe · indexer full"
     };
     // The rows of one checkpoint, built once and never changed: node 0 is the invisible root, and
@@ -76,6 +77,8 @@ private:
     std::shared_ptr<const LoadedCheckpoint> m_data;
     std::shared_ptr<const Tree> m_tree = std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}});
     std::vector<char> m_visible{1};
+    // With a filter, each row's sums over the tensors that match (without: the node's own).
+    std::vector<std::uint64_t> m_matchedParameters, m_matchedBytes;
     QString m_filter;
     std::size_t m_matches = 0;
 };

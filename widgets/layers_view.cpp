@@ -6,6 +6,10 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QAction>
+#include <QGuiApplication>
+#include <QClipboard>
+#include <QMenu>
 #include <QSortFilterProxyModel>
 #include <QTimer>
 #include <QTreeView>
@@ -35,7 +39,7 @@ protected:
 LayersView::LayersView(QWidget *parent)
     : AtlasView(parent), m_model(new LayerTreeModel(this)), m_proxy(new MarkedRowsProxy(this)),
       m_tree(new QTreeView(this)), m_filter(new QLineEdit(this)), m_debounce(new QTimer(this)),
-      m_summary(makeCaption(QString(), this)), m_count(makeCaption(QString(), this))
+      m_summary(makeCaption(QString(), this)), m_noMatch(new QLabel(this)), m_count(makeCaption(QString(), this))
 {
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(LayerTreeModel::SortRole);
@@ -51,7 +55,33 @@ LayersView::LayersView(QWidget *parent)
         m_tree->header()->setSectionResizeMode(c, QHeaderView::Interactive);
     // The name takes what the other columns leave: they stay narrow (a shard's file name elides), so a
     // 1024-pixel window reads a layer's kind and most of its note.
-    m_tree->setColumnWidth(LayerTreeModel::Dtype, 70);
+    m_tree->setColumnWidth(LayerTreeModel::Dtype, 120); // "BF16 + F8_E4M3"
+    // Shard files differ at their end ("model-00004-of-00141"): elided in the middle, never there.
+    m_tree->setTextElideMode(Qt::ElideMiddle);
+    m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_tree, &QWidget::customContextMenuRequested, this, [this](const QPoint &at) {
+        const QModelIndex index = m_tree->indexAt(at);
+        if (!index.isValid()) return;
+        QMenu menu(this);
+        const auto copy = [this, index](CopyWhat what) {
+            QGuiApplication::clipboard()->setText(copyText(index, what));
+        };
+        menu.addAction(tr("Copy &Name"), this, [copy] { copy(CopyWhat::Name); });
+        QAction *shape = menu.addAction(tr("Copy &Shape"), this, [copy] { copy(CopyWhat::Shape); });
+        shape->setEnabled(!copyText(index, CopyWhat::Shape).isEmpty());
+        menu.addAction(tr("Copy &Dtype"), this, [copy] { copy(CopyWhat::Dtype); });
+        menu.addAction(tr("Copy &Row"), this, [copy] { copy(CopyWhat::Row); });
+        menu.exec(m_tree->viewport()->mapToGlobal(at));
+    });
+    // Ctrl+C copies the selected row's full name.
+    auto *copyName = new QAction(this);
+    copyName->setShortcut(QKeySequence::Copy);
+    copyName->setShortcutContext(Qt::WidgetShortcut);
+    connect(copyName, &QAction::triggered, this, [this] {
+        if (m_tree->currentIndex().isValid())
+            QGuiApplication::clipboard()->setText(copyText(m_tree->currentIndex(), CopyWhat::Name));
+    });
+    m_tree->addAction(copyName);
     m_tree->setColumnWidth(LayerTreeModel::Shape, 95);
     m_tree->setColumnWidth(LayerTreeModel::Parameters, 115);
     m_tree->setColumnWidth(LayerTreeModel::Bytes, 85);
@@ -75,7 +105,48 @@ LayersView::LayersView(QWidget *parent)
     filterRow->addWidget(m_filter, 1);
     filterRow->addWidget(m_count);
     v->addLayout(filterRow);
+    m_noMatch->setWordWrap(true);
+    m_noMatch->setTextFormat(Qt::PlainText);
+    m_noMatch->setAlignment(Qt::AlignCenter);
+    m_noMatch->hide();
+    v->addWidget(m_noMatch);
     v->addWidget(m_tree, 1);
+}
+
+void LayersView::focusFilter()
+{
+    m_filter->setFocus(Qt::ShortcutFocusReason);
+    m_filter->selectAll();
+}
+
+QString LayersView::noMatchText() const
+{
+    return m_noMatch->isHidden() ? QString() : m_noMatch->text();
+}
+
+QString LayersView::copyText(const QModelIndex &proxyIndex, CopyWhat what) const
+{
+    const QModelIndex row = proxyIndex.siblingAtColumn(LayerTreeModel::Name);
+    const auto column = [&](int c) { return proxyIndex.siblingAtColumn(c).data(Qt::DisplayRole).toString(); };
+    switch (what) {
+    case CopyWhat::Name: {
+        // A tensor's full name is its tooltip; a group's is its own name (without the note).
+        const QString tip = row.data(Qt::ToolTipRole).toString();
+        if (!tip.isEmpty()) return tip;
+        return column(LayerTreeModel::Name).section(QStringLiteral("   ·   "), 0, 0);
+    }
+    case CopyWhat::Shape:
+        return column(LayerTreeModel::Shape);
+    case CopyWhat::Dtype:
+        return column(LayerTreeModel::Dtype);
+    case CopyWhat::Row: {
+        QStringList cells{copyText(proxyIndex, CopyWhat::Name)};
+        for (int c = LayerTreeModel::Dtype; c < LayerTreeModel::ColumnCount; ++c)
+            cells << column(c);
+        return cells.join(QLatin1Char('\t'));
+    }
+    }
+    return {};
 }
 
 void LayersView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
@@ -127,10 +198,18 @@ void LayersView::applyFilter()
     if (text.isEmpty()) {
         m_matches = -1;
         m_count->clear();
+        m_noMatch->hide();
+        m_tree->show();
         m_tree->collapseAll();
         return;
     }
     m_matches = qint64(m_model->matchCount());
+    // Nothing matches: a sentence, not a blank pane.
+    m_noMatch->setText(tr("No tensor name contains “%1” (the filter matches any part of the full name, ignoring "
+                          "case: e.g. indexer, e_score, experts.17).")
+                           .arg(text));
+    m_noMatch->setVisible(m_matches == 0);
+    m_tree->setVisible(m_matches != 0);
     m_count->setText(tr("%1 of %2 tensors match")
                          .arg(groupDigitsQ(std::uint64_t(m_matches)), groupDigitsQ(m_model->tensorCount())));
     // A few matches are worth seeing at once; thousands would only bury the tree.

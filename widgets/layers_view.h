@@ -30,9 +30,15 @@ public:
     QSortFilterProxyModel *proxy() const { return m_proxy; }
     QTreeView *tree() const { return m_tree; }
     void setFilterText(const QString &text); // as if typed, then applied at once
+    void focusFilter();                      // Ctrl+F: the filter, its text selected
+    // What the row's context menu copies: the tensor's full name (a group's own name), its shape, dtype,
+    // or the row's columns separated by tabs.
+    enum class CopyWhat { Name, Shape, Dtype, Row };
+    QString copyText(const QModelIndex &proxyIndex, CopyWhat what) const;
+    QString noMatchText() const; // the sentence shown when nothing matches ("" otherwise)
     // Tensors the filter matches (-1 without a filter); the matches are expanded up to kExpandMatches.
     qint64 matchCount() const { return m_matches; }
-    static constexpr qint64 kExpandMatches = 200;
+    static constexpr qint64 kExpandMatches = 1000;
 
 private:
     struct PreparedTree final : PreparedView
@@ -46,6 +52,7 @@ private:
     QLineEdit *m_filter;
     QTimer *m_debounce;
     QLabel *m_summary;
+    QLabel *m_noMatch;
     QLabel *m_count;
     qint64 m_matches = -1;
 };

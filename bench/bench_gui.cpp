@@ -135,10 +135,11 @@ int main(int argc, char **argv)
     QTest::qWait(200);
     auto *slider = cache->findChild<QSlider *>();
     monitor.step("drag the context slider end to end");
-    for (int v = slider->minimum(); v <= slider->maximum(); v += 10) {
-        slider->setValue(v);
-        QTest::qWait(2);
-    }
+    for (int pass = 0; pass < 6; ++pass) // each stop (1 K, 2 K, ... the maximum), up and down, three times
+        for (int i = 0; i <= slider->maximum() - slider->minimum(); ++i) {
+            slider->setValue(pass % 2 == 0 ? slider->minimum() + i : slider->maximum() - i);
+            QTest::qWait(8);
+        }
     QTest::qWait(200);
 
     auto *routing = qobject_cast<atlas::RoutingView *>(window.view(QStringLiteral("routing")));

@@ -37,6 +37,8 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QSettings>
+
+#include <bit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QSignalSpy>
@@ -218,7 +220,9 @@ private slots:
         view.setPreset(CachePreset::Vllm);
         QCOMPARE(view.budget().indexEntryBytes, std::int64_t(reference));
         QCOMPARE(view.budget().preset, CachePreset::Vllm);
-        QVERIFY(view.breakdownText().contains(QLatin1String("Preset vllm")));
+        // Named in words, not by the preset's internal name.
+        QVERIFY2(view.breakdownText().contains(QLatin1String("vLLM: index keys")), qPrintable(view.breakdownText()));
+        QVERIFY(!view.breakdownText().contains(QLatin1String("Preset vllm")));
         view.setPreset(CachePreset::Article);
         QCOMPARE(view.budget().indexEntryBytes, std::int64_t(padded));
         const auto bf16 = kvBytesPerLayer(KvDtype::BF16, spec.kvLoraRank, spec.ropeDim);
@@ -825,7 +829,14 @@ private slots:
             // wrapped rich text is the costly part of a step); it then names the new context.
             auto *slider = cache->findChild<QSlider *>();
             QVERIFY(slider);
+            // It stops at 1 K, 2 K, 4 K, ... and the model's maximum, with a tick at each.
+            QVERIFY(slider->tickPosition() != QSlider::NoTicks);
+            slider->setValue(slider->minimum());
+            QCOMPARE(cache->budget().contextTokens, std::uint64_t(1024));
+            slider->setValue(slider->maximum());
+            QCOMPARE(cache->budget().contextTokens, std::uint64_t(synth::glm5Fp8().maxPosition));
             slider->setValue(slider->maximum() / 2);
+            QVERIFY(std::has_single_bit(cache->budget().contextTokens) && cache->budget().contextTokens >= 1024);
             const QString context = QString::fromStdString(groupDigits(cache->budget().contextTokens));
             QCOMPARE(cache->chart()->seriesNames().isEmpty(), false);
             QTRY_VERIFY2(cache->breakdownText().contains(QStringLiteral("At %1 tokens").arg(context)),

@@ -28,7 +28,10 @@ CacheView::CacheView(QWidget *parent)
     m_context->setRange(1, 1 << 30);
     m_context->setGroupSeparatorShown(true);
     m_context->setSuffix(tr(" tokens"));
-    m_slider->setRange(0, 1000); // log2 of the context, in thousandths of the range
+    m_slider->setRange(0, 0); // stops set by setStops
+    m_slider->setTickPosition(QSlider::TicksBelow);
+    m_slider->setTickInterval(1);
+    m_slider->setPageStep(1);
     // The labels carry this checkpoint's numbers: they are filled in by setCheckpoint().
     m_kv->addItem(tr("BF16 latent"), int(KvDtype::BF16));
     m_kv->addItem(tr("FP8 latent"), int(KvDtype::FP8));
@@ -71,15 +74,14 @@ CacheView::CacheView(QWidget *parent)
 
     connect(m_context, qOverload<int>(&QSpinBox::valueChanged), this, [this](int value) {
         if (!m_data) return;
-        const double maxLog = std::log2(double(m_context->maximum()));
         QSignalBlocker block(m_slider);
-        m_slider->setValue(int(std::lround(std::log2(double(value)) / maxLog * 1000)));
+        m_slider->setValue(stopAtOrBelow(value));
         recompute();
     });
     connect(m_slider, &QSlider::valueChanged, this, [this](int value) {
-        const double maxLog = std::log2(double(m_context->maximum()));
+        if (value < 0 || value >= int(m_stops.size())) return;
         m_sliding = true;
-        m_context->setValue(int(std::lround(std::exp2(value / 1000.0 * maxLog))));
+        m_context->setValue(m_stops[std::size_t(value)]);
         m_sliding = false;
     });
     m_textTimer->setSingleShot(true);
@@ -97,6 +99,29 @@ CacheView::CacheView(QWidget *parent)
     connect(m_entry, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
     connect(m_preset, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
     connect(m_state, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+}
+
+void CacheView::setStops(int maximum)
+{
+    m_stops.clear();
+    for (int t = 1024; t < maximum; t *= 2)
+        m_stops.push_back(t);
+    m_stops.push_back(maximum);
+    const QSignalBlocker block(m_slider);
+    m_slider->setRange(0, int(m_stops.size()) - 1);
+    const auto label = [](int t) {
+        return t % (1 << 20) == 0 ? tr("%1 M").arg(t >> 20) : t % 1024 == 0 ? tr("%1 K").arg(t >> 10) : groupDigitsQ(std::uint64_t(t));
+    };
+    m_slider->setToolTip(tr("Context: %1 to %2 tokens in steps of two (the box beside it takes any length)")
+                             .arg(label(m_stops.front()), label(m_stops.back())));
+}
+
+int CacheView::stopAtOrBelow(int tokens) const
+{
+    int i = 0;
+    while (i + 1 < int(m_stops.size()) && m_stops[std::size_t(i) + 1] <= tokens)
+        ++i;
+    return i;
 }
 
 void CacheView::setStateDtype(StateDtype dtype)
@@ -165,7 +190,11 @@ void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     m_context->setMaximum(
         int(std::min<std::uint64_t>(defaultContextTokens(m_data->checkpoint.config), 1 << 30)));
     m_context->setValue(m_context->maximum());
-    m_slider->setValue(1000);
+    setStops(m_context->maximum());
+    {
+        const QSignalBlocker blockSlider(m_slider);
+        m_slider->setValue(m_slider->maximum());
+    }
     recompute();
 }
 
@@ -270,9 +299,7 @@ void CacheView::recompute()
     }
     if (c.mla()) {
         const auto d = cachePresetDescription(c.preset, presetContextOf(c));
-        text = tr("<b>Preset %1:</b> %2.<br>")
-                   .arg(qs(std::string(cachePresetName(c.preset))), QString::fromUtf8(d.data(), qsizetype(d.size()))) +
-               text;
+        text = tr("<b>Counted as</b> %1.<br>").arg(QString::fromUtf8(d.data(), qsizetype(d.size()))) + text;
     }
     // The headline numbers' working (domain.md section 17): hover a link, click for the formula pane.
     const Explanations working = explainReport(m_data->checkpoint.config, m_data->analysis, c);

@@ -53,6 +53,11 @@ private:
     CacheBudget m_budget;
     QSpinBox *m_context;
     QSlider *m_slider;
+    // The contexts the slider stops at: 1 K, 2 K, 4 K, ... and the model's own maximum (the spin box takes
+    // any other); the slider's value is an index into them.
+    std::vector<int> m_stops{1};
+    int stopAtOrBelow(int tokens) const;
+    void setStops(int maximum);
     QComboBox *m_kv;
     QComboBox *m_preset;
     QComboBox *m_entry;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 
 namespace atlas {
@@ -57,13 +58,23 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
 {
     beginResetModel();
     m_data = data && tree ? std::move(data) : nullptr;
-    m_tree = m_data ? std::move(tree) : std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}}); // the root alone
+    m_tree = m_data ? std::move(tree) : std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}, {}}); // the root alone
     m_visible.assign(m_tree->nodes.size(), 1);
     m_matchedParameters.clear();
     m_matchedBytes.clear();
     m_filter.clear();
     m_matches = static_cast<std::size_t>(m_tree->tensors);
     endResetModel();
+}
+
+std::array<std::uint64_t, 2> LayerTreeModel::Tree::pairsOf(std::string_view folded)
+{
+    std::array<std::uint64_t, 2> bits{0, 0};
+    for (std::size_t i = 1; i < folded.size(); ++i) {
+        const unsigned h = (static_cast<unsigned char>(folded[i - 1]) * 31u + static_cast<unsigned char>(folded[i])) * 0x9E3779B1u >> 25; // 0..127
+        bits[h >> 6] |= std::uint64_t(1) << (h & 63);
+    }
+    return bits;
 }
 
 std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const LoadedCheckpoint &data)
@@ -174,10 +185,12 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const TensorInfo *tensor = nodes[i].tensor;
         if (!tensor) continue;
-        t.foldedStart.push_back(static_cast<std::uint32_t>(t.folded.size()));
+        const std::size_t start = t.folded.size();
+        t.foldedStart.push_back(static_cast<std::uint32_t>(start));
         t.foldedNode.push_back(static_cast<int>(i));
         for (const char ch : tensor->name)
             t.folded.push_back(fold(ch));
+        t.foldedPairs.push_back(Tree::pairsOf(std::string_view(t.folded).substr(start)));
         t.folded.push_back('\n');
     }
 
@@ -226,17 +239,17 @@ void LayerTreeModel::setFilter(const QString &text)
     m_visible.assign(nodes.size(), 0);
     m_visible[0] = 1;
     m_matches = 0;
-    // One pass of memmem over the block of folded names (a name never holds '\n', so no match spans two);
-    // a match lights its tensor, and the next search starts at the following name.
+    // Each name whose letter pairs include the needle's is searched (memmem over that name alone);
+    // the others cannot hold it. A name never holds '\n', so the block's names are searched one by one.
     const std::string &block = m_tree->folded;
     const auto &starts = m_tree->foldedStart;
-    std::size_t at = 0;
-    while (at < block.size()) {
-        const void *hit = memmem(block.data() + at, block.size() - at, needle.data(), needle.size());
-        if (!hit) break;
-        const auto pos = static_cast<std::size_t>(static_cast<const char *>(hit) - block.data());
-        // The name holding pos: the last start at or before it.
-        const auto k = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), pos) - starts.begin()) - 1;
+    const auto want = Tree::pairsOf(needle);
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+        const auto &have = m_tree->foldedPairs[k];
+        if ((have[0] & want[0]) != want[0] || (have[1] & want[1]) != want[1]) continue;
+        const std::size_t from = starts[k];
+        const std::size_t length = (k + 1 < starts.size() ? starts[k + 1] : block.size()) - 1 - from;
+        if (!memmem(block.data() + from, length, needle.data(), needle.size())) continue;
         // The tensor and every row above it, each summing what matches below it.
         const Node &leaf = nodes[static_cast<std::size_t>(m_tree->foldedNode[k])];
         for (int n = m_tree->foldedNode[k]; n >= 0; n = nodes[static_cast<std::size_t>(n)].parent) {
@@ -245,7 +258,6 @@ void LayerTreeModel::setFilter(const QString &text)
             m_matchedBytes[static_cast<std::size_t>(n)] += leaf.bytes;
         }
         ++m_matches;
-        at = k + 1 < starts.size() ? starts[k + 1] : block.size();
     }
 }
 

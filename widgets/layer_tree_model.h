@@ -4,6 +4,8 @@
 
 #include <QAbstractItemModel>
 
+#include <array>
+
 #include <memory>
 #include <vector>
 
@@ -47,6 +49,10 @@ public:
         std::string folded;
         std::vector<std::uint32_t> foldedStart;
         std::vector<int> foldedNode;
+        // Per name, the set of its letter pairs hashed into 128 bits: a name lacking one of the needle's
+        // pairs cannot contain it, so most names are passed over without reading them.
+        std::vector<std::array<std::uint64_t, 2>> foldedPairs;
+        static std::array<std::uint64_t, 2> pairsOf(std::string_view folded);
         int add(int parent, const QString &name, Kind kind);
     };
     // A pure function of the checkpoint: it may run on any thread (the window builds it off the GUI
@@ -75,7 +81,7 @@ public:
 
 private:
     std::shared_ptr<const LoadedCheckpoint> m_data;
-    std::shared_ptr<const Tree> m_tree = std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}});
+    std::shared_ptr<const Tree> m_tree = std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}, {}});
     std::vector<char> m_visible{1};
     // With a filter, each row's sums over the tensors that match (without: the node's own).
     std::vector<std::uint64_t> m_matchedParameters, m_matchedBytes;

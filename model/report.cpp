@@ -5,6 +5,8 @@
 #include <cmath>
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <sstream>
 
 namespace atlas {
@@ -482,6 +484,37 @@ std::vector<std::string> checkExpectations(const nlohmann::ordered_json &report,
     return failures;
 }
 
+std::string headerFingerprint(const Checkpoint &ckpt)
+{
+    std::uint64_t h = 0x9E3779B97F4A7C15ULL;
+    const auto mix = [&h](std::uint64_t v) {
+        h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+        h *= 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    };
+    const auto ends = [](std::string_view s) {
+        std::uint64_t a = 0, b = 0;
+        std::memcpy(&a, s.data(), std::min<std::size_t>(8, s.size()));
+        if (s.size() > 8) std::memcpy(&b, s.data() + s.size() - std::min<std::size_t>(8, s.size() - 8), std::min<std::size_t>(8, s.size() - 8));
+        return a * 31 + b;
+    };
+    for (const auto &shard : ckpt.shards) {
+        mix(std::hash<std::string_view>{}(shard.file));
+        mix(shard.headerLength);
+        for (const auto &t : shard.tensors) {
+            mix(t.name.size() ^ (ends(t.name) << 1));
+            mix(static_cast<std::uint64_t>(t.dtype) | (std::uint64_t(t.shape.size()) << 8));
+            for (const auto d : t.shape)
+                mix(d);
+            mix(t.begin);
+            mix(t.end);
+        }
+    }
+    char out[17];
+    std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+    return std::string(out, 12);
+}
+
 std::string provenanceCaption(const Checkpoint &ckpt, const std::string &version, const std::string &date)
 {
     std::string location = ckpt.source.location;
@@ -493,8 +526,11 @@ std::string provenanceCaption(const Checkpoint &ckpt, const std::string &version
         name = name.substr(slash + 1);
     std::string out = ckpt.config.modelType.empty() ? std::string("unknown model type") : ckpt.config.modelType;
     if (!name.empty()) out += " · " + name;
-    out += " · " + std::string(sourceKindName(ckpt.source.kind));
-    if (ckpt.source.kind != SourceKind::Local || name != location) out += " " + location;
+    // A local folder is cited by its name and its headers' fingerprint, never its path on this machine.
+    if (ckpt.source.kind == SourceKind::Local)
+        out += " · local folder, headers " + headerFingerprint(ckpt);
+    else
+        out += " · " + std::string(sourceKindName(ckpt.source.kind)) + " " + location;
     if (!ckpt.source.revision.empty()) out += " @" + ckpt.source.revision;
     if (!ckpt.source.commit.empty()) out += " (" + ckpt.source.commit.substr(0, 7) + ")";
     if (ckpt.synthetic()) out += " · synthetic";

@@ -44,5 +44,9 @@ std::string paramCount(std::uint64_t v);
 // The caption every exported figure carries: "glm_moe_dsa · GLM-5.2-FP8 · hub zai-org/GLM-5.2-FP8 @main
 // (1a2b3c4) · Checkpoint Atlas 0.1.0 · 2026-11-29", with "synthetic" for a written layout.
 std::string provenanceCaption(const Checkpoint &checkpoint, const std::string &version, const std::string &date);
+// Twelve hex digits that tell two checkpoints' headers apart: every shard's file name and header length, and
+// every tensor's name (length and ends), dtype, shape and byte range, mixed. Not a cryptographic hash: a
+// way to cite a local folder without its path ("headers 3f2a9c1e07b4").
+std::string headerFingerprint(const Checkpoint &checkpoint);
 
 } // namespace atlas

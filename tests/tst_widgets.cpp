@@ -37,6 +37,8 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QSettings>
+#include <QFileInfo>
+#include <QRegularExpression>
 
 #include <bit>
 #include <QMenu>
@@ -282,6 +284,27 @@ private slots:
         QVERIFY(window.provenance().startsWith(QStringLiteral("glm_moe_dsa · ")));
         QVERIFY(window.provenance().contains(QStringLiteral(" · synthetic · Checkpoint Atlas ")));
         QVERIFY(svg.contains(window.provenance().toHtmlEscaped()));
+        // The provenance is in the files too (SVG <metadata>, PNG text), and a PNG says its real density.
+        QVERIFY(svg.contains(QStringLiteral("<dc:source>") + window.provenance().toHtmlEscaped() + QStringLiteral("</dc:source>")));
+        {
+            const QString png = out.filePath(QStringLiteral("anatomy.png"));
+            QVERIFY2(exportWidget(anatomy, png, &error, window.provenance()), qPrintable(error));
+            const QImage image(png);
+            QCOMPARE(image.text(QStringLiteral("Source")), window.provenance());
+            QCOMPARE(image.dotsPerMeterX(), int(std::lround(192 / 0.0254)));
+        }
+        // A local folder is cited by its name and its headers' fingerprint, never by its path here.
+        {
+            const QString folder = QFileInfo(m_full.path()).fileName();
+            QVERIFY2(!window.provenance().contains(QFileInfo(m_full.path()).absolutePath()), qPrintable(window.provenance()));
+            QVERIFY2(window.provenance().contains(folder), qPrintable(window.provenance()));
+            static const QRegularExpression fingerprint(QStringLiteral("local folder, headers [0-9a-f]{12}"));
+            QVERIFY2(fingerprint.match(window.provenance()).hasMatch(), qPrintable(window.provenance()));
+            const auto small = loadLocal(m_small.path()), again = loadLocal(m_small.path()), full = loadLocal(m_full.path());
+            QCOMPARE(headerFingerprint(small->checkpoint), headerFingerprint(again->checkpoint));
+            QVERIFY(headerFingerprint(small->checkpoint) != headerFingerprint(full->checkpoint));
+            QVERIFY(window.provenance().contains(QString::fromStdString(headerFingerprint(full->checkpoint))));
+        }
 
         // A shared layer says whose selection it reuses.
         const int shared = firstFull + 1;

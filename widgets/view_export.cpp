@@ -21,7 +21,10 @@
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QFile>
 #include <QSvgGenerator>
+
+#include <cmath>
 #include <QWidget>
 
 namespace atlas {
@@ -201,6 +204,14 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         QPainter p(&image);
         paintFigure(p, widget, caption);
         p.end();
+        // Its real density (twice 96 dpi: pHYs), so a word processor places it at the window's size, and
+        // its provenance as PNG text (tEXt).
+        const int dotsPerMeter = int(std::lround(2 * 96 / 0.0254));
+        image.setDotsPerMeterX(dotsPerMeter);
+        image.setDotsPerMeterY(dotsPerMeter);
+        image.setText(QStringLiteral("Software"), QStringLiteral("Checkpoint Atlas"));
+        if (!widget->windowTitle().isEmpty()) image.setText(QStringLiteral("Title"), widget->windowTitle());
+        if (!caption.isEmpty()) image.setText(QStringLiteral("Source"), caption);
         if (!image.save(path, "PNG")) return fail(QStringLiteral("%1: cannot write the PNG file").arg(path));
         return true;
     }
@@ -221,8 +232,26 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         if (!p.begin(&svg)) return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
         paintFigure(p, widget, caption);
         p.end();
-        return QFileInfo::exists(path) ? true
-                                       : fail(QStringLiteral("%1: the SVG file was not written").arg(path));
+        if (!QFileInfo::exists(path)) return fail(QStringLiteral("%1: the SVG file was not written").arg(path));
+        // The provenance as SVG <metadata> (Dublin Core), beside the <desc> the generator wrote.
+        if (!caption.isEmpty()) {
+            QFile file(path);
+            if (!file.open(QIODevice::ReadOnly)) return fail(QStringLiteral("%1: cannot read the SVG file back").arg(path));
+            QByteArray text = file.readAll();
+            file.close();
+            const qsizetype open = text.indexOf("<svg");
+            const qsizetype end = open < 0 ? -1 : text.indexOf('>', open);
+            if (end > 0) {
+                const QByteArray meta = "\n<metadata><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" "
+                                        "xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><rdf:Description><dc:source>" +
+                                        caption.toHtmlEscaped().toUtf8() +
+                                        "</dc:source><dc:creator>Checkpoint Atlas</dc:creator></rdf:Description></rdf:RDF></metadata>";
+                text.insert(end + 1, meta);
+                if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text) != text.size())
+                    return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
+            }
+        }
+        return true;
     }
     if (suffix == QLatin1String("pdf")) {
         QPdfWriter pdf(path);

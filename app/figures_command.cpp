@@ -203,6 +203,11 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     int n = 0;
     for (AtlasView *v : window.views()) {
         ++n;
+        if (const QString why = window.figureSkipReason(v); !why.isEmpty()) { // one line, no figure
+            printText(std::cout, "skipped " + MainWindow::exportFileName(n - 1, v->fileStem(), QLatin1String("")).toStdString() +
+                                     ": " + why.toStdString() + "\n");
+            continue;
+        }
         window.showView(v);
         QCoreApplication::processEvents();
         for (const char *suffix : {".png", ".svg"}) {

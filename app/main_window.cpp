@@ -685,11 +685,16 @@ void MainWindow::exportAllFigures()
 {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the figures"));
     if (dir.isEmpty()) return;
-    const QStringList failures = exportAllTo(dir);
+    QStringList skipped;
+    const QStringList failures = exportAllTo(dir, &skipped);
     if (!failures.isEmpty())
         QMessageBox::warning(this, tr("Export failed"), failures.join(QLatin1Char('\n')));
     else
-        m_statusText->setText(tr("Saved every view to %1").arg(dir));
+        m_statusText->setText(skipped.isEmpty() ? tr("Saved every view to %1").arg(dir)
+                                                : tr("Saved the views to %1; skipped %2 that do not apply (%3)")
+                                                      .arg(dir)
+                                                      .arg(skipped.size())
+                                                      .arg(skipped.join(QStringLiteral("; "))));
 }
 
 // The one-page triage report (ckpt-atlas report): written off the GUI thread (the fits-on search plans some
@@ -730,11 +735,24 @@ void MainWindow::exportReport()
     thread->start();
 }
 
-QStringList MainWindow::exportAllTo(const QString &dir)
+QString MainWindow::figureSkipReason(const AtlasView *v) const
+{
+    if (!v->notApplicable().isEmpty()) return v->notApplicable();
+    if (const auto *compare = qobject_cast<const CompareView *>(v); compare && !compare->hasComparison())
+        return tr("nothing to compare with (File › Compare With…, or figures --compare SOURCE)");
+    return {};
+}
+
+QStringList MainWindow::exportAllTo(const QString &dir, QStringList *skipped)
 {
     QStringList failures;
     for (int n = 0; n < m_views.size(); ++n) {
         AtlasView *v = m_views[n];
+        // A view that does not apply is told in one line, not exported as a figure of its empty state.
+        if (const QString why = figureSkipReason(v); !why.isEmpty()) {
+            if (skipped) skipped->append(QStringLiteral("%1: %2").arg(v->title(), why));
+            continue;
+        }
         for (const char *suffix : {".png", ".svg", ".pdf"}) {
             QString error;
             const QString path = QDir(dir).filePath(exportFileName(n, v->fileStem(), QLatin1String(suffix)));

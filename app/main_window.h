@@ -74,7 +74,10 @@ public:
     QString progressText() const;
 
     // Every view as PNG, SVG and PDF into dir (File › Export All Figures); the errors, if any.
-    QStringList exportAllTo(const QString &dir);
+    QStringList exportAllTo(const QString &dir, QStringList *skipped = nullptr);
+    // Why a view is not exported as a figure ("" when it is): it does not apply to this checkpoint, or
+    // there is nothing to compare with.
+    QString figureSkipReason(const AtlasView *v) const;
     // The file name of a view's figure in Export All Figures and `figures`.
     static QString exportFileName(int viewIndex, const QString &stem, QLatin1String suffix);
 

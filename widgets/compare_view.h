@@ -29,6 +29,7 @@ public:
     void setBiases(std::shared_ptr<const BiasAudit> audit) override;
     void clearAll() override;
     QString provenanceNote() const override;
+    bool hasComparison() const { return m_b != nullptr; } // a B to compare A with
 
     // B, and the diff computed against A off the GUI thread (by whoever loaded B).
     void setComparison(std::shared_ptr<const LoadedCheckpoint> b, std::shared_ptr<const CheckpointDiff> diff,

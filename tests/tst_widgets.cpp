@@ -534,6 +534,22 @@ private slots:
         // One number per view, in sidebar order, shared by its PNG, SVG and PDF; a view that does not apply
         // (here Compare, with nothing to compare with) is skipped with one line, not exported empty.
         const QStringList files = QDir(out.path()).entryList(QDir::Files, QDir::Name);
+        // A figure is read, not operated: its controls are hidden while it is drawn, their settings written as
+        // lines of its caption (here the PNG's Settings text), and shown again afterwards.
+        {
+            auto *cache = window.view(QStringLiteral("cache"));
+            window.showView(cache);
+            auto *slider = cache->findChild<QSlider *>();
+            QVERIFY(slider && slider->isVisible());
+            const QString png = out.filePath(QStringLiteral("cache-alone.png"));
+            QString error;
+            QVERIFY2(exportWidget(cache, png, &error, window.captionFor(cache)), qPrintable(error));
+            const QString settings = QImage(png).text(QStringLiteral("Settings"));
+            QVERIFY2(settings.startsWith(QLatin1String("Context: ")), qPrintable(settings));
+            QVERIFY2(settings.contains(QLatin1String("KV cache layout: ")), qPrintable(settings));
+            QVERIFY(slider->isVisible());
+            QFile::remove(png);
+        }
         QCOMPARE(skipped.size(), 1);
         QVERIFY2(skipped.front().startsWith(QLatin1String("Compare: nothing to compare with")), qPrintable(skipped.front()));
         QCOMPARE(files.size(), int(window.views().size() - 1) * 3);

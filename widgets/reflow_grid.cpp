@@ -37,6 +37,7 @@ void ReflowGrid::addField(QWidget *label, QWidget *field)
 {
     label->setParent(this);
     field->setParent(this);
+    field->setProperty("atlasFieldLabel", QVariant::fromValue<QObject *>(label)); // its label, for exports
     m_cells.emplace_back(label, field);
     place(m_columns ? m_columns : m_maxColumns);
 }

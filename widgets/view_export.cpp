@@ -4,10 +4,20 @@
 
 #include <QLabel>
 #include <algorithm>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "chart_widget.h"
 
+#include <QAbstractButton>
+#include <QAbstractSlider>
+#include <QAbstractSpinBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QFormLayout>
+#include <QAbstractItemView>
+#include <QBoxLayout>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QImage>
@@ -32,6 +42,23 @@ namespace atlas {
 namespace {
 
 constexpr int kCaptionHeight = 26;
+
+// Every layout inside the view redone, children first, then the view's own.
+void relayout(QWidget *view)
+{
+    const QList<QWidget *> inside = view->findChildren<QWidget *>(); // parents before their children
+    for (auto it = inside.rbegin(); it != inside.rend(); ++it) {
+        if (auto *splitter = qobject_cast<QSplitter *>(*it)) splitter->refresh();
+        if (QLayout *l = (*it)->layout()) {
+            l->invalidate();
+            l->activate();
+        }
+    }
+    if (QLayout *l = view->layout()) {
+        l->invalidate();
+        l->activate();
+    }
+}
 
 // While alive, the view is laid out at the height its scrolling parts need to show everything (every
 // table row, the whole page of a scroll area) with their vertical scroll bars off: a figure shows what
@@ -120,21 +147,6 @@ public:
 private:
     // Lays the view's insides out again now, innermost first: splitters and layouts would otherwise only
     // see changed minimum sizes when the event loop next runs.
-    static void relayout(QWidget *view)
-    {
-        const QList<QWidget *> inside = view->findChildren<QWidget *>(); // parents before their children
-        for (auto it = inside.rbegin(); it != inside.rend(); ++it) {
-            if (auto *splitter = qobject_cast<QSplitter *>(*it)) splitter->refresh();
-            if (QLayout *l = (*it)->layout()) {
-                l->invalidate();
-                l->activate();
-            }
-        }
-        if (QLayout *l = view->layout()) {
-            l->invalidate();
-            l->activate();
-        }
-    }
     void grow(QAbstractScrollArea *area, int full)
     {
         // Past a few screens a figure is no longer read whole (and a PNG at twice the size grows to
@@ -158,6 +170,113 @@ private:
     std::vector<std::pair<QPointer<QSplitter>, QList<int>>> m_splitters; // their sizes before
 };
 
+// While alive, the view's controls (buttons, check boxes, sliders, spin boxes, combo boxes, text fields) are
+// hidden with the labels of their form rows, and what they were set to is kept as one line of settings: a
+// figure is read, not operated. Controls inside tables and trees (their editors) are left alone.
+class HiddenControls
+{
+public:
+    explicit HiddenControls(QWidget *view)
+    {
+        const auto isControl = [](QWidget *w) {
+            return qobject_cast<QAbstractButton *>(w) || qobject_cast<QComboBox *>(w) ||
+                   qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QLineEdit *>(w) ||
+                   (qobject_cast<QAbstractSlider *>(w) && !qobject_cast<QScrollBar *>(w));
+        };
+        const auto inItemView = [view](QWidget *w) {
+            for (QWidget *p = w->parentWidget(); p && p != view; p = p->parentWidget())
+                if (qobject_cast<QAbstractItemView *>(p) || qobject_cast<QAbstractSpinBox *>(p) ||
+                    qobject_cast<QComboBox *>(p))
+                    return true;
+            return false;
+        };
+        // Each form row's label, by the controls of its field.
+        std::map<QWidget *, QWidget *> labelOf;
+        for (QFormLayout *form : view->findChildren<QFormLayout *>())
+            for (int row = 0; row < form->rowCount(); ++row) {
+                QLayoutItem *label = form->itemAt(row, QFormLayout::LabelRole);
+                QLayoutItem *field = form->itemAt(row, QFormLayout::FieldRole);
+                if (!label || !label->widget() || !field) continue;
+                if (field->widget()) labelOf[field->widget()] = label->widget();
+                if (QLayout *l = field->layout())
+                    for (int i = 0; i < l->count(); ++i)
+                        if (QWidget *w = l->itemAt(i)->widget()) labelOf[w] = label->widget();
+            }
+        // A short label just before a control in a row ("Engine [combo]", "Layer [combo] against [combo]").
+        for (QBoxLayout *box : view->findChildren<QBoxLayout *>())
+            for (int i = 0; i + 1 < box->count(); ++i) {
+                auto *label = qobject_cast<QLabel *>(box->itemAt(i)->widget());
+                QWidget *next = box->itemAt(i + 1)->widget();
+                if (label && next && isControl(next) && !labelOf.count(next) && label->text().size() <= 40)
+                    labelOf[next] = label;
+            }
+        std::set<QWidget *> labelsDone;
+        for (QWidget *w : view->findChildren<QWidget *>()) {
+            if (!isControl(w) || !w->isVisibleTo(view) || inItemView(w)) continue;
+            QWidget *label = labelOf.count(w) ? labelOf[w] : nullptr;
+            if (!label) label = qobject_cast<QWidget *>(w->property("atlasFieldLabel").value<QObject *>()); // ReflowGrid
+            if (label && !label->isVisibleTo(view)) label = nullptr;
+            const QString name = label ? plain(label) : QString();
+            QString value;
+            if (auto *c = qobject_cast<QComboBox *>(w)) value = c->currentText();
+            else if (auto *b = qobject_cast<QAbstractSpinBox *>(w)) value = b->text();
+            else if (auto *e = qobject_cast<QLineEdit *>(w)) value = e->text();
+            else if (auto *b = qobject_cast<QAbstractButton *>(w); b && b->isCheckable() && b->isChecked())
+                value = QString(b->text()).remove(QLatin1Char('&'));
+            if (!w->isEnabled()) value.clear(); // a setting that does not apply now (custom memory of a named GPU)
+            if (!value.isEmpty()) m_settings << (name.isEmpty() ? value : name + QStringLiteral(": ") + value);
+            hide(w);
+            if (label && labelsDone.insert(label).second) hide(label);
+        }
+        if (!m_hidden.empty()) relayout(view); // the rows they held close up
+        m_view = view;
+    }
+    ~HiddenControls()
+    {
+        for (auto it = m_hidden.rbegin(); it != m_hidden.rend(); ++it)
+            if (*it) (*it)->show();
+        if (!m_hidden.empty() && m_view) relayout(m_view);
+    }
+    QString settings() const { return m_settings.join(QStringLiteral(" · ")); }
+    // The same, in lines no wider than `width` in `font` (broken between settings).
+    QStringList settingsLines(const QFont &font, int width) const
+    {
+        const QFontMetrics fm(font);
+        QStringList lines;
+        QString line;
+        for (const QString &item : m_settings) {
+            const QString next = line.isEmpty() ? item : line + QStringLiteral(" · ") + item;
+            if (!line.isEmpty() && fm.horizontalAdvance(next) > width) {
+                lines << line;
+                line = item;
+            } else {
+                line = next;
+            }
+        }
+        if (!line.isEmpty()) lines << line;
+        return lines;
+    }
+
+private:
+    static QString plain(QWidget *label)
+    {
+        auto *l = qobject_cast<QLabel *>(label);
+        QString t = l ? l->text() : QString();
+        t.remove(QLatin1Char('&'));
+        while (t.endsWith(QLatin1Char(':')))
+            t.chop(1);
+        return t.trimmed();
+    }
+    void hide(QWidget *w)
+    {
+        m_hidden.push_back(w);
+        w->hide();
+    }
+    std::vector<QPointer<QWidget>> m_hidden;
+    QPointer<QWidget> m_view;
+    QStringList m_settings;
+};
+
 // The widget, then the caption in a strip of its own below it.
 void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
 {
@@ -174,16 +293,19 @@ void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
     for (auto &[label, text] : swapped)
         label->setText(text);
     if (caption.isEmpty()) return;
-    const QRect strip(0, widget->height(), widget->width(), kCaptionHeight);
-    p.fillRect(strip, widget->palette().color(QPalette::Window));
+    const QStringList lines = caption.split(QLatin1Char('\n'));
     QColor text = widget->palette().color(QPalette::WindowText);
     text.setAlphaF(0.7);
-    p.setPen(text);
     QFont f = widget->font();
     f.setPointSizeF(f.pointSizeF() * 0.85);
     p.setFont(f);
-    p.drawText(strip.adjusted(20, 0, -20, 0), Qt::AlignLeft | Qt::AlignVCenter,
-               QFontMetrics(f).elidedText(caption, Qt::ElideMiddle, strip.width() - 40));
+    for (int i = 0; i < lines.size(); ++i) {
+        const QRect strip(0, widget->height() + i * kCaptionHeight, widget->width(), kCaptionHeight);
+        p.fillRect(strip, widget->palette().color(QPalette::Window));
+        p.setPen(text);
+        p.drawText(strip.adjusted(20, 0, -20, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                   QFontMetrics(f).elidedText(lines[i], Qt::ElideMiddle, strip.width() - 40));
+    }
 }
 
 } // namespace
@@ -191,8 +313,16 @@ void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
 bool exportWidget(QWidget *widget, const QString &path, QString *error, const QString &caption)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
+    const HiddenControls controls(widget);
     const FullHeight fullHeight(widget);
-    const QSize size = widget->size() + QSize(0, caption.isEmpty() ? 0 : kCaptionHeight);
+    // The settings the controls held come first in the caption (a figure has no controls).
+    const QString settingsLine = controls.settings();
+    QFont captionFont = widget->font();
+    captionFont.setPointSizeF(captionFont.pointSizeF() * 0.85);
+    QStringList captionLines = controls.settingsLines(captionFont, widget->width() - 40);
+    if (!caption.isEmpty()) captionLines << caption;
+    const QString captionText = captionLines.join(QLatin1Char('\n'));
+    const QSize size = widget->size() + QSize(0, int(captionLines.size()) * kCaptionHeight);
     auto fail = [&](const QString &why) {
         if (error) *error = why;
         return false;
@@ -202,7 +332,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         image.setDevicePixelRatio(2.0);
         image.fill(widget->palette().color(QPalette::Window));
         QPainter p(&image);
-        paintFigure(p, widget, caption);
+        paintFigure(p, widget, captionText);
         p.end();
         // Its real density (twice 96 dpi: pHYs), so a word processor places it at the window's size, and
         // its provenance as PNG text (tEXt).
@@ -212,6 +342,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         image.setText(QStringLiteral("Software"), QStringLiteral("Checkpoint Atlas"));
         if (!widget->windowTitle().isEmpty()) image.setText(QStringLiteral("Title"), widget->windowTitle());
         if (!caption.isEmpty()) image.setText(QStringLiteral("Source"), caption);
+        if (!settingsLine.isEmpty()) image.setText(QStringLiteral("Settings"), settingsLine);
         if (!image.save(path, "PNG")) return fail(QStringLiteral("%1: cannot write the PNG file").arg(path));
         return true;
     }
@@ -230,7 +361,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         svg.setDescription(caption.isEmpty() ? QStringLiteral("Checkpoint Atlas") : caption);
         QPainter p;
         if (!p.begin(&svg)) return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
-        paintFigure(p, widget, caption);
+        paintFigure(p, widget, captionText);
         p.end();
         if (!QFileInfo::exists(path)) return fail(QStringLiteral("%1: the SVG file was not written").arg(path));
         // The provenance as SVG <metadata> (Dublin Core), beside the <desc> the generator wrote.
@@ -263,7 +394,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         if (!p.begin(&pdf)) return fail(QStringLiteral("%1: cannot write the PDF file").arg(path));
         const double scale = double(pdf.width()) / double(size.width());
         p.scale(scale, scale);
-        paintFigure(p, widget, caption);
+        paintFigure(p, widget, captionText);
         p.end();
         return true;
     }

@@ -33,6 +33,8 @@
 #include <QFileDialog>
 #include <QPointer>
 #include <QThread>
+
+#include <limits>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -95,7 +97,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                 m_searches.deliver(planView, job, [planView, found] { planView->setSearch(*found); });
             } catch (const std::exception &e) {
                 const QString why = QString::fromStdString(printable(e.what()));
-                m_searches.deliver(planView, job, [planView, why] { planView->searchFailed(why); });
+                m_searches.deliver(planView, job, [planView, why, serial = options.serial] { planView->searchFailed(why, serial); });
             }
         });
     });
@@ -116,14 +118,18 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                 m_fits.deliver(overview, job, [overview, found] { overview->setFits(*found); });
             } catch (const std::exception &e) {
                 const QString why = QString::fromStdString(printable(e.what()));
-                m_fits.deliver(overview, job, [overview, why] { overview->fitsFailed(why); });
+                m_fits.deliver(overview, job, [overview, why, serial = options.serial] { overview->fitsFailed(why, serial); });
             }
         });
     });
-    connect(overview, &OverviewView::planWanted, this, [this, planView](const QString &gpu, const SearchPoint &point) {
+    connect(overview, &OverviewView::planWanted, this,
+            [this, planView](const QString &gpu, const SearchPoint &point, std::uint64_t context) {
+        // The line as searched: vLLM, its own cache, no MTP layers, at that context.
         planView->setEngine(PlanEngine::Vllm);
+        planView->setCacheFromCacheView(false);
         planView->setGpu(gpu);
         planView->setMtp(false);
+        planView->setContext(int(std::min<std::uint64_t>(context, std::uint64_t(std::numeric_limits<int>::max()))));
         planView->setDeployment(point);
         showView(planView);
     });
@@ -222,6 +228,8 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             m_error->hide();
             m_current = data;
             m_compareLoader->discard(); // a comparison in flight was against the old A: never shown
+            m_searches.forget();        // so are the deployment searches of the old checkpoint
+            m_fits.forget();
             for (int i = 0; i < m_views.size(); ++i) {
                 AtlasView *v = m_views[i];
                 const auto p =
@@ -784,7 +792,9 @@ bool MainWindow::waitForJobs(std::chrono::steady_clock::time_point deadline)
     const bool a = m_loader->waitIdle(deadline);
     const bool b = m_compareLoader->waitIdle(deadline);
     const bool c = m_routing->waitIdle(deadline);
-    return a && b && c;
+    const bool d = m_searches.waitIdle(deadline);
+    const bool e = m_fits.waitIdle(deadline);
+    return a && b && c && d && e;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent *event)

@@ -716,7 +716,7 @@ std::string cacheShortWords(const CacheBudget &c)
     case CachePreset::Atom: who = "ATOM with its draft layer"; break;
     case CachePreset::Reference: who = "DeepSeek's reference"; break;
     }
-    std::string kv = c.kvDtype == KvDtype::BF16 ? "BF16" : "FP8";
+    std::string kv = c.kvDtype == KvDtype::BF16 ? "BF16" : c.kvDtype == KvDtype::FP8 ? "FP8" : "FP8 (fp8_ds_mla)";
     const bool mtp = c.preset == CachePreset::VllmMtp || c.preset == CachePreset::Atom;
     switch (presetContextOf(c)) {
     case PresetContext::DeepSeekV4Rows:

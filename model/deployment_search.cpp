@@ -44,11 +44,13 @@ DeploymentSearch searchDeployments(const LoadedCheckpoint &data, const SearchOpt
     const int layers = data.analysis.mainLayers;
     std::vector<bool> modes{o.mtp};
     if (o.mtpBoth && data.analysis.layerCount > data.analysis.mainLayers) modes = {false, true}; // it has MTP layers
+    out.options.mtpBoth = modes.size() == 2; // as searched: without MTP layers there is one way
+    out.options.cancel = nullptr;           // the flag belongs to the job, not to the answer
 
     for (const bool mtp : modes) {
         const PlacementTotals totals = placementTotals(data, mtp);
         for (const GpuPreset *gpu : kinds) {
-            if (o.cancel && o.cancel->load(std::memory_order_relaxed)) return out; // nobody waits for it
+            if (in.cancel && in.cancel->load(std::memory_order_relaxed)) return out; // nobody waits for it
             GpuSearch kind;
             kind.gpu = gpu;
             kind.mtp = mtp;
@@ -59,6 +61,7 @@ DeploymentSearch searchDeployments(const LoadedCheckpoint &data, const SearchOpt
                 cacheLayoutWords(cache, o.cache ? std::nullopt : std::optional<PlanEngine>(o.engine));
             std::uint64_t bestSoFar = 0;
             for (const int n : gpuCounts(o.maxGpus)) {
+                if (in.cancel && in.cancel->load(std::memory_order_relaxed)) return out;
                 std::optional<SearchPoint> best;
                 for (const int pp : {1, 2, 4, 8}) {
                     if (n % pp != 0 || pp > std::max(layers, 1)) continue;

@@ -26,6 +26,7 @@ struct SearchOptions
     std::optional<double> memFraction;
     std::uint64_t reserve = 0;
     const std::atomic<bool> *cancel = nullptr; // set: the search stops early (its answer is then partial)
+    std::uint64_t serial = 0; // the asker's number for this request, echoed in the answer's options
 };
 
 struct SearchPoint

@@ -499,7 +499,10 @@ std::string headerFingerprint(const Checkpoint &ckpt)
         return a * 31 + b;
     };
     for (const auto &shard : ckpt.shards) {
-        mix(std::hash<std::string_view>{}(shard.file));
+        std::uint64_t file = 0xcbf29ce484222325ULL; // FNV-1a: the same on every standard library
+        for (const char ch : shard.file)
+            file = (file ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+        mix(file);
         mix(shard.headerLength);
         for (const auto &t : shard.tensors) {
             mix(t.name.size() ^ (ends(t.name) << 1));

@@ -688,8 +688,16 @@ private slots:
                                            .arg(qs(k.smallest->layout()))),
                          qPrintable(text));
             }
+            // An answer to an earlier request is not shown: ticking another GPU asks again, and the old answer
+            // arriving then leaves the new request waiting for its own.
+            overview->setTickedGpus({QStringLiteral("H200")});
+            QVERIFY(overview->fitsPending());
+            overview->setFits(want); // the two-GPU answer, to the request before
+            QVERIFY(overview->fitsPending());
+            QTRY_VERIFY_WITH_TIMEOUT(!overview->fitsPending(), 120000);
+            QVERIFY(!overview->fitsText().contains(QLatin1String("B300")));
             auto *plan = qobject_cast<PlanView *>(window.view(QStringLiteral("plan")));
-            emit overview->planWanted(QStringLiteral("B300"), *want.gpus[1].smallest);
+            emit overview->planWanted(QStringLiteral("B300"), *want.gpus[1].smallest, want.options.context);
             QCOMPARE(window.currentView(), plan);
             QVERIFY(plan->plan() && plan->plan()->fits);
             QCOMPARE(plan->plan()->options.gpus, want.gpus[1].smallest->gpus);

@@ -25,7 +25,13 @@ class MarkedRowsProxy final : public QSortFilterProxyModel
 {
 public:
     using QSortFilterProxyModel::QSortFilterProxyModel;
-    void refresh() { invalidateFilter(); }
+    // The rows shown again; sorted by a total, sorted again too (a filter changes the totals, not the rows'
+    // order, and the proxy re-sorts only on a layout change).
+    void refresh()
+    {
+        invalidateFilter();
+        if (sortColumn() == LayerTreeModel::Parameters || sortColumn() == LayerTreeModel::Bytes) invalidate();
+    }
 
 protected:
     bool filterAcceptsRow(int row, const QModelIndex &parent) const override
@@ -180,6 +186,8 @@ void LayersView::clearAll()
     m_model->setCheckpoint(nullptr);
     m_summary->clear();
     m_count->clear();
+    m_noMatch->hide();
+    m_tree->show();
     m_matches = -1;
 }
 

@@ -109,7 +109,8 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
         if (!m_search || !link.startsWith(QLatin1String("plan:"))) return;
         const auto i = std::size_t(link.mid(5).toULongLong());
         if (i < m_search->gpus.size() && m_search->gpus[i].smallest)
-            emit planWanted(qs(std::string(m_search->gpus[i].gpu->name)), *m_search->gpus[i].smallest);
+            emit planWanted(qs(std::string(m_search->gpus[i].gpu->name)), *m_search->gpus[i].smallest,
+                            m_search->options.context);
     });
     v->addWidget(m_fits);
     // A context slider dragged end to end asks once it rests, not at every step.
@@ -175,6 +176,7 @@ void OverviewView::requestFits()
     if (key == m_fitsKey) return;
     m_fitsKey = key;
     m_search.reset();
+    so.serial = ++m_fitsSerial; // an answer to any earlier request is not shown
     if (so.gpus.empty()) {
         m_fitsPending = false;
         m_fitsTimer->stop();
@@ -195,11 +197,9 @@ void OverviewView::emitFits()
 
 void OverviewView::setFits(const DeploymentSearch &search)
 {
-    // An answer to an earlier request (the context or the GPUs changed since) waits for the newer one.
-    std::vector<const GpuPreset *> asked = m_fitsOptions.gpus, got;
-    for (const auto &k : search.gpus)
-        got.push_back(k.gpu);
-    if (search.options.context != m_fitsOptions.context || got != asked) return;
+    // Only the answer to the newest request, while it is awaited (another checkpoint, context or GPUs since
+    // wait for theirs).
+    if (!m_data || !m_fitsPending || search.options.serial != m_fitsSerial) return;
     m_fitsPending = false;
     m_search = search;
     QStringList rows;
@@ -228,8 +228,9 @@ void OverviewView::setFits(const DeploymentSearch &search)
     emit fitsShown();
 }
 
-void OverviewView::fitsFailed(const QString &why)
+void OverviewView::fitsFailed(const QString &why, std::uint64_t serial)
 {
+    if (serial && serial != m_fitsSerial) return; // an earlier request's
     m_fitsPending = false;
     m_search.reset();
     m_fits->setText(tr("<span style='color:gray'>%1</span>").arg(why.toHtmlEscaped()));
@@ -378,6 +379,7 @@ void OverviewView::clearAll()
     m_search.reset();
     m_fitsKey.clear();
     m_fitsPending = false;
+    ++m_fitsSerial;
     m_fitsTimer->stop();
     m_context = 0;
     m_fits->clear();

@@ -8,6 +8,7 @@
 #include <optional>
 
 class QCheckBox;
+class QTimer;
 class QLabel;
 class QTableWidget;
 
@@ -43,7 +44,7 @@ public:
     void setTickedGpus(const QStringList &names);
     QStringList tickedGpus() const;
     void setFits(const DeploymentSearch &search);
-    void fitsFailed(const QString &why);
+    void fitsFailed(const QString &why, std::uint64_t serial = 0); // serial 0: whatever was asked
     bool fitsPending() const { return m_fitsPending; }
     QString fitsText() const; // the lines as shown, plain
 
@@ -51,7 +52,7 @@ signals:
     void fitsWanted(const SearchOptions &options);
     void fitsShown();                       // setFits or fitsFailed drew an answer
     void tickedGpusChanged(const QStringList &names);
-    void planWanted(const QString &gpu, const SearchPoint &point); // "plan it" on a line
+    void planWanted(const QString &gpu, const SearchPoint &point, std::uint64_t context); // "plan it" on a line
 
 private:
     QLabel *addCard(const QString &name);
@@ -75,7 +76,8 @@ private:
     std::optional<DeploymentSearch> m_search;
     QString m_fitsKey;
     SearchOptions m_fitsOptions; // the request waiting for the debounce
-    class QTimer *m_fitsTimer = nullptr;
+    QTimer *m_fitsTimer = nullptr;
+    std::uint64_t m_fitsSerial = 0; // the newest request's
     bool m_fitsPending = false;
     std::uint64_t m_context = 0; // the cache card's
 };

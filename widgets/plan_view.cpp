@@ -211,6 +211,7 @@ void PlanView::clearAll()
 {
     m_searchKey.clear();
     m_searchPending = false;
+    ++m_searchSerial;
     m_points.clear();
     m_search.reset();
     m_pareto->clear();
@@ -249,13 +250,19 @@ void PlanView::showEvent(QShowEvent *event)
 
 void PlanView::setSearch(const DeploymentSearch &search)
 {
-    if (search.gpus.empty() || !search.gpus.front().gpu) return;
+    // Only the answer to the newest request, while it is awaited (the GPU, engine, context or cache may
+    // have changed since, or a custom memory be chosen).
+    if (!m_data || !m_searchPending || search.options.serial != m_searchSerial) return;
     m_searchPending = false;
     struct Shown
     {
         PlanView *view;
         ~Shown() { emit view->searchShown(); }
     } shown{this};
+    if (search.gpus.empty() || !search.gpus.front().gpu) {
+        searchFailed(tr("No GPU to search deployments for."));
+        return;
+    }
     m_search = search;
     drawPareto();
     showVerdict(); // a plan that does not fit: where it would
@@ -333,8 +340,9 @@ void PlanView::resetParallelism()
     replan();
 }
 
-void PlanView::searchFailed(const QString &why)
+void PlanView::searchFailed(const QString &why, std::uint64_t serial)
 {
+    if (serial && serial != m_searchSerial) return; // an earlier request's
     m_searchPending = false;
     m_points.clear();
     m_search.reset();
@@ -489,7 +497,11 @@ void PlanView::replan()
                                 .arg(m_cacheFrom->currentIndex())
                                 .arg(m_kv->currentIndex())
                                 .arg(m_state->currentIndex())
-                                .arg(QString::number(m_fraction->value()) + QString::number(o.reserve));
+                                .arg(QString::number(m_fraction->value()) + QString::number(o.reserve)) +
+                            // the Cache view's budget itself when it decides (its preset, dtypes, entries)
+                            (fromCacheView ? QStringLiteral("|") + qs(cacheShortWords(cache)) +
+                                                 QString::number(cache.bytesPerToken) + QString::number(cache.indexEntryBytes)
+                                           : QString());
         if (key != m_searchKey) {
             m_searchKey = key;
             SearchOptions so;
@@ -499,6 +511,7 @@ void PlanView::replan()
             so.mtpBoth = true; // one series per MTP setting (the checkbox picks which is drawn)
             so.memFraction = o.memFraction;
             so.reserve = o.reserve;
+            so.serial = ++m_searchSerial;
             if (fromCacheView || m_kv->currentData().toInt() >= 0 || m_state->currentData().toInt() >= 0) {
                 so.cache = cacheOptionsOf(cache);
             }
@@ -514,6 +527,7 @@ void PlanView::replan()
     } else if (!m_searchKey.isEmpty()) {
         m_searchKey.clear();
         m_searchPending = false;
+        ++m_searchSerial;
         m_points.clear();
         m_search.reset();
         m_pareto->clear();

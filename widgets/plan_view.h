@@ -45,7 +45,7 @@ public:
     void setSearch(const DeploymentSearch &search);
     void pickDeployment(int gpus); // the Pareto point with this GPU count (or the nearest)
     void setDeployment(const SearchPoint &point); // its GPU count and layout
-    void searchFailed(const QString &why); // no answer will come: said in the chart
+    void searchFailed(const QString &why, std::uint64_t serial = 0); // no answer will come: said in the chart
     void resetParallelism();                // TP from the GPUs, no EP, no DP attention, one stage
     QString verdict() const;
     QString detailsText() const; // the per-GPU figures and the notes, as shown
@@ -95,6 +95,7 @@ private:
     std::vector<SearchPoint> m_points; // the drawn series (click targets)
     QString m_searchKey; // what the shown (or asked) search was for
     bool m_searchPending = false;
+    std::uint64_t m_searchSerial = 0; // the newest request's
 };
 
 } // namespace atlas

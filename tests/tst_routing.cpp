@@ -298,9 +298,10 @@ private slots:
         // On every instruction set this CPU runs (each packs and ranks the candidates its own way).
         const RoutingIsa before = routingIsa();
         for (const RoutingIsa isa : supportedRoutingIsas())
-        for (const int experts : {64, 128, 256, 384}) {
+        for (const int experts : {36, 40, 64, 128, 256, 384}) { // 36 and 40: not whole vectors of 8 or 16
             QVERIFY(setRoutingIsa(isa));
-            for (const int topk : {1, 2, 8, 32}) {
+            for (const int topk : {1, 2, 8, 32, 33}) {
+                if (topk > experts) continue;
                 RouterConfig config;
                 config.experts = experts;
                 config.topk = topk;
@@ -337,6 +338,22 @@ private slots:
                     router.route(scores.data(), rounded.data(), other);
                     router.route(scores.data(), bias.data(), hinted, &other.experts);
                     QCOMPARE(hinted.experts, order);
+                    // With the choice scores rounded to BF16 as they are formed (torch_bf16), hinted or not.
+                    auto rounded16 = [&](int e) {
+                        const float v = roundToBf16(scores[std::size_t(e)] + bias[std::size_t(e)]);
+                        return std::isnan(v) ? -INFINITY : v;
+                    };
+                    std::vector<int> order16(scores.size());
+                    for (std::size_t e = 0; e < order16.size(); ++e)
+                        order16[e] = static_cast<int>(e);
+                    std::stable_sort(order16.begin(), order16.end(),
+                                     [&](int x, int y) { return rounded16(x) > rounded16(y); });
+                    order16.resize(static_cast<std::size_t>(topk));
+                    Routing plain16, hinted16;
+                    router.route(scores.data(), bias.data(), plain16, nullptr, true);
+                    router.route(scores.data(), bias.data(), hinted16, &other.experts, true);
+                    QCOMPARE(plain16.experts, order16);
+                    QCOMPARE(hinted16.experts, order16);
                 }
             }
         }

@@ -145,7 +145,11 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             item->setData(Qt::UserRole, !why.isEmpty());
             QColor muted = m_sidebar->palette().color(QPalette::Text);
             muted.setAlpha(110);
-            item->setForeground(why.isEmpty() ? m_sidebar->palette().brush(QPalette::Text) : QBrush(muted));
+            // Muted when it does not apply; otherwise the palette's own text colour (follows a theme switch).
+            if (why.isEmpty())
+                item->setData(Qt::ForegroundRole, QVariant());
+            else
+                item->setForeground(QBrush(muted));
         });
     }
     m_sidebar->setFixedWidth(170);
@@ -841,6 +845,20 @@ public:
 void MainWindow::themeChanged()
 {
     m_error->setStyleSheet(bannerStyle(Banner::Error, QStringLiteral("margin: 8px 12px 0 12px;")));
+    // What a fresh start would make with this palette: captions, the sidebar (its style sheet polished
+    // again, its rows' colours anew).
+    refreshCaptions(this);
+    m_sidebar->setPalette(QApplication::palette(m_sidebar));
+    m_sidebar->setStyleSheet(m_sidebar->styleSheet());
+    for (int i = 0; i < m_sidebar->count(); ++i) {
+        QListWidgetItem *item = m_sidebar->item(i);
+        QColor muted = m_sidebar->palette().color(QPalette::Text);
+        muted.setAlpha(110);
+        if (item->data(Qt::UserRole).toBool())
+            item->setForeground(QBrush(muted));
+        else
+            item->setData(Qt::ForegroundRole, QVariant());
+    }
     for (AtlasView *v : m_views)
         v->themeChanged();
 }

@@ -1027,6 +1027,43 @@ private slots:
         QVERIFY(QColor(light.pixel(light.width() / 2, 3)).lightness() > 180);
     }
 
+    // A live switch to the dark theme gives what a fresh dark start gives: the sidebar's background and
+    // text, and every caption's colour.
+    void liveThemeSwitchEqualsAFreshStart()
+    {
+        const auto look = [](MainWindow &w) {
+            QCoreApplication::processEvents();
+            auto *sidebar = w.findChild<QListWidget *>();
+            const QImage side = sidebar->grab().toImage();
+            QStringList out{QColor(side.pixel(side.width() / 2, side.height() - 5)).name()};
+            for (int i = 0; i < sidebar->count(); ++i) {
+                const QVariant fg = sidebar->item(i)->data(Qt::ForegroundRole);
+                out << (fg.isValid() ? fg.value<QBrush>().color().name(QColor::HexArgb) : QStringLiteral("palette text"));
+            }
+            for (QLabel *l : w.findChildren<QLabel *>())
+                if (l->property("atlasCaption").toBool()) out << l->palette().color(QPalette::WindowText).name(QColor::HexArgb);
+            out.removeDuplicates();
+            return out;
+        };
+        MainWindow::applyTheme(MainWindow::Theme::Light);
+        MainWindow live(false);
+        live.resize(1200, 800);
+        live.show();
+        QVERIFY(openAndWait(live, m_small.path()));
+        const QStringList lightLook = look(live);
+        MainWindow::applyTheme(MainWindow::Theme::Dark);
+        const QStringList switched = look(live);
+        MainWindow fresh(false);
+        fresh.resize(1200, 800);
+        fresh.show();
+        QVERIFY(openAndWait(fresh, m_small.path()));
+        const QStringList started = look(fresh);
+        MainWindow::applyTheme(MainWindow::Theme::Light);
+        QCOMPARE(switched, started);
+        QVERIFY(switched != lightLook);
+        QVERIFY(QColor(switched.front()).lightness() < 80); // the sidebar turned dark
+    }
+
     void errorsAreShownNotFrozen()
     {
         MainWindow window(false);

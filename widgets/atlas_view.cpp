@@ -1,5 +1,7 @@
 #include "atlas_view.h"
 
+#include <QApplication>
+
 #include "report.h"
 #include "untrusted_text.h"
 
@@ -128,16 +130,30 @@ QLabel *makeHeading(const QString &text, QWidget *parent)
     return l;
 }
 
-QLabel *makeCaption(const QString &text, QWidget *parent)
+namespace {
+void applyCaptionPalette(QLabel *l)
 {
-    auto *l = new QLabel(text, parent);
-    l->setWordWrap(true);
-    QPalette p = l->palette();
+    QPalette p = QApplication::palette(l);
     QColor c = p.color(QPalette::WindowText);
     c.setAlpha(170);
     p.setColor(QPalette::WindowText, c);
     l->setPalette(p);
+}
+} // namespace
+
+QLabel *makeCaption(const QString &text, QWidget *parent)
+{
+    auto *l = new QLabel(text, parent);
+    l->setWordWrap(true);
+    l->setProperty("atlasCaption", true);
+    applyCaptionPalette(l);
     return l;
+}
+
+void refreshCaptions(QWidget *root)
+{
+    for (QLabel *l : root->findChildren<QLabel *>())
+        if (l->property("atlasCaption").toBool()) applyCaptionPalette(l);
 }
 
 QVBoxLayout *makeScrollingPage(QWidget *view, bool sideways)

@@ -87,6 +87,9 @@ QString percentQ(double fraction, int decimals = 2);
 // A heading label and a muted caption label, styled once.
 QLabel *makeHeading(const QString &text, QWidget *parent = nullptr);
 QLabel *makeCaption(const QString &text, QWidget *parent = nullptr);
+// Captions take their muted colour from the application's palette when made; a theme switched while the
+// window is open gives every caption under `root` the new palette's (a live switch equals a fresh start).
+void refreshCaptions(QWidget *root);
 // A combo box whose width does not follow its longest item: a narrow window elides the shown text;
 // the list that drops down stays as wide as its items.
 void letComboShrink(QComboBox *combo, int characters = 18);

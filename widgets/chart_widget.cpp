@@ -365,9 +365,36 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
 }
 
-void ChartWidget::showLines(const QList<LineSeries> &series, const QString &xLabel, const QString &yLabel,
+namespace {
+
+// Series that draw the same line are drawn once, named together: "KV + index = MLA latent only: 11,660 B/token"
+// (one legend entry, not three that read alike with two lines hidden under the first).
+QList<LineSeries> mergeIdentical(const QList<LineSeries> &series)
+{
+    QList<LineSeries> out;
+    for (const LineSeries &s : series) {
+        LineSeries *same = nullptr;
+        for (LineSeries &o : out)
+            if (!s.bars && !o.bars && o.x == s.x && o.y == s.y) same = &o;
+        if (!same) {
+            out << s;
+            continue;
+        }
+        const qsizetype a = same->name.lastIndexOf(QStringLiteral(": ")), b = s.name.lastIndexOf(QStringLiteral(": "));
+        if (a > 0 && b > 0 && same->name.mid(a) == s.name.mid(b))
+            same->name = same->name.left(a) + QStringLiteral(" = ") + s.name.left(b) + same->name.mid(a);
+        else
+            same->name += QStringLiteral(" = ") + s.name;
+    }
+    return out;
+}
+
+} // namespace
+
+void ChartWidget::showLines(const QList<LineSeries> &input, const QString &xLabel, const QString &yLabel,
                             bool logX, bool logY)
 {
+    const QList<LineSeries> series = mergeIdentical(input);
     m_pointLabels.clear();
     m_levels.clear();
     showPlot(true);

@@ -333,9 +333,11 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                 sum += i < s.values.size() ? std::max(0.0, s.values[i]) : 0.0;
             addValueText(i, sum, m_valueFormat(sum), true, 4);
         }
-    // With few stacks, each part's value beside it (right of the bar, at the part's middle, pushed apart so
-    // that thin parts at the bottom stay legible): a printed figure needs no hovering.
-    if (stacked && m_valueFormat && labels.size() <= 4 && hi > 0) {
+    // One stack: each part's value beside it (right of the bar, at the part's middle, pushed apart so that
+    // thin parts at the bottom stay legible): a printed figure needs no hovering.
+    // Several stacks have their totals above them and the legend for the parts: values beside them would
+    // run into the next stack's (the Cache view's parts on GLM-5.3-Flash), so only a single stack has them.
+    if (stacked && m_valueFormat && labels.size() == 1 && hi > 0) {
         const double minGap = hi * 0.08;
         for (int i = 0; i < labels.size(); ++i) {
             std::vector<std::pair<double, QString>> parts; // (y, text), bottom up

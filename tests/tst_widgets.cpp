@@ -594,6 +594,20 @@ private slots:
         QVERIFY(filter);
         QTest::keyClicks(filter, QStringLiteral("e_score"));
         QTRY_VERIFY(layers->matchCount() > 0);
+        // The Anatomy's blocks by keyboard: focus rings the first block, an arrow moves the ring, Enter opens
+        // the ringed block's tensors in Layers, as a click does.
+        key(Qt::Key_2);
+        auto *anatomy = qobject_cast<AnatomyView *>(window.view(QStringLiteral("anatomy")));
+        QCOMPARE(window.currentView(), anatomy);
+        QCoreApplication::processEvents(); // painted: its blocks have places
+        anatomy->diagram()->setFocus(Qt::TabFocusReason);
+        QVERIFY(anatomy->diagram()->focusedBox());
+        const AnatomyBox *first = anatomy->diagram()->focusedBox();
+        key(Qt::Key_Right, Qt::NoModifier);
+        QVERIFY(anatomy->diagram()->focusedBox() && anatomy->diagram()->focusedBox() != first);
+        key(Qt::Key_Return, Qt::NoModifier);
+        QCOMPARE(window.currentView(), layers);
+        QVERIFY(layers->matchCount() > 0);
         // Every File-menu mnemonic is one letter used once.
         QMenu *file = nullptr;
         for (QAction *a : window.menuBar()->actions())

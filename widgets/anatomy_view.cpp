@@ -11,6 +11,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QFocusEvent>
 #include <QPainterPath>
 #include <QResizeEvent>
 #include <QScrollArea>
@@ -288,6 +289,7 @@ void LayerStackWidget::mousePressEvent(QMouseEvent *event)
 LayerDiagramWidget::LayerDiagramWidget(QWidget *parent) : QWidget(parent)
 {
     setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus); // Tab reaches the blocks; the arrows move between them
     setMinimumSize(480, 320);
 }
 
@@ -295,6 +297,7 @@ void LayerDiagramWidget::setAnatomy(LayerAnatomy anatomy)
 {
     m_anatomy = std::move(anatomy);
     m_hits.clear();
+    m_focused = nullptr;
     fitHeight();
     update();
 }
@@ -503,7 +506,7 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
                 "a step with no weights of its own (a sum, the residual streams), or, faded and marked "
                 "\u201cnot run\u201d, a block this layer skips. † a dimension from config.json (no shape holds "
                 "it alone).") +
-                 (exportingFigure() ? QString() : tr(" Hover a block for its tensors; click to list them in Layers."));
+                 (exportingFigure() ? QString() : tr(" Hover a block for its tensors; click it (or Tab to the diagram, arrows, Enter) to list them in Layers."));
     if (!m_anatomy.unplaced.empty())
         lines << tr("Not placed in the diagram: %1 tensor(s), e.g. %2")
                      .arg(m_anatomy.unplaced.size())
@@ -534,6 +537,81 @@ void LayerDiagramWidget::paintEvent(QPaintEvent *)
     }
     // One scale for every layer: text at the application's size, never shrunk; a tall layer scrolls.
     draw(&p, width());
+    // The block the keyboard is on, ringed in the highlight colour (only while the diagram has focus).
+    if (hasFocus() && m_focused && !exportingFigure()) // never in an exported figure
+        for (const auto &[r, b] : m_hits)
+            if (b == m_focused) {
+                p.setPen(QPen(palette().color(QPalette::Highlight), 2.5));
+                p.setBrush(Qt::NoBrush);
+                p.drawRoundedRect(r.adjusted(-3, -3, 3, 3), 6, 6);
+                break;
+            }
+}
+
+void LayerDiagramWidget::moveFocusBy(int step)
+{
+    std::vector<const AnatomyBox *> order; // the blocks with tensors, in drawing order
+    for (const auto &[r, b] : m_hits)
+        if (!b->tensors.empty() && std::find(order.begin(), order.end(), b) == order.end()) order.push_back(b);
+    if (order.empty()) return;
+    const auto at = std::find(order.begin(), order.end(), m_focused);
+    if (at == order.end())
+        m_focused = step >= 0 ? order.front() : order.back();
+    else
+        m_focused = order[std::size_t((std::distance(order.begin(), at) + step + std::ptrdiff_t(order.size())) %
+                                      std::ptrdiff_t(order.size()))];
+    for (const auto &[r, b] : m_hits)
+        if (b == m_focused) {
+            // Scrolled into view inside the Anatomy's scroll area.
+            for (QWidget *p = parentWidget(); p; p = p->parentWidget())
+                if (auto *area = qobject_cast<QScrollArea *>(p)) {
+                    area->ensureVisible(int(r.center().x()), int(r.center().y()), int(r.width() / 2) + 8, int(r.height() / 2) + 8);
+                    break;
+                }
+            break;
+        }
+    update();
+}
+
+void LayerDiagramWidget::keyPressEvent(QKeyEvent *event)
+{
+    switch (event->key()) {
+    case Qt::Key_Right:
+    case Qt::Key_Down:
+        moveFocusBy(1);
+        return;
+    case Qt::Key_Left:
+    case Qt::Key_Up:
+        moveFocusBy(-1);
+        return;
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+    case Qt::Key_Space:
+        if (m_focused && !m_focused->tensors.empty()) {
+            QStringList names;
+            for (const auto &t : m_focused->tensors)
+                names << qs(t);
+            emit boxClicked(names);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    QWidget::keyPressEvent(event);
+}
+
+void LayerDiagramWidget::focusInEvent(QFocusEvent *event)
+{
+    QWidget::focusInEvent(event);
+    if (!m_focused) moveFocusBy(1); // the first block, ringed
+    update();
+}
+
+void LayerDiagramWidget::focusOutEvent(QFocusEvent *event)
+{
+    QWidget::focusOutEvent(event);
+    update();
 }
 
 void LayerDiagramWidget::fitHeight()

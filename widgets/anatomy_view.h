@@ -58,8 +58,18 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
     bool event(QEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
+    // By keyboard: the arrow keys move a focus ring over the blocks that hold tensors, Enter or Space opens
+    // the one ringed (as a click does).
+    void keyPressEvent(QKeyEvent *event) override;
+    void focusInEvent(QFocusEvent *event) override;
+    void focusOutEvent(QFocusEvent *event) override;
+
+public:
+    const AnatomyBox *focusedBox() const { return m_focused; }
 
 private:
+    void moveFocusBy(int step);
+    const AnatomyBox *m_focused = nullptr;
     // Lays the diagram out for a width and paints it when `painter` is given; returns its height.
     double draw(QPainter *painter, double width);
     void fitHeight(); // the diagram's height at its width, for the scroll area

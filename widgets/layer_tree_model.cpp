@@ -67,6 +67,14 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
     endResetModel();
 }
 
+namespace {
+// ASCII case folding, the filter's on both sides: names and needle.
+char asciiLower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c;
+}
+} // namespace
+
 std::array<std::uint64_t, 2> LayerTreeModel::Tree::pairsOf(std::string_view folded)
 {
     std::array<std::uint64_t, 2> bits{0, 0};
@@ -175,7 +183,6 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
     }
 
     // The filter's block of folded names, in node order.
-    const auto fold = [](char ch) { return ch >= 'A' && ch <= 'Z' ? char(ch - 'A' + 'a') : ch; };
     std::size_t chars = 0;
     for (const Node &n : nodes)
         if (n.tensor) chars += n.tensor->name.size() + 1;
@@ -189,7 +196,7 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
         t.foldedStart.push_back(static_cast<std::uint32_t>(start));
         t.foldedNode.push_back(static_cast<int>(i));
         for (const char ch : tensor->name)
-            t.folded.push_back(fold(ch));
+            t.folded.push_back(asciiLower(ch));
         t.foldedPairs.push_back(Tree::pairsOf(std::string_view(t.folded).substr(start)));
         t.folded.push_back('\n');
     }
@@ -234,8 +241,7 @@ void LayerTreeModel::setFilter(const QString &text)
     m_matchedParameters.assign(nodes.size(), 0);
     m_matchedBytes.assign(nodes.size(), 0);
     std::string needle = text.toUtf8().toStdString();
-    auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
-    std::transform(needle.begin(), needle.end(), needle.begin(), fold);
+    std::transform(needle.begin(), needle.end(), needle.begin(), asciiLower);
     m_visible.assign(nodes.size(), 0);
     m_visible[0] = 1;
     m_matches = 0;

@@ -209,12 +209,7 @@ void PlanView::themeChanged()
 
 void PlanView::clearAll()
 {
-    m_searchKey.clear();
-    m_searchPending = false;
-    ++m_searchSerial;
-    m_points.clear();
-    m_search.reset();
-    m_pareto->clear();
+    dropSearch();
     m_data.reset();
     m_prepared.reset();
     m_plan.reset();
@@ -266,6 +261,21 @@ void PlanView::setSearch(const DeploymentSearch &search)
     m_search = search;
     drawPareto();
     showVerdict(); // a plan that does not fit: where it would
+}
+
+void PlanView::clearPareto()
+{
+    m_points.clear();
+    m_search.reset();
+    m_pareto->clear();
+}
+
+void PlanView::dropSearch()
+{
+    m_searchKey.clear();
+    m_searchPending = false;
+    ++m_searchSerial; // whatever answer is still on its way is not shown
+    clearPareto();
 }
 
 void PlanView::drawPareto()
@@ -344,9 +354,7 @@ void PlanView::searchFailed(const QString &why, std::uint64_t serial)
 {
     if (serial && serial != m_searchSerial) return; // an earlier request's
     m_searchPending = false;
-    m_points.clear();
-    m_search.reset();
-    m_pareto->clear();
+    clearPareto();
     m_pareto->setEmptyMessage(why);
     emit searchShown();
 }
@@ -515,9 +523,7 @@ void PlanView::replan()
             if (fromCacheView || m_kv->currentData().toInt() >= 0 || m_state->currentData().toInt() >= 0) {
                 so.cache = cacheOptionsOf(cache);
             }
-            m_points.clear();
-            m_search.reset();
-            m_pareto->clear();
+            clearPareto();
             m_pareto->setEmptyMessage(tr("Searching the deployments of %1…").arg(qs(o.gpuName)));
             m_searchPending = true;
             emit searchWanted(so);
@@ -525,12 +531,7 @@ void PlanView::replan()
             drawPareto(); // the same search, the other MTP series
         }
     } else if (!m_searchKey.isEmpty()) {
-        m_searchKey.clear();
-        m_searchPending = false;
-        ++m_searchSerial;
-        m_points.clear();
-        m_search.reset();
-        m_pareto->clear();
+        dropSearch();
         m_pareto->setEmptyMessage(tr("The smallest deployments are searched for the named GPUs."));
     }
     try {

@@ -89,6 +89,8 @@ private:
     ChartWidget *m_chart;
     ChartWidget *m_pareto;
     void drawPareto();
+    void clearPareto(); // no points, no search shown
+    void dropSearch();  // no search asked either: the key forgotten, a late answer ignored
     void showVerdict(); // the search's series for the MTP setting shown, the other one faint beside it
     std::optional<DeploymentSearch> m_search;
     bool m_drawnMtp = false;

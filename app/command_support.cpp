@@ -87,6 +87,9 @@ bool parseSourceAndCacheOption(const std::string &a, const std::function<std::st
         network.timeoutSeconds = static_cast<long>(parseCount(a, value(), 7 * 24 * 3600));
     } else if (a == "--no-cache") {
         network.useCache = false;
+    } else if (a == "--gguf") {
+        network.ggufPattern = value();
+        if (network.ggufPattern.empty()) throw AtlasError(ErrorKind::Usage, "--gguf needs a pattern (e.g. Q4_K_M)");
     } else if (a == "--context") {
         cache.contextTokens = parseCount(a, value());
     } else if (a == "--kv-dtype") {
@@ -151,6 +154,7 @@ LoadRequest sourceRequest(const std::string &source, const std::string &revision
 {
     LoadRequest request;
     if (!source.empty()) request.spec = parseSourceSpec(source, revision);
+    request.spec.ggufPattern = network.ggufPattern;
     request.network = network;
     request.cache = cache;
     return request;

@@ -26,7 +26,7 @@ std::uint64_t parseCount(const std::string &option, const std::string &value, st
 std::string optionValue(const std::vector<std::string> &args, std::size_t &i);
 
 // The options that say how to reach sources and how to count the cache: --ca-bundle, --connections,
-// --timeout, --no-cache, --context, --kv-dtype, --cache-preset, --index-entry-bytes. Returns false when
+// --timeout, --no-cache, --gguf, --context, --kv-dtype, --cache-preset, --index-entry-bytes. Returns false when
 // `option` is none of them; `value` takes the option's argument (and throws when there is none).
 bool parseSourceAndCacheOption(const std::string &option, const std::function<std::string()> &value,
                                NetworkOptions &network, CacheOptions &cache);

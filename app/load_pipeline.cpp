@@ -47,6 +47,7 @@ LoadResult LoadPipeline::run(const std::atomic<bool> *cancel, const LoadObserver
     if (opened.receipts) result.receipts = opened.receipts;
     ReadOptions read;
     read.cache = opened.cache.get();
+    read.gguf = {spec.ggufFile, spec.ggufPattern};
     read.progress = observer.progress;
     auto loaded = std::make_shared<LoadedCheckpoint>();
     loaded->checkpoint = readCheckpoint(*opened.source, read);

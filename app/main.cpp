@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include "plan_command.h"
+#include "gguf_layouts.h"
 #include "synthetic_layout.h"
 
 #include <iostream>
@@ -125,6 +126,8 @@ int writeLayoutCommand(const std::vector<std::string> &args)
     std::string names;
     for (const auto &n : atlas::synth::layoutNames())
         names += (names.empty() ? "" : ", ") + n;
+    for (const auto &n : atlas::synth::ggufLayoutNames())
+        names += ", " + n;
     if (args.size() == 1 && (args[0] == "-h" || args[0] == "--help")) {
         std::cout << "usage: ckpt-atlas write-layout NAME DIR\n\nNAME: " << names
                   << "\nWrites config.json, the index and the shards: real headers, sparse data (a few MB on "
@@ -132,6 +135,16 @@ int writeLayoutCommand(const std::vector<std::string> &args)
         return 0;
     }
     if (args.size() != 2) return usageError("write-layout takes NAME and DIR (names: " + names + ")");
+    try {
+        if (const auto g = atlas::synth::writeGgufNamed(args[0], args[1])) {
+            std::cout << args[1] << ": " << g->tensors << " tensors in " << g->files.size() << " GGUF file"
+                      << (g->files.size() == 1 ? "" : "s") << ", " << g->tensorBytes << " bytes of tensor data (sparse)\n";
+            return 0;
+        }
+    } catch (const std::exception &e) {
+        atlas::printText(std::cerr, std::string("ckpt-atlas: ") + e.what() + "\n");
+        return 3;
+    }
     const auto layout = atlas::synth::layoutNamed(args[0]);
     if (!layout) return usageError("no layout named '" + args[0] + "' (names: " + names + ")");
     try {

@@ -88,6 +88,29 @@ LocalDirectorySource::LocalDirectorySource(std::string directory)
     if (m_dir.size() > 1 && m_dir.back() == '/') m_dir.pop_back();
 }
 
+std::vector<std::string> LocalDirectorySource::listFiles() const
+{
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(m_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        std::error_code e2;
+        if (it->is_directory(e2)) {
+            // One level down, as the Hub's quantisation repos keep a folder per quantisation.
+            std::error_code e3;
+            std::size_t n = 0;
+            for (fs::directory_iterator sub(it->path(), e3), subEnd; !e3 && sub != subEnd && n < 4096; sub.increment(e3), ++n)
+                if (std::error_code e4; sub->is_regular_file(e4))
+                    out.push_back(name + "/" + sub->path().filename().string());
+        } else if (it->is_regular_file(e2)) {
+            out.push_back(name);
+        }
+        if (out.size() > 65536) break;
+    }
+    return out;
+}
+
 SourceInfo LocalDirectorySource::info() const
 {
     return {SourceKind::Local, m_dir, {}, {}};

@@ -48,6 +48,9 @@ public:
                                   const std::vector<RangeRequest> &speculative);
     // The files the source is known to hold, when it can say without a request (the Hub's listing).
     virtual std::vector<std::string> knownFiles() const { return {}; }
+    // The files to choose GGUF files from: the listing where there is one (a local folder's own and its
+    // subfolders' to one level, the Hub's), else knownFiles() (empty for an HTTPS directory).
+    virtual std::vector<std::string> listFiles() const { return knownFiles(); }
 
     void setCancelFlag(const std::atomic<bool> *flag) { m_cancel = flag; }
     // Requests made and bytes received so far; the listener hears of every change (from any thread).
@@ -86,6 +89,7 @@ public:
     SourceInfo info() const override;
     std::optional<std::string> readSmallFile(const std::string &file) override;
     std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) override;
+    std::vector<std::string> listFiles() const override;
 
 private:
     std::string m_dir;

@@ -1,6 +1,7 @@
 #include "checkpoint_reader.h"
 
 #include "checkpoint_index.h"
+#include "gguf_reader.h"
 #include "errors.h"
 #include "parallel_for.h"
 
@@ -549,6 +550,19 @@ private:
 
 Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options)
 {
+    // GGUF when asked for (a .gguf path or URL, --gguf), or when the listing holds GGUF files and no
+    // safetensors checkpoint (a quantisation repository).
+    // A pattern alone applies to sources that hold GGUF files: `diff SAFETENSORS GGUF --gguf Q4_K_M` reads
+    // the first as it is.
+    const std::vector<std::string> listed = source.listFiles();
+    const bool anyGguf = std::any_of(listed.begin(), listed.end(), [](const std::string &f) { return f.ends_with(".gguf"); });
+    const std::string where = source.info().location;
+    if (!options.gguf.file.empty() || (!options.gguf.pattern.empty() && anyGguf))
+        return readGgufCheckpoint(source, chooseGgufFiles(listed, options.gguf, where), options);
+    if (!options.gguf.pattern.empty() && listed.empty() && source.info().kind == SourceKind::Https)
+        throw AtlasError(ErrorKind::Usage, where + ": an HTTPS directory cannot be listed, so --gguf cannot choose "
+                                                   "among its files; give the URL of the .gguf file (the first of a split)");
+    if (listsOnlyGguf(listed)) return readGgufCheckpoint(source, chooseGgufFiles(listed, options.gguf, where), options);
     return CheckpointRead(source, options).run();
 }
 

@@ -16,8 +16,19 @@ struct LoadProgress
     std::uint64_t requests = 0;
 };
 
+// Which GGUF files of a source to read (domain.md section 20): a file named in the source (a path or URL that
+// ends in .gguf: it and the other parts of its split), or those whose path contains `pattern` (--gguf), or,
+// with neither, the source's only GGUF set when it holds no safetensors checkpoint.
+struct GgufSelection
+{
+    std::string file;
+    std::string pattern;
+    bool requested() const { return !file.empty() || !pattern.empty(); }
+};
+
 struct ReadOptions
 {
+    GgufSelection gguf;
     unsigned parseThreads = 0;                          // 0: one per core
     std::function<void(const LoadProgress &)> progress; // called from worker threads, serialised
     HeaderCache *cache = nullptr;                       // headers kept per commit, when given

@@ -27,6 +27,16 @@ SourceSpec parseSourceSpec(const std::string &text, const std::string &revision)
     if (text.starts_with("https://") || text.starts_with("http://")) {
         spec.kind = SourceSpec::Kind::Http;
         spec.url = text;
+        // A .gguf URL: its folder is the source, the file (and the rest of its split) what is read.
+        const auto query = text.find_first_of("?#");
+        const std::string path = text.substr(0, query);
+        if (path.ends_with(".gguf") && query == std::string::npos) {
+            const auto slash = path.rfind('/');
+            if (slash != std::string::npos && slash > path.find("://") + 2) {
+                spec.url = path.substr(0, slash + 1);
+                spec.ggufFile = path.substr(slash + 1);
+            }
+        }
         return spec;
     }
     std::string repo;
@@ -39,6 +49,11 @@ SourceSpec parseSourceSpec(const std::string &text, const std::string &revision)
     if (repo.empty()) {
         spec.kind = SourceSpec::Kind::Local;
         spec.path = text;
+        if (text.ends_with(".gguf") && std::filesystem::is_regular_file(text, ec)) {
+            const std::filesystem::path p(text);
+            spec.path = p.has_parent_path() ? p.parent_path().string() : std::string(".");
+            spec.ggufFile = p.filename().string();
+        }
         return spec;
     }
     spec.kind = SourceSpec::Kind::Hub;

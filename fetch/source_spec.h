@@ -20,9 +20,14 @@ struct SourceSpec
     std::string repo;     // Hub: ORG/NAME
     std::string revision; // Hub: branch, tag or commit ("main" when not given)
     std::string endpoint; // Hub: $HF_ENDPOINT or https://huggingface.co
+    // GGUF: a .gguf file the path or URL named (relative to `path` / `url`, which are then its folder), and
+    // --gguf PATTERN (a Hub repository or folder of several quantisations).
+    std::string ggufFile;
+    std::string ggufPattern;
 };
 
-// "hf://ORG/NAME[@REV]", "ORG/NAME" (when no such path exists), "https://HOST/DIR/", or a folder.
+// "hf://ORG/NAME[@REV]", "ORG/NAME" (when no such path exists), "https://HOST/DIR/", or a folder; a local file
+// or an https URL that ends in ".gguf" names that file (and its split) in its folder.
 // `revision` (from --revision) applies to Hub sources. Throws AtlasError(Usage) when malformed.
 SourceSpec parseSourceSpec(const std::string &text, const std::string &revision = {});
 
@@ -35,6 +40,7 @@ struct NetworkOptions
     long minBytesPerSecond = 1024; // slower than this for lowSpeedSeconds fails
     long lowSpeedSeconds = 30;
     long timeoutSeconds = 600; // --timeout: the whole load, from opening the source to the last byte
+    std::string ggufPattern;   // --gguf: which GGUF files of a source that holds several (SourceSpec::ggufPattern)
 };
 
 HttpClient::Options httpOptionsFor(const SourceSpec &spec, const NetworkOptions &options);

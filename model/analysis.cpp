@@ -93,6 +93,13 @@ std::string_view indexerRoleName(IndexerRole r)
 
 TensorPlace placeOf(std::string_view name)
 {
+    // llama.cpp's GGUF names: "blk.N." (src/llama-arch.cpp LLM_TENSOR_NAMES), the MTP blocks last among them.
+    if (startsWith(name, "blk.")) {
+        const std::size_t dot = name.find('.', 4);
+        if (dot == std::string_view::npos || dot == 4) return {-1, name};
+        const int layer = parseInt(name.substr(4, dot - 4));
+        return layer < 0 ? TensorPlace{-1, name} : TensorPlace{layer, name.substr(dot + 1)};
+    }
     // Accept "model.layers.N." and any prefix ending in ".layers.N." (wrapped language models).
     std::size_t pos = startsWith(name, "layers.") ? 0 : name.find(".layers.");
     if (pos == std::string_view::npos) return {-1, name};
@@ -786,7 +793,7 @@ unsigned diskMarks(std::string_view rest, Category role)
         m |= kAttention;
     if (rest.starts_with("attn.compressor.")) m |= kCompressor;
     if (role == Category::RouterTables && rest.ends_with("tid2eid")) m |= kHashTable; // not n-gram hash constants
-    if (rest.find("kv_a_proj_with_mqa") != std::string_view::npos) m |= kMla;
+    if (rest.find("kv_a_proj_with_mqa") != std::string_view::npos || rest.starts_with("attn_kv_a_mqa.")) m |= kMla;
     if (rest == "attn.wkv.weight") m |= kV4Attention;
     return m;
 }
@@ -1002,7 +1009,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::array<std::map<std::string, Tally>, kCategoryCount> quant;
     std::array<Tally, kCategoryCount> quantScales;
     // Per category and dtype in arrays while the tensors are walked (no string key per tensor).
-    constexpr std::size_t kDtypes = static_cast<std::size_t>(Dtype::F6_E3M2) + 1;
+    constexpr std::size_t kDtypes = kDtypeCount;
     struct DtypeTallies
     {
         std::array<Tally, kDtypes> quant{};
@@ -1117,15 +1124,18 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                 a.hostTables.push_back({std::string(t.name), place.layer, t.shape[0], elements / t.shape[0]});
 
             // Dimensions the cache math can fall back on when config.json is silent.
-            if (!mtp && t.shape.size() == 1 && endsWith(rest, "self_attn.kv_a_layernorm.weight"))
+            // (GGUF: attn_kv_a_norm, attn_kv_a_mqa, indexer.attn_k; row-major shapes as the reader gives them.)
+            if (!mtp && t.shape.size() == 1 &&
+                (endsWith(rest, "self_attn.kv_a_layernorm.weight") || rest == "attn_kv_a_norm.weight"))
                 a.diskKvLoraRank = static_cast<std::int64_t>(t.shape[0]);
-            if (!mtp && t.shape.size() == 2 && endsWith(rest, "self_attn.kv_a_proj_with_mqa.weight") &&
+            if (!mtp && t.shape.size() == 2 &&
+                (endsWith(rest, "self_attn.kv_a_proj_with_mqa.weight") || rest == "attn_kv_a_mqa.weight") &&
                 a.diskKvLoraRank)
                 a.diskRopeDim = static_cast<std::int64_t>(t.shape[0]) - *a.diskKvLoraRank;
             if (!mtp && !a.diskKvWidth && t.shape.size() == 2 && endsWith(rest, "self_attn.k_proj.weight") &&
                 !isQuantScale(t.name, t.dtype))
                 a.diskKvWidth = static_cast<std::int64_t>(t.shape[0]);
-            if (t.shape.size() == 2 && endsWith(rest, "self_attn.indexer.wk.weight"))
+            if (t.shape.size() == 2 && (endsWith(rest, "self_attn.indexer.wk.weight") || rest == "indexer.attn_k.weight"))
                 a.diskIndexHeadDim = static_cast<std::int64_t>(t.shape[0]);
         }
     }

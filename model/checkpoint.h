@@ -21,10 +21,15 @@ struct SourceInfo
     std::string commit;   // resolved commit (hub only)
 };
 
+// What the files are: safetensors shards with config.json, or GGUF files (their metadata read as config.json).
+enum class CheckpointFormat { Safetensors, Gguf };
+
 // Everything read from a checkpoint's headers: the raw material of every analysis.
 struct Checkpoint
 {
     SourceInfo source;
+    CheckpointFormat format = CheckpointFormat::Safetensors;
+    std::string ggufArchitecture; // general.architecture of a GGUF set
     bool hasConfig = false;
     ModelConfig config;
     std::vector<ShardHeader> shards;

@@ -60,6 +60,20 @@ constexpr RoleRow kRoles[] = {
     {L, "*_res_proj", "", "", HyperConnections, "Kimi-K3 attention residuals (self_attention_res_proj, mlp_res_proj)"},
     {L, "*_res_norm", "", "", HyperConnections, "Kimi-K3 attention residuals"},
     {L, "*_sconv", "", "", HyperConnections, "Inkling (short convolutions of the attention and MLP outputs into the residual)"},
+    // llama.cpp's GGUF names inside blk.N (src/llama-arch.cpp LLM_TENSOR_NAMES; gguf-py constants.py
+    // TENSOR_NAMES), each where its safetensors original sits: the q and kv low-rank norms are attention's as
+    // self_attn.q_a_layernorm is; the input and post-attention norms are the layer's norms.
+    {L, "exp_probs_b", "", "", Router, "llama.cpp GGUF (blk.N.exp_probs_b.bias: e_score_correction_bias)"},
+    {L, "ffn_gate_inp", "", "", Router, "llama.cpp GGUF (the router's weight)"},
+    {L, "ffn_gate_inp_shexp", "", "", SharedExperts, "llama.cpp GGUF (Qwen2-MoE's shared expert gate)"},
+    {L, "indexer", "", "", Indexer, "llama.cpp GGUF (blk.N.indexer.*: the DSA lightning indexer)"},
+    {L, "attn_norm", "", "", Norms, "llama.cpp GGUF (input_layernorm)"},
+    {L, "ffn_norm", "", "", Norms, "llama.cpp GGUF (post_attention_layernorm)"},
+    {L, "attn_*", "", "", Attention, "llama.cpp GGUF (attn_q_a, attn_kv_a_mqa, attn_k_b, attn_v_b, attn_output, ...)"},
+    {L, "*_exps", "", "", RoutedExperts, "llama.cpp GGUF (ffn_{gate,up,down}_exps: the experts stacked)"},
+    {L, "*_shexp", "", "", SharedExperts, "llama.cpp GGUF (ffn_{gate,up,down}_shexp)"},
+    {L, "ffn_*", "", "", DenseMlp, "llama.cpp GGUF (ffn_gate, ffn_up, ffn_down of a dense block)"},
+    {L, "nextn", "", "", Mtp, "llama.cpp GGUF (blk.N.nextn.*: an MTP block's own tensors)"},
     // Sparse-attention indexers inside attention.
     {L, "self_attn", "indexer", "", Indexer, "DeepSeek-V3.2, GLM-5"},
     {L, "attn", "indexer", "", Indexer, "DeepSeek-V4"},
@@ -119,6 +133,9 @@ constexpr RoleRow kRoles[] = {
     {T, "input_mix_weight_*", "", "", HyperConnections, "Qwen3.8-Flash-Next (hyper_connection_mixer)"},
     {T, "*_res_proj", "", "", HyperConnections, "Kimi-K3 (output_attn_res_proj)"},
     {T, "*_res_norm", "", "", HyperConnections, "Kimi-K3 (output_attn_res_norm)"},
+    {T, "token_embd", "", "", Embedding, "llama.cpp GGUF"},
+    {T, "output", "", "", Embedding, "llama.cpp GGUF (the head)"},
+    {T, "output_norm", "", "", Norms, "llama.cpp GGUF"},
     {T, "norm", "", "", Norms, "every family"},
     {T, "norm_f", "", "", Norms, "Nemotron-H, Mamba"},
     {T, "final_layernorm", "", "", Norms, "Falcon, ChatGLM"},

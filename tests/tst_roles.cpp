@@ -65,6 +65,25 @@ private slots:
             {"model.embed_tokens.weight", Category::Embedding},
             {"lm_head.weight", Category::Embedding},
             {"model.norm.weight", Category::Norms},
+            // llama.cpp's GGUF names (src/llama-arch.cpp LLM_TENSOR_NAMES), each where its original sits
+            {"blk.3.exp_probs_b.bias", Category::Router},
+            {"blk.3.ffn_gate_inp.weight", Category::Router},
+            {"blk.3.ffn_gate_inp_shexp.weight", Category::SharedExperts},
+            {"blk.3.indexer.attn_k.weight", Category::Indexer},
+            {"blk.3.indexer.k_norm.bias", Category::Indexer},
+            {"blk.3.attn_norm.weight", Category::Norms},
+            {"blk.3.ffn_norm.weight", Category::Norms},
+            {"blk.3.post_attention_norm.weight", Category::Norms},
+            {"blk.3.attn_q_a_norm.weight", Category::Attention},
+            {"blk.3.attn_kv_a_mqa.weight", Category::Attention},
+            {"blk.3.attn_k_b.weight", Category::Attention},
+            {"blk.3.attn_q.bias", Category::Attention},
+            {"blk.3.ffn_down_exps.weight", Category::RoutedExperts},
+            {"blk.3.ffn_up_shexp.weight", Category::SharedExperts},
+            {"blk.0.ffn_gate.weight", Category::DenseMlp},
+            {"token_embd.weight", Category::Embedding},
+            {"output.weight", Category::Embedding},
+            {"output_norm.weight", Category::Norms},
             // DeepSeek-V4 (no model. prefix)
             {"embed.weight", Category::Embedding},
             {"head.weight", Category::Embedding},
@@ -225,7 +244,10 @@ private slots:
             "layers.1.ple.ple_embedding.ngram_heads_vocab_sizes",
             "layers.1.ple.ple_embedding.ngram_embedding.shard_3.weight", "layers.1.ple.key_proj.weight",
             "layers.1.engram.embed.weight", "layers.1.engram.wkv.weight", "layers.0.attn_hyper_connection.hc_norm.weight",
-            "layers.0.attn_sconv.weight",
+            "layers.0.attn_sconv.weight", "blk.3.exp_probs_b.bias", "blk.3.ffn_gate_inp.weight",
+            "blk.3.ffn_gate_inp_shexp.weight", "blk.3.indexer.proj.weight", "blk.3.attn_norm.weight",
+            "blk.3.ffn_norm.weight", "blk.3.attn_kv_b.weight", "blk.3.ffn_gate_exps.weight", "blk.3.ffn_down_shexp.weight",
+            "blk.0.ffn_up.weight", "blk.78.nextn.eh_proj.weight",
         };
         for (const char *n : names) {
             const TensorPlace place = placeOf(n);
@@ -237,7 +259,8 @@ private slots:
                               "model.norm.weight", "backbone.norm_f.weight", "transformer.final_layernorm.weight",
                               "model.final_norm.weight", "model.language_model.hyper_connection_mixer.hc_norm.weight",
                               "model.language_model.hyper_connection_mixer.input_mix_weight_up.weight",
-                              "model.hc_head.hc_head_fn", "model.llm.unembed.weight", "model.llm.embed_norm.weight"})
+                              "model.hc_head.hc_head_fn", "model.llm.unembed.weight", "model.llm.embed_norm.weight",
+                              "token_embd.weight", "output.weight", "output_norm.weight"})
             used.insert(decidingRow(n, RoleScope::Outside));
         for (int i = 0; i < int(roleTable().size()); ++i)
             QVERIFY2(used.count(i), qPrintable(QStringLiteral("row %1 (%2) decides none of the names").arg(i).arg(

@@ -102,8 +102,15 @@ bool parseSourceAndCacheOption(const std::string &a, const std::function<std::st
         auto preset = cachePresetFromName(v);
         if (!preset)
             throw AtlasError(ErrorKind::Usage,
-                             "--cache-preset takes article, vllm, vllm-mtp, atom or reference, not '" + v + "'");
+                             "--cache-preset takes article, vllm, vllm-mtp, atom, reference or llama.cpp, not '" + v + "'");
         cache.preset = *preset;
+    } else if (a == "--cache-type-k" || a == "-ctk" || a == "--cache-type-v" || a == "-ctv") {
+        const std::string v = value();
+        const auto t = llamaCacheTypeFromName(v);
+        if (!t)
+            throw AtlasError(ErrorKind::Usage, a + " takes llama.cpp's cache types f32, f16, bf16, q8_0, q4_0, q4_1, "
+                                                   "iq4_nl, q5_0 or q5_1, not '" + v + "'");
+        (a == "--cache-type-k" || a == "-ctk" ? cache.llamaCacheTypeK : cache.llamaCacheTypeV) = *t;
     } else if (a == "--state-dtype") {
         const std::string v = value();
         auto d = stateDtypeFromName(v);

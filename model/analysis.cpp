@@ -91,6 +91,25 @@ std::string_view indexerRoleName(IndexerRole r)
     return "none";
 }
 
+double QuantRow::bitsPerWeight() const
+{
+    std::uint64_t bytes = scales.bytes, elements = 0;
+    for (const auto &[d, t] : dtypes)
+        bytes += t.bytes, elements += t.elements;
+    return elements ? 8.0 * double(bytes) / double(elements) : 0.0;
+}
+
+double bitsPerWeight(const std::vector<QuantRow> &layout)
+{
+    std::uint64_t bytes = 0, elements = 0;
+    for (const auto &row : layout) {
+        bytes += row.scales.bytes;
+        for (const auto &[d, t] : row.dtypes)
+            bytes += t.bytes, elements += t.elements;
+    }
+    return elements ? 8.0 * double(bytes) / double(elements) : 0.0;
+}
+
 TensorPlace placeOf(std::string_view name)
 {
     // llama.cpp's GGUF names: "blk.N." (src/llama-arch.cpp LLM_TENSOR_NAMES), the MTP blocks last among them.

@@ -125,7 +125,12 @@ struct QuantRow
     Tally scales;
     std::map<std::string, std::uint64_t> scaleDtypes;
     std::string format; // "FP8 e4m3 128x128", "NVFP4 g16", "MXFP4 + BF16", ...: largest share first
+    // Stored bits per logical parameter, the scales included: 8 x bytes / elements (Q4_K 4.5, FP8 with
+    // 128x128 F32 scales 8.002); 0 for a category with no elements.
+    double bitsPerWeight() const;
 };
+// The same over every category.
+double bitsPerWeight(const std::vector<QuantRow> &layout);
 
 // Where the IndexShare map came from (the report's words: index_topk_pattern, indexer_types,
 // formula, every_layer, index_source_layer_ids, none).

@@ -17,8 +17,9 @@ bool isCorrectionBias(std::string_view name)
 {
     // Under any router's name: mlp.gate., block_sparse_moe.gate., mixer.gate., directly on block_sparse_moe
     // (MiniMax), ...; and DeepSeek-V4's ffn.gate.bias, which its Gate adds to the scores for the choice only.
+    // llama.cpp's GGUF names it blk.N.exp_probs_b.bias (src/llama-arch.cpp LLM_TENSOR_FFN_EXP_PROBS_B).
     return name.ends_with(".e_score_correction_bias") || name == "e_score_correction_bias" ||
-           name.ends_with(".ffn.gate.bias");
+           name.ends_with(".ffn.gate.bias") || (name.starts_with("blk.") && name.ends_with(".exp_probs_b.bias"));
 }
 
 bool isRouterLinearBias(std::string_view name)

@@ -1,5 +1,7 @@
 #include "cache_budget.h"
 
+#include <cctype>
+
 #include "report.h"
 
 #include <algorithm>
@@ -34,6 +36,8 @@ std::string_view cachePresetName(CachePreset p)
         return "atom";
     case CachePreset::Reference:
         return "reference";
+    case CachePreset::LlamaCpp:
+        return "llama.cpp";
     }
     return "";
 }
@@ -53,9 +57,36 @@ std::optional<StateDtype> stateDtypeFromName(std::string_view name)
 std::optional<CachePreset> cachePresetFromName(std::string_view name)
 {
     for (CachePreset p :
-         {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom, CachePreset::Reference})
+         {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom, CachePreset::Reference,
+          CachePreset::LlamaCpp})
         if (cachePresetName(p) == name) return p;
+    if (name == "llama-cpp" || name == "llamacpp") return CachePreset::LlamaCpp;
     return std::nullopt;
+}
+
+std::optional<Dtype> llamaCacheTypeFromName(std::string_view name)
+{
+    static constexpr std::pair<std::string_view, Dtype> kTypes[] = {
+        {"f32", Dtype::F32},   {"f16", Dtype::F16},   {"bf16", Dtype::BF16},     {"q8_0", Dtype::Q8_0}, {"q4_0", Dtype::Q4_0},
+        {"q4_1", Dtype::Q4_1}, {"iq4_nl", Dtype::IQ4_NL}, {"q5_0", Dtype::Q5_0}, {"q5_1", Dtype::Q5_1},
+    };
+    for (const auto &[n, t] : kTypes)
+        if (n == name) return t;
+    return std::nullopt;
+}
+
+std::string llamaCacheTypeName(Dtype type)
+{
+    std::string s(dtypeName(type));
+    for (auto &ch : s)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+}
+
+std::uint64_t ggmlRowBytes(Dtype type, std::uint64_t n)
+{
+    const DtypeBlock b = dtypeBlock(type);
+    return (n + b.elements - 1) / b.elements * b.bytes;
 }
 
 std::string_view cachePresetDescription(CachePreset p)
@@ -74,6 +105,9 @@ std::string_view cachePresetDescription(CachePreset p)
     case CachePreset::Reference:
         return "DeepSeek's reference implementation: 132-byte index entries, no MTP layer; on DeepSeek-V4 its "
                "BF16 rows (1,024 B a compressed or window row, 256 B an index row)";
+    case CachePreset::LlamaCpp:
+        return "llama.cpp: MLA keeps K only (latent + RoPE key; V a view of it), the indexer's keys on the layers "
+               "that own one, in the -ctk type; no nextn (MTP) layer";
     }
     return "";
 }
@@ -91,6 +125,8 @@ std::string_view cachePresetDescription(CachePreset p, PresetContext context)
             return "vLLM with MTP speculative decoding: FP8 rows, the MTP layer's too";
         case CachePreset::Atom:
             return "ATOM: the draft (MTP) layer's cache too";
+        case CachePreset::LlamaCpp:
+            return "llama.cpp: DeepSeek-V4's rows as its -ctk type holds them, no MTP layer";
         }
     if (context == PresetContext::NoIndexKeys) switch (p) {
         case CachePreset::Article:
@@ -103,6 +139,9 @@ std::string_view cachePresetDescription(CachePreset p, PresetContext context)
             return "ATOM: the draft (MTP) layer's KV too";
         case CachePreset::Reference:
             return "the reference implementation: every layer's KV, no MTP layer";
+        case CachePreset::LlamaCpp:
+            return "llama.cpp: every layer's K in the -ctk type (MLA: V a view of K; GQA: V in the -ctv type), no "
+                   "nextn (MTP) layer";
         }
     return cachePresetDescription(p);
 }
@@ -348,7 +387,9 @@ bool gqaBudget(const ModelConfig &cfg, const CheckpointAnalysis &a, const CacheO
     }
     c.kvWidth = width;
     const std::uint64_t element = opt.kvDtype == KvDtype::FP8 ? 1 : 2;
-    const std::uint64_t perLayer = (u(kWidth) + u(vWidth)) * element;
+    const bool llama = opt.preset == CachePreset::LlamaCpp;
+    const std::uint64_t perLayer = llama ? ggmlRowBytes(opt.llamaCacheTypeK, u(kWidth)) + ggmlRowBytes(opt.llamaCacheTypeV, u(vWidth))
+                                         : (u(kWidth) + u(vWidth)) * element;
     // Sliding layers with heads of their own (MiMo-V2's swa_* keys), else the same as the full ones.
     std::uint64_t perSlidingLayer = perLayer;
     std::int64_t slidingKv = kv;
@@ -607,8 +648,16 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
 {
     const ModelConfig &cfg = ckpt.config;
     CacheBudget c;
+    if (ckpt.format == CheckpointFormat::Gguf && opt.preset == CachePreset::Article) {
+        CacheOptions llama = opt;
+        llama.preset = CachePreset::LlamaCpp;
+        return computeCacheBudget(ckpt, a, llama);
+    }
     c.kvDtype = opt.kvDtype;
     c.preset = opt.preset;
+    c.llamaCacheTypeK = opt.llamaCacheTypeK;
+    c.llamaCacheTypeV = opt.llamaCacheTypeV;
+    const bool llama = opt.preset == CachePreset::LlamaCpp;
     // DeepSeek-V4: compressed attention, its own accounting.
     if (!cfg.compressRatios.empty() && static_cast<int>(cfg.compressRatios.size()) >= a.mainLayers) {
         v4Budget(cfg, a, opt, c);
@@ -637,10 +686,13 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     const std::vector<int> attentionAt = attentionLayerList(a); // softmax-attention main layers
     const auto attentionCount = static_cast<std::int64_t>(attentionAt.size());
     c.kvLayers = attentionCount + (withDraft ? mtpLayers : 0);
-    c.kvBytesPerLayer = kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
+    c.kvBytesPerLayer = llama ? static_cast<std::int64_t>(ggmlRowBytes(opt.llamaCacheTypeK, u(c.kvLoraRank + c.ropeDim)))
+                              : kvBytesPerLayer(opt.kvDtype, c.kvLoraRank, c.ropeDim);
     c.kvBytesPerToken = u(c.kvLayers * c.kvBytesPerLayer);
     c.attention.push_back(makeGroup(AttentionKind::Mla, c.kvLayers, u(c.kvBytesPerLayer), 1, std::nullopt, std::nullopt, "",
-                           c.ropeDim > 0 ? groupDigits(u(c.kvLoraRank)) + " latent + " + groupDigits(u(c.ropeDim)) +
+                           llama ? groupDigits(u(c.kvLoraRank)) + " latent + " + groupDigits(u(c.ropeDim)) +
+                                       " RoPE key values in " + llamaCacheTypeName(opt.llamaCacheTypeK) + ", K only (V a view of it)"
+                           : c.ropeDim > 0 ? groupDigits(u(c.kvLoraRank)) + " latent + " + groupDigits(u(c.ropeDim)) +
                                                " shared RoPE key values"
                                          : groupDigits(u(c.kvLoraRank)) + " latent values, no RoPE key", attentionAt));
     if (withDraft)
@@ -662,8 +714,10 @@ CacheBudget computeCacheBudget(const Checkpoint &ckpt, const CheckpointAnalysis 
     if (headDim) {
         c.indexHeadDim = *headDim;
         c.indexEntryBytesReference = indexEntryBytesReference(*headDim);
-        c.indexEntryBytes = opt.indexEntryBytes.value_or(reference ? indexEntryBytesReference(*headDim)
-                                                                   : indexEntryBytesPadded(*headDim));
+        c.indexEntryBytes = opt.indexEntryBytes.value_or(
+            llama       ? static_cast<std::int64_t>(ggmlRowBytes(opt.llamaCacheTypeK, u(*headDim)))
+            : reference ? indexEntryBytesReference(*headDim)
+                        : indexEntryBytesPadded(*headDim));
     } else if (opt.indexEntryBytes) {
         c.indexEntryBytes = *opt.indexEntryBytes;
     } else if (c.indexLayers > 0) {
@@ -701,6 +755,8 @@ CacheOptions cacheOptionsOf(const CacheBudget &budget)
     o.kvDtype = budget.kvDtype;
     o.preset = budget.preset;
     o.stateDtype = budget.stateDtype;
+    o.llamaCacheTypeK = budget.llamaCacheTypeK;
+    o.llamaCacheTypeV = budget.llamaCacheTypeV;
     if (budget.indexEntryBytes > 0) o.indexEntryBytes = budget.indexEntryBytes;
     if (budget.contextTokens > 0) o.contextTokens = budget.contextTokens;
     return o;
@@ -715,6 +771,14 @@ std::string cacheShortWords(const CacheBudget &c)
     case CachePreset::VllmMtp: who = "vLLM with MTP"; break;
     case CachePreset::Atom: who = "ATOM with its draft layer"; break;
     case CachePreset::Reference: who = "DeepSeek's reference"; break;
+    case CachePreset::LlamaCpp: who = "llama.cpp"; break;
+    }
+    if (c.preset == CachePreset::LlamaCpp) {
+        std::string words = who + " \u00b7 " + llamaCacheTypeName(c.llamaCacheTypeK) + (c.mla() ? " K (V a view of it)" : " K");
+        if (!c.mla() && c.llamaCacheTypeV != c.llamaCacheTypeK) words += ", " + llamaCacheTypeName(c.llamaCacheTypeV) + " V";
+        if (presetContextOf(c) == PresetContext::DsaIndexKeys)
+            words += " \u00b7 " + std::to_string(c.indexEntryBytes) + " B index keys";
+        return words;
     }
     std::string kv = c.kvDtype == KvDtype::BF16 ? "BF16" : c.kvDtype == KvDtype::FP8 ? "FP8" : "FP8 (fp8_ds_mla)";
     const bool mtp = c.preset == CachePreset::VllmMtp || c.preset == CachePreset::Atom;

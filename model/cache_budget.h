@@ -24,8 +24,13 @@ std::optional<KvDtype> kvDtypeFromName(std::string_view name);
 // - Reference: DeepSeek's reference implementation: 132-byte index entries, no MTP layer; on DeepSeek-V4,
 //   its BF16 rows (a 512-dim K=V row is 1,024 B, an index row 256 B).
 // On DeepSeek-V4, Vllm / VllmMtp are vLLM's FP8 layout (584-byte compressed rows, 132-byte index rows).
-enum class CachePreset { Article, Vllm, VllmMtp, Atom, Reference };
-std::string_view cachePresetName(CachePreset p); // "article", "vllm", "vllm-mtp", "atom", "reference"
+// - LlamaCpp: llama.cpp (src/llama-kv-cache.cpp, PR #19067 "support V-less cache"): an MLA layer keeps K only,
+//   kv_lora_rank + rope values per token (V is a view of its first kv_lora_rank), the DSA indexer's keys
+//   (llama_kv_cache_dsa's kv_lid: index_head_dim values) on the layers that own an indexer, both in the
+//   --cache-type-k type; GQA layers K and V (-ctk, -ctv); no nextn (MTP) layer (llama_hparams::has_kv).
+//   What a GGUF checkpoint is counted with unless another preset is asked for.
+enum class CachePreset { Article, Vllm, VllmMtp, Atom, Reference, LlamaCpp };
+std::string_view cachePresetName(CachePreset p); // "article", "vllm", "vllm-mtp", "atom", "reference", "llama.cpp"
 std::optional<CachePreset> cachePresetFromName(std::string_view name);
 std::string_view cachePresetDescription(CachePreset p);
 // The same, for what this checkpoint caches: without DSA index keys the presets differ only in the MTP
@@ -49,6 +54,10 @@ struct CacheOptions
     std::optional<StateDtype> stateDtype;
     CachePreset preset = CachePreset::Article;
     std::optional<std::int64_t> indexEntryBytes; // default: the preset's (132 or 144)
+    // llama.cpp's cache types (-ctk / -ctv: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1; common/arg.cpp
+    // kv_cache_types), for the LlamaCpp preset.
+    Dtype llamaCacheTypeK = Dtype::F16;
+    Dtype llamaCacheTypeV = Dtype::F16;
     std::optional<std::uint64_t> contextTokens;  // default: defaultContextTokens()
 };
 
@@ -103,6 +112,7 @@ struct CacheBudget
     bool kvDtypeMisfit = false; // the KV dtype asked for does not apply to this attention (reason says why)
     KvDtype kvDtype = KvDtype::BF16;
     CachePreset preset = CachePreset::Article;
+    Dtype llamaCacheTypeK = Dtype::F16, llamaCacheTypeV = Dtype::F16; // the LlamaCpp preset's
     std::string layoutNote; // how the preset applies when the model is not MLA (DeepSeek-V4's rows)
     std::int64_t kvLoraRank = 0;
     std::int64_t ropeDim = 0;
@@ -149,6 +159,14 @@ std::int64_t kvBytesPerLayer(KvDtype dtype, std::int64_t kvLoraRank, std::int64_
 inline constexpr std::uint64_t kFallbackContextTokens = 131072;
 std::uint64_t defaultContextTokens(const ModelConfig &config);
 
+// llama.cpp's words for its cache types ("f16", "q8_0") and back; nullopt for a type -ctk does not take.
+std::optional<Dtype> llamaCacheTypeFromName(std::string_view name);
+std::string llamaCacheTypeName(Dtype type);
+// Bytes of a row of n values in a ggml type (ggml_row_size); n must fill its blocks.
+std::uint64_t ggmlRowBytes(Dtype type, std::uint64_t n);
+
+// A GGUF checkpoint is counted as llama.cpp caches it when the preset is the default (Article, whose
+// 144-byte entries describe safetensors DSA figures).
 CacheBudget computeCacheBudget(const Checkpoint &checkpoint, const CheckpointAnalysis &analysis,
                                const CacheOptions &options);
 // The options that made a budget (KV dtype, preset, state dtype, index entry, context): the same cache again

@@ -117,6 +117,9 @@ nlohmann::json ggufConfigJson(const GgufHeader &h, bool correctionBias)
     }
     // A sigmoid router with a correction bias per layer (exp_probs_b) is DeepSeek-V3's noaux_tc.
     if (correctionBias) cfg["topk_method"] = "noaux_tc";
+    // What ckpt-atlas's own writer marks its files with (as config.json's ckpt_atlas_synthetic).
+    if (const GgufValue *s = h.find("ckpt_atlas.synthetic"); s && s->type == GgufType::Bool && s->integer)
+        cfg["ckpt_atlas_synthetic"] = true;
     // GLM-5.2's IndexShare map: a bool per layer, true for a layer that owns its indexer (conversion/glm.py
     // GlmMoeDsaModel.set_gguf_parameters writes [t == "full" for t in indexer_types]).
     if (const GgufValue *types = h.find(prefix + "attention.indexer.types");

@@ -110,6 +110,8 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     files["tensors"] = ckpt.tensorCount();
     files["total_bytes"] = ckpt.tensorBytes();
     files["header_bytes"] = ckpt.headerBytes();
+    files["format"] = ckpt.format == CheckpointFormat::Gguf ? "gguf" : "safetensors";
+    if (ckpt.format == CheckpointFormat::Gguf) files["gguf_architecture"] = ckpt.ggufArchitecture;
     r["files"] = files;
 
     const ParameterBudget &b = a.budget;
@@ -191,6 +193,11 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
     for (const auto &row : a.quantLayout)
         if (!row.format.empty()) formats[std::string(categoryName(row.category))] = row.format;
     quantization["formats"] = formats;
+    J bpw = J::object();
+    for (const auto &row : a.quantLayout)
+        if (row.bitsPerWeight() > 0) bpw[std::string(categoryName(row.category))] = std::round(row.bitsPerWeight() * 1000) / 1000;
+    quantization["bits_per_weight"] = bpw;
+    quantization["bits_per_weight_overall"] = std::round(bitsPerWeight(a.quantLayout) * 1000) / 1000;
     // What the files declare of the routed experts and of ModelOpt / MLX packing, apart from the method.
     if (const auto &q = ckpt.config.quantization; !q.expertFormat.empty())
         quantization["experts_declared"] = {{"format", q.expertFormat}, {"from", q.expertFormatFrom}};
@@ -207,6 +214,10 @@ nlohmann::ordered_json buildReport(const Checkpoint &ckpt, const CheckpointAnaly
         J cache;
         cache["preset"] = cachePresetName(c.preset);
         cache["kv_dtype"] = kvDtypeName(c.kvDtype);
+        if (c.preset == CachePreset::LlamaCpp) {
+            cache["cache_type_k"] = llamaCacheTypeName(c.llamaCacheTypeK);
+            cache["cache_type_v"] = c.mla() ? J() : J(llamaCacheTypeName(c.llamaCacheTypeV)); // MLA: V is a view of K
+        }
         cache["index_entry_bytes"] = c.indexEntryBytes;
         // DeepSeek-V4's rows hold both (cache.layers[] has them per kind): no split to give.
         cache["kv_bytes_per_token"] = c.layoutNote.empty() ? J(c.kvBytesPerToken) : J();
@@ -292,8 +303,11 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     o << "Model       " << (ckpt.config.modelType.empty() ? "(unknown type)" : ckpt.config.modelType);
     for (const auto &arch : ckpt.config.architectures)
         o << "  " << arch;
+    if (ckpt.format == CheckpointFormat::Gguf) o << "  (GGUF, llama.cpp architecture " << ckpt.ggufArchitecture << ")";
     o << "\n";
-    o << "Files       " << ckpt.shards.size() << " shards, " << groupDigits(ckpt.tensorCount())
+    o << "Files       " << ckpt.shards.size()
+      << (ckpt.format == CheckpointFormat::Gguf ? (ckpt.shards.size() == 1 ? " GGUF file, " : " GGUF files, ") : " shards, ")
+      << groupDigits(ckpt.tensorCount())
       << " tensors, " << groupDigits(ckpt.tensorBytes()) << " bytes of tensor data ("
       << binaryBytes(ckpt.tensorBytes()) << "), headers " << groupDigits(ckpt.headerBytes()) << " bytes\n";
 
@@ -343,7 +357,8 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     }
     o << "\nQuantization layout\n";
     for (const auto &row : a.quantLayout) {
-        o << "  " << categoryName(row.category) << ": " << row.format << " ·";
+        o << "  " << categoryName(row.category) << ": " << row.format << " · " << fixedPoint(row.bitsPerWeight(), 2)
+          << " bits/weight ·";
         for (const auto &[d, t] : row.dtypes)
             o << " " << d << " " << shortCount(t.elements);
         if (row.scales.tensors) o << "  + " << row.scales.tensors << " scale tensors";
@@ -372,10 +387,16 @@ std::string formatSummary(const Checkpoint &ckpt, const CheckpointAnalysis &a, c
     if (!c.available) {
         o << "       " << c.reason << "\n";
     } else {
-        o << "       " << kvDtypeName(c.kvDtype) << " KV";
-        if (c.indexLayers > 0) o << ", " << c.indexEntryBytes << "-byte index entries";
-        o << "\n  preset      " << cachePresetName(c.preset) << ": "
-          << (c.layoutNote.empty() ? std::string(cachePresetDescription(c.preset)) : c.layoutNote) << "\n";
+        if (c.preset == CachePreset::LlamaCpp)
+            o << "       " << cacheShortWords(c);
+        else
+            o << "       " << kvDtypeName(c.kvDtype) << " KV";
+        if (c.indexLayers > 0 && c.preset != CachePreset::LlamaCpp) o << ", " << c.indexEntryBytes << "-byte index entries";
+        const std::string described = c.layoutNote.empty() ? std::string(cachePresetDescription(c.preset)) : c.layoutNote;
+        o << "\n  preset      "
+          << (described.starts_with(std::string(cachePresetName(c.preset)) + ":") ? described
+                                                                                 : std::string(cachePresetName(c.preset)) + ": " + described)
+          << "\n";
         o << "  state       " << stateDtypeName(c.stateDtype)
           << " recurrent and compressor states (convolution windows BF16)\n";
         for (const auto &g : c.attention) {

@@ -251,6 +251,7 @@ GgufWriteResult writeGguf(const LayoutSpec &s, const GgufRecipe &r, const std::f
             kv.kvStr("general.name", s.name);
             kv.kvU32("general.file_type", r.fileType);
             kv.kvU32("general.quantization_version", 2);
+            kv.kvBool("ckpt_atlas.synthetic", true);
             kv.kvU32(p + "block_count", static_cast<std::uint32_t>(s.layers + (mtp ? s.mtpLayers : 0)));
             kv.kvU32(p + "context_length", static_cast<std::uint32_t>(s.maxPosition));
             kv.kvU32(p + "embedding_length", static_cast<std::uint32_t>(s.hidden));

@@ -1,4 +1,6 @@
 #include "bias_report.h"
+
+#include <map>
 #include "c_locale.h"
 
 #include "report.h"
@@ -18,6 +20,23 @@ nlohmann::ordered_json number(float v)
     if (std::isnan(v)) return "nan";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     return static_cast<double>(v);
+}
+
+// Routing biases the file holds in a 16-bit type: their FP32 values were rounded before any runtime reads
+// them (a quantised copy that converted them so; Kimi-Linear ships them so). Counted by dtype, "" when none.
+std::string sixteenBitStorage(const std::vector<BiasStats> &biases, std::uint64_t *count)
+{
+    std::map<std::string, std::uint64_t> byDtype;
+    for (const auto &b : biases)
+        if (b.dtype == "BF16" || b.dtype == "F16") ++byDtype[b.dtype];
+    std::uint64_t n = 0;
+    std::string words;
+    for (const auto &[d, k] : byDtype) {
+        n += k;
+        words += (words.empty() ? "" : ", ") + std::to_string(k) + " in " + d;
+    }
+    if (count) *count = n;
+    return words;
 }
 
 } // namespace
@@ -44,6 +63,9 @@ nlohmann::ordered_json biasesJson(const std::vector<BiasStats> &biases, std::uin
                       {"layers_changed_at_zero_logits_min", sum.layersChangedAtZeroLogitsMin},
                       {"layers_changed_at_zero_logits_max", sum.layersChangedAtZeroLogitsMax}};
     out["bytes_read"] = bytesRead;
+    std::uint64_t sixteen = 0;
+    sixteenBitStorage(biases, &sixteen);
+    out["stored_16bit"] = sixteen; // tensors the file holds in BF16 or F16 (their FP32 values already rounded)
     J layers = J::array();
     for (const auto &b : biases) {
         J row;
@@ -151,6 +173,12 @@ std::string formatBiasTable(const std::vector<BiasStats> &biases, std::uint64_t 
                       static_cast<unsigned long long>(sum.layersChangedAtZeroLogitsMax));
         o << head;
     }
+    std::uint64_t sixteen = 0;
+    if (const std::string stored = sixteenBitStorage(biases, &sixteen); !stored.empty())
+        o << "  STORED IN 16 BITS: " << stored << " of " << biases.size()
+          << (sixteen == biases.size() ? " (every one)" : "")
+          << " in the file itself: the values were rounded before any runtime reads them; the FP32 levels below are "
+             "the 16-bit values widened, not the originals\n";
     char line[256];
     std::snprintf(line, sizeof line, "  %5s %-6s %12s %12s %10s %6s %6s %9s %7s  %s\n", "layer", "dtype", "min",
                   "max", "spread", "fp32", "bf16", "zero-log", "ties", "sha256");

@@ -1,4 +1,6 @@
 #include "diff.h"
+
+#include "gguf_names.h"
 #include "errors.h"
 #include "c_locale.h"
 
@@ -243,6 +245,92 @@ std::string collapseNumbers(const std::vector<std::uint64_t> &v)
     return out;
 }
 
+namespace {
+
+// Safetensors against GGUF: every safetensors tensor (scales apart) to the GGUF names the converter gives it;
+// a GGUF tensor with an origin compares its type with the origin's, one without is added; an origin none of
+// whose GGUF names is present is absent, grouped by category and layer.
+void diffAcrossFormats(const LoadedCheckpoint &A, const LoadedCheckpoint &B, CheckpointDiff &d, const std::atomic<bool> *cancel)
+{
+    const bool aIsGguf = A.checkpoint.format == CheckpointFormat::Gguf;
+    const LoadedCheckpoint &S = aIsGguf ? B : A, &G = aIsGguf ? A : B;
+    std::unordered_map<std::string_view, const TensorInfo *> inG;
+    for (const auto &s : G.checkpoint.shards)
+        for (const auto &t : s.tensors)
+            inG.emplace(t.name, &t);
+    // Per GGUF tensor: the dtypes of its origins ("F8_E4M3", or "F8_E4M3 + BF16" when they differ).
+    std::unordered_map<std::string_view, std::set<std::string>> origins;
+    std::map<std::pair<Category, int>, std::pair<std::uint64_t, std::uint64_t>> absent; // tensors, parameters
+    Grouper grouper;
+    for (const auto &s : S.checkpoint.shards) {
+        stopIfCancelled(cancel);
+        for (const auto &t : s.tensors) {
+            if (isQuantScale(t.name, t.dtype)) {
+                ++d.scalesFolded;
+                continue;
+            }
+            bool found = false;
+            for (const std::string &g : ggufNamesOf(t.name))
+                if (const auto it = inG.find(g); it != inG.end()) {
+                    origins[it->first].insert(std::string(dtypeName(t.dtype)));
+                    found = true;
+                }
+            if (found) continue;
+            const int layer = S.analysis.layerOf(t.name);
+            const bool mtp = layer >= S.analysis.mainLayers;
+            auto &slot = absent[{categorize(t.name, layer, mtp), layer}];
+            ++slot.first;
+            slot.second += S.analysis.parametersOf(t);
+            if (aIsGguf) {
+                ++d.added;
+                grouper.add(t.name, TensorChange::Added, "", describe(t));
+            } else {
+                ++d.removed;
+                grouper.add(t.name, TensorChange::Removed, describe(t), "");
+            }
+        }
+    }
+    for (const auto &s : G.checkpoint.shards)
+        for (const auto &t : s.tensors) {
+            const auto it = origins.find(t.name);
+            const std::string gType(dtypeName(t.dtype));
+            if (it == origins.end()) {
+                if (aIsGguf) {
+                    ++d.removed;
+                    grouper.add(t.name, TensorChange::Removed, describe(t), "");
+                } else {
+                    ++d.added;
+                    grouper.add(t.name, TensorChange::Added, "", describe(t));
+                }
+                continue;
+            }
+            std::string from;
+            for (const auto &o : it->second)
+                from += (from.empty() ? "" : " + ") + o;
+            if (from == gType) {
+                ++d.same;
+                continue;
+            }
+            ++d.dtypeChanged;
+            grouper.add(t.name, TensorChange::Dtype, aIsGguf ? gType : from, aIsGguf ? from : gType);
+        }
+    d.groups = grouper.take();
+    // Absent parts by category, their layers collected.
+    std::map<Category, CheckpointDiff::Absent> byCategory;
+    for (const auto &[key, counts] : absent) {
+        auto &row = byCategory[key.first];
+        row.category = key.first;
+        row.missingFrom = aIsGguf ? 'a' : 'b';
+        row.layers.push_back(key.second);
+        row.tensors += counts.first;
+        row.parameters += counts.second;
+    }
+    for (auto &[c, row] : byCategory)
+        d.absent.push_back(std::move(row));
+}
+
+} // namespace
+
 CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint &B, const BiasAudit *biasesA,
                                const BiasAudit *biasesB, const std::atomic<bool> *cancel)
 {
@@ -264,6 +352,13 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
             if (!ca.contains(k)) d.configAdded[k] = v;
     }
 
+    d.acrossFormats = A.checkpoint.format != B.checkpoint.format;
+    if (d.acrossFormats) {
+        // Only the keys both sides carry: a GGUF's metadata holds what its converter wrote, not config.json.
+        d.configAdded = nlohmann::ordered_json::object();
+        d.configRemoved = nlohmann::ordered_json::object();
+        diffAcrossFormats(A, B, d, cancel);
+    }
     // Tensors: names partitioned.
     std::unordered_map<std::string_view, const TensorInfo *> inA;
     for (const auto &s : A.checkpoint.shards) {
@@ -275,6 +370,7 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
     std::unordered_map<std::string_view, char> seen;
     for (const auto &s : B.checkpoint.shards)
         for (const auto &t : s.tensors) {
+            if (d.acrossFormats) break; // matched by diffAcrossFormats
             if (&t == &s.tensors.front()) stopIfCancelled(cancel); // once per shard
             const auto it = inA.find(t.name);
             if (it == inA.end()) {
@@ -296,16 +392,17 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
         }
     for (const auto &s : A.checkpoint.shards) {
         stopIfCancelled(cancel);
+        if (d.acrossFormats) break;
         for (const auto &t : s.tensors)
             if (!seen.count(t.name)) {
                 ++d.removed;
                 grouper.add(t.name, TensorChange::Removed, describe(t), "");
             }
     }
-    d.groups = grouper.take();
+    if (!d.acrossFormats) d.groups = grouper.take();
 
     // Parameters, bytes and formats by category.
-    auto side = [](const LoadedCheckpoint &l, std::uint64_t &total, std::optional<std::uint64_t> &active,
+    auto side = [&d](const LoadedCheckpoint &l, std::uint64_t &total, std::optional<std::uint64_t> &active,
                    std::array<std::uint64_t, kCategoryCount> &byCategory, std::array<std::uint64_t, kCategoryCount> &bytes,
                    std::array<std::string, kCategoryCount> &format, std::vector<int> &full,
                    std::uint64_t &cachePerToken) {
@@ -315,6 +412,7 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
         for (const auto &row : l.analysis.quantLayout) {
             const auto c = static_cast<std::size_t>(row.category);
             format[c] = row.format;
+            (&format == &d.aFormat ? d.aBitsPerWeight : d.bBitsPerWeight)[c] = row.bitsPerWeight();
             std::uint64_t b = row.scales.bytes;
             for (const auto &[dtype, tally] : row.dtypes)
                 b += tally.bytes;
@@ -332,18 +430,21 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &A, const LoadedCheckpoint
     // Biases, byte for byte.
     if (biasesA && biasesB) {
         d.biasesCompared = true;
-        d.biases = compareBiases(*biasesA, *biasesB);
+        d.biases = compareBiases(*biasesA, *biasesB, d.acrossFormats);
     }
     return d;
 }
 
-std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b)
+std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b, bool byLayer)
 {
     std::map<std::string, BiasComparison> rows;
-    auto row = [&rows](const BiasStats &s) -> BiasComparison & {
-        auto &r = rows[s.tensor];
+    auto row = [&rows, byLayer](const BiasStats &s) -> BiasComparison & {
+        // Across namings the layer pairs them (model.layers.3.mlp.gate.e_score_correction_bias, blk.3.exp_probs_b.bias).
+        char key[24];
+        std::snprintf(key, sizeof key, "%012d", s.layer);
+        auto &r = rows[byLayer ? std::string(key) : s.tensor];
         r.layer = s.layer;
-        r.tensor = s.tensor;
+        if (r.tensor.empty()) r.tensor = s.tensor;
         return r;
     };
     auto side = [](const BiasStats &s) { return BiasComparison::Side{true, s.dtype, s.bf16Distinct, s.sha256}; };
@@ -400,7 +501,19 @@ nlohmann::ordered_json diffJson(const CheckpointDiff &d)
             {"a_format", d.aFormat[c]},
             {"b_format", d.bFormat[c]},
             {"delta", static_cast<std::int64_t>(d.bByCategory[c] - d.aByCategory[c])},
-            {"bytes_delta", static_cast<std::int64_t>(d.bBytes[c] - d.aBytes[c])}};
+            {"bytes_delta", static_cast<std::int64_t>(d.bBytes[c] - d.aBytes[c])},
+            {"a_bits_per_weight", std::round(d.aBitsPerWeight[c] * 1000) / 1000},
+            {"b_bits_per_weight", std::round(d.bBitsPerWeight[c] * 1000) / 1000}};
+    }
+    if (d.acrossFormats) {
+        J absent = J::array();
+        for (const auto &row : d.absent)
+            absent.push_back({{"category", categoryName(row.category)},
+                              {"missing_from", std::string(1, row.missingFrom)},
+                              {"layers", row.layers},
+                              {"tensors", row.tensors},
+                              {"parameters", row.parameters}});
+        out["across_formats"] = {{"scales_folded", d.scalesFolded}, {"absent", absent}};
     }
     out["parameters"] = {{"a", d.aParameters},
                          {"b", d.bParameters},
@@ -539,9 +652,46 @@ std::vector<std::string> diffLeadSentences(const CheckpointDiff &d)
         if (d.shapeChanged) s += ", " + groupDigits(d.shapeChanged) + " with another shape";
         if (d.added) s += ", " + groupDigits(d.added) + " added";
         if (d.removed) s += ", " + groupDigits(d.removed) + " removed";
+        if (d.acrossFormats)
+            s += " (matched through llama.cpp's naming; " + groupDigits(d.scalesFolded) +
+                 " block-scale tensors folded into the GGUF blocks)";
         out.push_back(s + ".");
     }
+    if (d.acrossFormats) {
+        std::string s = "Bits per weight: ";
+        bool any = false;
+        for (std::size_t c = 0; c < kCategoryCount; ++c) {
+            if (!d.aBitsPerWeight[c] && !d.bBitsPerWeight[c]) continue;
+            std::string name(categoryName(static_cast<Category>(c)));
+            std::replace(name.begin(), name.end(), '_', ' ');
+            s += (any ? "; " : "") + name + " " + fixedPoint(d.aBitsPerWeight[c], 2) + " \u2192 " + fixedPoint(d.bBitsPerWeight[c], 2);
+            any = true;
+        }
+        if (any) out.push_back(s + ".");
+    }
+    for (const auto &row : d.absent)
+        out.push_back(absentSentence(row));
     return out;
+}
+
+std::string absentSentence(const CheckpointDiff::Absent &row)
+{
+    std::string name(categoryName(row.category));
+    std::replace(name.begin(), name.end(), '_', ' ');
+    std::vector<std::uint64_t> layers;
+    bool outside = false;
+    for (int l : row.layers)
+        if (l < 0)
+            outside = true;
+        else
+            layers.push_back(static_cast<std::uint64_t>(l));
+    std::string where;
+    if (!layers.empty())
+        where = (layers.size() == 1 ? "layer " : "layers ") + collapseNumbers(layers);
+    if (outside) where += std::string(where.empty() ? "" : " and ") + "outside the layers";
+    return "Absent in " + std::string(1, static_cast<char>(std::toupper(row.missingFrom))) + ": " + name + " of " + where +
+           " (" + groupDigits(row.tensors) + (row.tensors == 1 ? " tensor, " : " tensors, ") + shortCount(row.parameters) +
+           " parameters).";
 }
 
 std::string diffSummary(const CheckpointDiff &d)
@@ -652,19 +802,30 @@ std::string formatDiff(const CheckpointDiff &d)
         return (b > a ? "+" : "-") + groupDigits(b > a ? b - a : a - b);
     };
     std::snprintf(line, sizeof line, "  %-16s %19s %19s %18s   ", "category", "A", "B", "B - A");
-    o << line << padRight("bytes A → B", 28) << "format A → B\n";
+    o << line << padRight("bytes A → B", 28) << (d.acrossFormats ? padRight("bits/weight", 16) : std::string())
+      << "format A → B\n";
     for (std::size_t c = 0; c < kCategoryCount; ++c) {
         if (!d.aByCategory[c] && !d.bByCategory[c]) continue;
+        const std::string bits = d.acrossFormats ? padRight(fixedPoint(d.aBitsPerWeight[c], 2) + " → " +
+                                                                fixedPoint(d.bBitsPerWeight[c], 2), 16)
+                                                 : std::string();
         const std::string fa = d.aFormat[c].empty() ? "-" : d.aFormat[c], fb = d.bFormat[c].empty() ? "-" : d.bFormat[c];
         std::snprintf(line, sizeof line, "  %-16s %19s %19s %18s   ", std::string(categoryName(static_cast<Category>(c))).c_str(),
                       groupDigits(d.aByCategory[c]).c_str(), groupDigits(d.bByCategory[c]).c_str(),
                       delta(d.aByCategory[c], d.bByCategory[c]).c_str());
-        o << line << padRight(binaryBytes(d.aBytes[c]) + " → " + binaryBytes(d.bBytes[c]), 28)
+        o << line << padRight(binaryBytes(d.aBytes[c]) + " → " + binaryBytes(d.bBytes[c]), 28) << bits
           << (fa == fb ? fa : fa + " → " + fb) << "\n";
     }
     std::snprintf(line, sizeof line, "  %-16s %19s %19s %18s\n", "total", groupDigits(d.aParameters).c_str(),
                   groupDigits(d.bParameters).c_str(), delta(d.aParameters, d.bParameters).c_str());
     o << line;
+    if (d.acrossFormats) {
+        o << "\nAcross formats  tensors matched through llama.cpp's naming (experts stacked, kv_b_proj split); "
+          << groupDigits(d.scalesFolded) << " block-scale tensors folded into the GGUF blocks\n";
+        if (d.absent.empty()) o << "  nothing absent: every part of each side is in the other\n";
+        for (const auto &row : d.absent)
+            o << "  " << absentSentence(row) << "\n";
+    }
     if (d.aFull != d.bFull) {
         auto list = [](const std::vector<int> &v) {
             std::string s;

@@ -65,6 +65,23 @@ struct CheckpointDiff
     std::uint64_t aCacheBytesPerToken = 0, bCacheBytesPerToken = 0;
     bool biasesCompared = false;
     std::vector<BiasComparison> biases;
+    // Safetensors against GGUF (a checkpoint and a quantised copy of it): tensors are matched through the
+    // converter's naming (gguf_names.h), the experts stacked and kv_b split; block scales are folded into
+    // the GGUF blocks (counted apart, never "removed"); config keys compared only where both sides have one.
+    bool acrossFormats = false;
+    std::uint64_t scalesFolded = 0; // the safetensors side's scale tensors
+    // Bits per weight by category, each side's (0: none); and what one side holds that the other lacks, by
+    // category and layer ("mtp: layer 61 (28 tensors)"), with the side that lacks it.
+    std::array<double, kCategoryCount> aBitsPerWeight{}, bBitsPerWeight{};
+    struct Absent
+    {
+        Category category = Category::Other;
+        char missingFrom = 'b'; // 'a' or 'b'
+        std::vector<int> layers; // -1: outside the layers
+        std::uint64_t tensors = 0;
+        std::uint64_t parameters = 0;
+    };
+    std::vector<Absent> absent;
 
     bool tensorsIdentical() const { return added == 0 && removed == 0 && dtypeChanged == 0 && shapeChanged == 0; }
     bool parametersAgree() const { return aParameters == bParameters; }
@@ -82,7 +99,8 @@ CheckpointDiff diffCheckpoints(const LoadedCheckpoint &a, const LoadedCheckpoint
 bool precisionLost(std::string_view before, std::string_view after);
 
 // The router biases of two audits, tensor by tensor: same bytes or not, dtypes, BF16 level counts.
-std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b);
+// byLayer: pair them by layer (a safetensors checkpoint against a GGUF copy, whose names differ).
+std::vector<BiasComparison> compareBiases(const BiasAudit &a, const BiasAudit &b, bool byLayer = false);
 
 // config.json's changes key by key: nested objects compared key by key, their keys as paths
 // ("quantization_config.quant_method"), an object only one side has key by key too; arrays and scalars
@@ -98,6 +116,9 @@ std::vector<ConfigChange> configChangesByPath(const CheckpointDiff &diff);
 // when only the packing changed ("Stored size 703.72 GiB → 415.19 GiB (−41.0 %) for the same
 // 753.86 B parameters"), formats by category, config, indexers, cache per token.
 std::vector<std::string> diffLeadSentences(const CheckpointDiff &diff);
+
+// "Absent in B: mtp of layer 61 (24 tensors, 11.52 B parameters)."
+std::string absentSentence(const CheckpointDiff::Absent &row);
 
 // The ckpt-atlas.diff/1 JSON.
 nlohmann::ordered_json diffJson(const CheckpointDiff &diff);

@@ -2,6 +2,7 @@
 
 #include "capacity_plan.h"
 #include "deployment_search.h"
+#include "llama_plan.h"
 #include "c_locale.h"
 #include "command_support.h"
 #include "errors.h"
@@ -43,6 +44,10 @@ const char *kUsage =
     "  --mem-fraction F          the share of GPU memory the engine takes (default: vLLM 0.9, SGLang's heuristic)\n"
     "  --reserve BYTES           set aside for activations, CUDA graphs and buffers (default 0)\n"
     "  --engine vllm|sglang      whose placement, pipeline split and memory fraction (default vllm)\n"
+    "  --engine llama.cpp        a GGUF on one GPU: how many blocks to offload (-ngl) and whose routed experts\n"
+    "                            stay in host memory (--n-cpu-moe), the cache by -c and -ctk/-ctv; with\n"
+    "                            --host-memory BYTES, whether the host holds the rest; --ngl N and\n"
+    "                            --n-cpu-moe N fix either; --parallel N sequences; --reserve (default 1 GiB)\n"
     "  --json                    print the ckpt-atlas.plan/1 JSON (with its explain object)\n"
     "  --explain                 print the working behind weight_bytes, max_cached_tokens and sequences\n"
     "  --context N               tokens per sequence (default: max_position_embeddings)\n"
@@ -70,6 +75,9 @@ struct PlanArgs
     std::vector<const GpuPreset *> searchGpus; // every --gpu (search)
     std::uint64_t sequences = 1;
     int maxGpus = 64;
+    bool llama = false; // --engine llama.cpp
+    LlamaPlanOptions llamaPlan;
+    bool reserveGiven = false;
 };
 
 int intOption(const std::string &option, const std::string &v, int max)
@@ -143,15 +151,29 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
                 throw AtlasError(ErrorKind::Usage, "--mem-fraction takes a number in (0, 1], not '" + v + "'");
             o.plan.memFraction = f;
         } else if (a == "--reserve") {
-            o.plan.reserve = parseCount(a, value(), std::uint64_t(1) << 50);
+            const std::string v = value();
+            o.plan.reserve = v == "0" ? 0 : parseCount(a, v, std::uint64_t(1) << 50);
+            o.reserveGiven = true;
         } else if (a == "--engine") {
             const std::string v = value();
             if (v == "vllm")
                 o.plan.engine = PlanEngine::Vllm;
             else if (v == "sglang")
                 o.plan.engine = PlanEngine::Sglang;
+            else if (v == "llama.cpp" || v == "llama-cpp" || v == "llamacpp")
+                o.llama = true;
             else
-                throw AtlasError(ErrorKind::Usage, "--engine takes vllm or sglang, not '" + v + "'");
+                throw AtlasError(ErrorKind::Usage, "--engine takes vllm, sglang or llama.cpp, not '" + v + "'");
+        } else if (a == "--host-memory") {
+            o.llamaPlan.hostMemory = parseCount(a, value(), std::uint64_t(1) << 50);
+        } else if (a == "--ngl" || a == "-ngl" || a == "--n-gpu-layers") {
+            const std::string v = value();
+            o.llamaPlan.ngl = v == "0" ? 0 : intOption(a, v, 1 << 20);
+        } else if (a == "--n-cpu-moe" || a == "-ncmoe") {
+            const std::string v = value();
+            o.llamaPlan.nCpuMoe = v == "0" ? 0 : intOption(a, v, 1 << 20);
+        } else if (a == "--parallel" || a == "-np") {
+            o.llamaPlan.parallel = intOption(a, value(), 1 << 16);
         } else if (a.starts_with("--")) {
             throw AtlasError(ErrorKind::Usage, "unknown option " + a);
         } else if (o.source.empty()) {
@@ -163,6 +185,13 @@ PlanArgs parsePlanArgs(const std::vector<std::string> &args)
     if (o.mtpBoth && !o.search) throw AtlasError(ErrorKind::Usage, "--mtp both needs --search (a plan loads the MTP layers or not)");
     if (o.search && o.plan.gpuMemory && o.plan.gpuName.empty())
         throw AtlasError(ErrorKind::Usage, "--search takes GPUs by name (--gpu NAME, repeated), not --gpu-memory");
+    if (o.llama && !o.help) {
+        if (o.search) throw AtlasError(ErrorKind::Usage, "--engine llama.cpp plans one GPU; --search is for vllm and sglang");
+        if (o.gpusGiven && o.plan.gpus != 1)
+            throw AtlasError(ErrorKind::Usage, "--engine llama.cpp plans one GPU (a split over several, -ts, is not modelled)");
+        if (o.plan.gpuMemory == 0) throw AtlasError(ErrorKind::Usage, "plan needs the GPU: --gpu NAME or --gpu-memory BYTES");
+        return o;
+    }
     if (!o.help && !o.search && !o.gpusGiven) throw AtlasError(ErrorKind::Usage, "plan needs --gpus N (or --search)");
     if (!o.help && !o.search && o.plan.gpuMemory == 0)
         throw AtlasError(ErrorKind::Usage, "plan needs the GPU: --gpu NAME or --gpu-memory BYTES");
@@ -377,6 +406,59 @@ int runPlan(const std::vector<std::string> &args)
         // The engine decides the cache unless a cache flag says otherwise (the budget is arithmetic on what
         // was read: made again with the engine's options).
         const LoadedCheckpoint &data = *result.layout;
+        if (o.llama) {
+            if (data.checkpoint.format != CheckpointFormat::Gguf)
+                throw AtlasError(ErrorKind::Usage, "--engine llama.cpp plans a GGUF source (this one is safetensors; "
+                                                   "open the GGUF copy, e.g. --gguf Q4_K_M)");
+            LlamaPlanOptions lo = o.llamaPlan;
+            lo.gpuMemory = o.plan.gpuMemory;
+            lo.gpuName = o.plan.gpuName;
+            lo.context = o.cache.contextTokens.value_or(0);
+            if (o.reserveGiven) lo.reserve = o.plan.reserve;
+            const LlamaPlan lp = planLlamaCpp(data, lo, o.cache);
+            if (o.json) {
+                nlohmann::ordered_json j;
+                j["schema"] = "ckpt-atlas.plan-llama/1";
+                j["model"] = {{"type", data.checkpoint.config.modelType}, {"source", data.checkpoint.source.location}};
+                j["engine"] = "llama.cpp";
+                j["gpu"] = lo.gpuName.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(lo.gpuName);
+                j["gpu_memory_bytes"] = lo.gpuMemory;
+                j["host_memory_bytes"] = lo.hostMemory ? nlohmann::ordered_json(lo.hostMemory) : nlohmann::ordered_json();
+                j["context_tokens"] = lp.options.context;
+                j["parallel"] = lo.parallel;
+                j["blocks"] = lp.blocks;
+                j["ngl"] = lp.ngl;
+                j["n_cpu_moe"] = lp.nCpuMoe;
+                j["output_on_gpu"] = lp.outputOnGpu;
+                j["flags"] = lp.flags;
+                j["override_tensor"] = lp.overrideTensor;
+                j["gpu"] = {{"weights", lp.gpuWeights}, {"experts", lp.gpuExperts}, {"cache", lp.gpuCache},
+                            {"reserve", lo.reserve}, {"total", lp.gpuTotal}};
+                j["host"] = {{"weights", lp.hostWeights}, {"experts", lp.hostExperts}, {"cache", lp.hostCache}, {"total", lp.hostTotal}};
+                j["skipped_bytes"] = lp.skippedBytes;
+                j["fits_gpu"] = lp.fitsGpu;
+                j["fits_host"] = lp.fitsHost ? nlohmann::ordered_json(*lp.fitsHost) : nlohmann::ordered_json();
+                j["fits"] = lp.fitsGpu && lp.fitsHost.value_or(true);
+                j["verdict"] = lp.verdict;
+                j["notes"] = lp.notes;
+                std::cout << jsonOutput(j) << "\n";
+            } else {
+                std::string s = lp.verdict + ".\n\n";
+                s += "Flags       " + lp.flags + "\n";
+                if (!lp.overrideTensor.empty()) s += "            or " + lp.overrideTensor + " for the experts\n";
+                s += "GPU         " + binaryBytes(lp.gpuTotal) + ": blocks " + std::to_string(std::max(lp.blocks + 1 - lp.ngl, 0)) +
+                     "\u2013" + std::to_string(lp.blocks - 1) + (lp.outputOnGpu ? " and the output layer" : "") +
+                     ", weights " + binaryBytes(lp.gpuWeights) + " + experts " + binaryBytes(lp.gpuExperts) + ", cache " +
+                     binaryBytes(lp.gpuCache) + ", reserve " + binaryBytes(lo.reserve) + "\n";
+                s += "Host        " + binaryBytes(lp.hostTotal) + ": weights " + binaryBytes(lp.hostWeights) + " + experts " +
+                     binaryBytes(lp.hostExperts) + ", cache " + binaryBytes(lp.hostCache) +
+                     (lo.hostMemory ? " of " + binaryBytes(lo.hostMemory) : std::string()) + "\n";
+                for (const auto &n : lp.notes)
+                    s += "Note        " + n + "\n";
+                printText(std::cout, s);
+            }
+            return lp.fitsGpu && lp.fitsHost.value_or(true) ? 0 : 1;
+        }
         if (o.search) {
             if (o.cacheGiven && data.cache.kvDtypeMisfit)
                 throw AtlasError(ErrorKind::Usage, "--kv-dtype: " + data.cache.reason);

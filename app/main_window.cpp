@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include "llama_plan.h"
+
 #include "anatomy_view.h"
 #include "bias_view.h"
 #include "budget_view.h"
@@ -112,6 +114,30 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         }
         m_fits.start([this, overview, options, data = m_current](const std::shared_ptr<JobThreads::Job> &job) {
             try {
+                if (data->checkpoint.format == CheckpointFormat::Gguf) {
+                    // A GGUF runs on llama.cpp: each GPU's offload, in its flags' words.
+                    QStringList lines;
+                    for (const GpuPreset *gpu : options.gpus) {
+                        if (!gpu) continue;
+                        LlamaPlanOptions lo;
+                        lo.gpuMemory = gpu->bytes;
+                        lo.gpuName = std::string(gpu->name);
+                        lo.context = options.context;
+                        CacheOptions co;
+                        if (options.context) co.contextTokens = options.context;
+                        const LlamaPlan p = planLlamaCpp(*data, lo, co);
+                        const QString name = QString::fromUtf8(gpu->name.data(), qsizetype(gpu->name.size())).toHtmlEscaped();
+                        lines << (p.fitsGpu ? tr("<b>%1</b>: <tt>%2</tt> · GPU %3, host memory %4")
+                                                  .arg(name, QString::fromStdString(p.flags).toHtmlEscaped(),
+                                                       QString::fromStdString(binaryBytes(p.gpuTotal)),
+                                                       QString::fromStdString(binaryBytes(p.hostTotal)))
+                                            : tr("<b>%1</b>: does not fit one (even <tt>%2</tt> needs %3)")
+                                                  .arg(name, QString::fromStdString(p.flags).toHtmlEscaped(),
+                                                       QString::fromStdString(binaryBytes(p.gpuTotal))));
+                    }
+                    m_fits.deliver(overview, job, [overview, lines, serial = options.serial] { overview->setLlamaFits(lines, serial); });
+                    return;
+                }
                 SearchOptions o = options;
                 o.cancel = &job->cancel; // a newer search (another context, other GPUs) stops this one
                 auto found = std::make_shared<DeploymentSearch>(searchDeployments(*data, o));

@@ -2,6 +2,7 @@
 // and runs @huggingface/hub's parseSafetensorsMetadata side by side on the same hosts.
 // Prints wall time, HTTP requests (as nginx logged them) and bytes for both.
 #include "checkpoint_reader.h"
+#include "gguf_layouts.h"
 #include "load_pipeline.h"
 #include "source_spec.h"
 #include "support/latency_proxy.h"
@@ -58,7 +59,9 @@ double median(std::vector<double> v)
 
 bool ensurePeer(const QString &peerDir)
 {
-    if (std::filesystem::exists(peerDir.toStdString() + "/node_modules/@huggingface/hub")) return true;
+    if (std::filesystem::exists(peerDir.toStdString() + "/node_modules/@huggingface/hub") &&
+        std::filesystem::exists(peerDir.toStdString() + "/node_modules/@huggingface/gguf"))
+        return true;
     QProcess npm;
     npm.setWorkingDirectory(peerDir);
     npm.start(QStringLiteral("npm"),
@@ -75,6 +78,11 @@ int main(int argc, char **argv)
     TestHub hub;
     const auto spec = atlas::synth::glm5Fp8();
     hub.addRepo("atlas/glm5", spec);
+    // GLM-5.2 as a 6-file UD-Q2_K_XL GGUF set: the first file holds 5 MB of metadata (the tokenizer).
+    const std::string ggufStem = "GLM-5.2-UD-Q2_K_XL";
+    hub.addRepoFiles("atlas/glm5-gguf", [&](const std::string &folder) {
+        atlas::synth::writeGguf(spec, atlas::synth::ggufUdQ2KXL(), folder, ggufStem);
+    });
     const int hubProxyPort = freeLoopbackPort();
     const int storageProxyPort = freeLoopbackPort();
     hub.setStorageRedirectPort(storageProxyPort);
@@ -170,6 +178,63 @@ int main(int argc, char **argv)
             row("@huggingface/hub", median(theirs), theirsTraffic);
             std::printf("speed-up at %d ms round trip: %.2fx (median of %d runs each)\n", rttMs,
                         median(theirs) / median(ours), rounds);
+        }
+    }
+    // The GGUF set, opened by --gguf, against @huggingface/gguf's ggufAllShards on the same files.
+    std::printf("\nGGUF: 6 files of GLM-5.2 UD-Q2_K_XL\n");
+    std::printf("%-22s %6s %10s %9s %12s %12s\n", "tool", "rtt", "wall ms", "requests", "req/file", "bytes");
+    for (const int rttMs : {0, 40}) {
+        hubProxy.setDelay(std::chrono::microseconds(rttMs * 500));
+        storageProxy.setDelay(std::chrono::microseconds(rttMs * 500));
+        std::vector<double> ours, theirs;
+        Traffic oursTraffic, theirsTraffic;
+        std::size_t ourTensors = 0;
+        for (int round = 0; round < rounds; ++round) {
+            const Traffic before = logged(hub);
+            const auto start = std::chrono::steady_clock::now();
+            atlas::LoadRequest request;
+            request.spec = atlas::parseSourceSpec("hf://atlas/glm5-gguf");
+            request.spec.ggufPattern = "UD-Q2_K_XL";
+            request.network.caBundle = hub.caFile();
+            request.network.useCache = false;
+            request.biases = false;
+            const atlas::LoadResult result = atlas::LoadPipeline(request).run();
+            ours.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+            const Traffic after = logged(hub);
+            oursTraffic = {after.requests - before.requests, after.bytes - before.bytes};
+            ourTensors = result.layout->checkpoint.tensorCount();
+            if (!peer) continue;
+            QProcess node;
+            auto env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("NODE_EXTRA_CA_CERTS"), QString::fromStdString(hub.caFile()));
+            node.setProcessEnvironment(env);
+            node.setWorkingDirectory(peerDir);
+            node.start(QStringLiteral("node"),
+                       {QStringLiteral("gguf.mjs"),
+                        QString::fromStdString(endpoint + "/atlas/glm5-gguf/resolve/main/" + ggufStem + "-00001-of-00006.gguf")});
+            if (!node.waitForFinished(600000) || node.exitCode() != 0) {
+                std::fprintf(stderr, "gguf peer failed: %s\n", node.readAllStandardError().constData());
+                return 1;
+            }
+            const auto out = QJsonDocument::fromJson(node.readAllStandardOutput().trimmed()).object();
+            theirs.push_back(out.value(QStringLiteral("ms")).toDouble());
+            const Traffic later = logged(hub);
+            theirsTraffic = {later.requests - after.requests, later.bytes - after.bytes};
+            if (std::size_t(out.value(QStringLiteral("tensors")).toInt()) != ourTensors) {
+                std::fprintf(stderr, "gguf peer read %d tensors, ckpt-atlas %zu\n", out.value(QStringLiteral("tensors")).toInt(),
+                             ourTensors);
+                return 1;
+            }
+        }
+        auto row = [&](const char *tool, double ms, const Traffic &t) {
+            std::printf("%-22s %4d ms %10.0f %9llu %12.3f %12llu\n", tool, rttMs, ms, static_cast<unsigned long long>(t.requests),
+                        double(t.requests) / 6.0, static_cast<unsigned long long>(t.bytes));
+        };
+        row("gguf-ckpt-atlas", median(ours), oursTraffic);
+        if (peer) {
+            row("@huggingface/gguf", median(theirs), theirsTraffic);
+            std::printf("gguf speed-up at %d ms round trip: %.2fx (median of %d runs each)\n", rttMs, median(theirs) / median(ours),
+                        rounds);
         }
     }
     return 0;

@@ -84,6 +84,12 @@ theirs=$(awk '$1 == "@huggingface/hub" && $2 == 40 { print $4; exit }' "$logs/re
 if [ -n "$theirs" ] && [ -n "$ours" ]; then r=$(awk -v a="$theirs" -v b="$ours" 'BEGIN { printf "%.1f", a / b }'); else r=""; fi
 row "remote open at 40 ms RTT" "${ours:-?} ms" "<= 550 ms" "hub.js ${theirs:-?} ms" "${r:-?}x" "$(verdict "$ours" '<=' 550)"
 row "remote requests per shard" "${req:-?}" "<= 2.04" "" "" "$(verdict "$req" '<=' 2.04)"
+gours=$(awk '$1 == "gguf-ckpt-atlas" && $2 == 40 { print $4; exit }' "$logs/remote.txt")
+gtheirs=$(awk '$1 == "@huggingface/gguf" && $2 == 40 { print $4; exit }' "$logs/remote.txt")
+greq=$(awk '$1 == "gguf-ckpt-atlas" && $2 == 40 { print $6; exit }' "$logs/remote.txt")
+gr=$(awk -v a="${gtheirs:-0}" -v b="${gours:-0}" 'BEGIN { if (b > 0 && a > 0) printf "%.2f", a / b }')
+row "remote GGUF open (6 files) at 40 ms RTT" "${gours:-?} ms" "faster than peer" "gguf.js ${gtheirs:-?} ms" "${gr:-?}x" "$(verdict "${gr:-0}" '>=' 1)"
+row "remote GGUF requests per file" "${greq:-?}" "<= 2.5" "" "" "$(verdict "$greq" '<=' 2.5)"
 
 # Cancel: the worst latency from the request to the stop, over the stages.
 cancel=$(sed -n 's/^worst cancel latency over the stages: \([0-9.]*\) ms.*/\1/p' "$logs/cancel.txt")

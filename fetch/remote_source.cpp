@@ -36,11 +36,31 @@ std::string readFirstLine(const std::string &path)
     return line;
 }
 
+// Every byte a URL would misread escaped, slashes too (a revision such as refs/pr/1 is one segment).
+std::string escapeAll(const std::string &text)
+{
+    char *e = curl_easy_escape(nullptr, text.c_str(), static_cast<int>(text.size()));
+    std::string out = e ? e : text;
+    curl_free(e);
+    return out;
+}
+
+// Each segment of a path escaped, its slashes kept: a GGUF set in a folder of its repository
+// ("UD-Q2_K_XL/GLM-5-UD-Q2_K_XL-00001-of-00006.gguf") is fetched as the Hub serves it.
 std::string escapePath(const std::string &file)
 {
-    char *e = curl_easy_escape(nullptr, file.c_str(), static_cast<int>(file.size()));
-    std::string out = e ? e : file;
-    curl_free(e);
+    std::string out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t slash = file.find('/', start);
+        const std::string part = file.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+        char *e = curl_easy_escape(nullptr, part.c_str(), static_cast<int>(part.size()));
+        out += e ? e : part;
+        curl_free(e);
+        if (slash == std::string::npos) break;
+        out += '/';
+        start = slash + 1;
+    }
     return out;
 }
 
@@ -277,7 +297,7 @@ void HubSource::resolve()
 {
     if (!m_commit.empty()) return;
     HttpRequest req;
-    req.url = m_endpoint + "/api/models/" + m_repo + "/revision/" + escapePath(m_revision);
+    req.url = m_endpoint + "/api/models/" + m_repo + "/revision/" + escapeAll(m_revision);
     req.maxBody = 64ull << 20;
     const auto r = perform({req}).front();
     if (!r.transportError.empty() || r.status != 200)

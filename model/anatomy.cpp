@@ -1,5 +1,7 @@
 #include "anatomy.h"
 
+#include "gguf_names.h"
+
 #include "c_locale.h"
 #include "roles.h"
 
@@ -34,6 +36,13 @@ std::string_view layerRest(std::string_view name)
     return placeOf(name).rest;
 }
 
+// The cache's element type in the words of whoever allocates it: "bf16", "fp8", llama.cpp's "f16" / "q8_0".
+std::string cacheTypeWords(const CacheBudget &c)
+{
+    return c.preset == CachePreset::LlamaCpp ? llamaCacheTypeName(c.llamaCacheTypeK) + " K, V a view of it"
+                                             : std::string(kvDtypeName(c.kvDtype));
+}
+
 class LayerTensors
 {
 public:
@@ -52,8 +61,18 @@ public:
 
     void add(const TensorInfo &t)
     {
-        const std::string_view rest = layerRest(t.name);
+        std::string_view rest = layerRest(t.name);
         if (m_prefix.empty()) m_prefix = t.name.substr(0, t.name.size() - rest.size());
+        // A GGUF tensor takes its safetensors original's module (gguf_names.h), so that the diagram reads
+        // a quantised copy as it reads the checkpoint: blk.3.attn_kv_a_mqa is self_attn.kv_a_proj_with_mqa,
+        // the stacked blk.3.ffn_gate_exps the fused mlp.experts.gate_proj, attn_k_b and attn_v_b kv_b_proj.
+        std::string original;
+        if (t.name.starts_with("blk."))
+            if (const auto st = safetensorsNameOf(t.name)) {
+                original = std::string(placeOf(*st).rest);
+                if (const auto star = original.find("experts.*."); star != std::string::npos) original.erase(star + 8, 2);
+                rest = original;
+            }
         auto dot = rest.rfind('.');
         // Parameters that are modules of their own: attention sinks, Mamba's A_log / D / dt_bias.
         for (std::string_view own :
@@ -162,6 +181,15 @@ public:
     std::optional<std::pair<std::uint64_t, std::uint64_t>> inOut(const Module *m) const
     {
         if (!m) return std::nullopt;
+        // GGUF's kv_b_proj, split per head (DeepseekV2Model.modify_tensors): attn_k_b [heads, kv_lora, nope] and
+        // attn_v_b [heads, v, kv_lora]; together kv_lora in, heads x (nope + v) out.
+        for (const TensorInfo *t : m->tensors)
+            if (t->shape.size() == 3 && t->name.ends_with(".attn_k_b.weight") && t->shape[1] > 0) {
+                std::uint64_t total = 0;
+                for (const TensorInfo *u : m->tensors)
+                    total += m_a.parametersOf(*u);
+                return std::pair{t->shape[1], total / t->shape[1]};
+            }
         for (const TensorInfo *t : m->tensors) {
             const std::uint64_t p = m_a.parametersOf(*t);
             if (!p || t->shape.size() < 2 || t->shape[0] == 0) continue;
@@ -301,7 +329,7 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     latent.cached = true;
     if (cache.available && cache.mla())
         latent.cacheNote = groupDigits(static_cast<std::uint64_t>(cache.kvBytesPerLayer)) + " B/token with k_pe (" +
-                           std::string(kvDtypeName(cache.kvDtype)) + ")";
+                           cacheTypeWords(cache) + ")";
     kv.boxes.push_back(latent);
     if (!q.boxes.empty()) latents.columns.push_back(std::move(q));
     latents.columns.push_back(std::move(kv));
@@ -364,7 +392,10 @@ void mlaStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
             keys.kind = BoxKind::Latent;
             keys.title = "index keys (cached)";
             keys.cached = true;
-            if (wkIo)
+            if (wkIo && data.cache.preset == CachePreset::LlamaCpp)
+                keys.detail = groupDigits(wkIo->second) + " " + llamaCacheTypeName(data.cache.llamaCacheTypeK) +
+                              " values per token (llama.cpp's indexer cache, the -ctk type)";
+            else if (wkIo)
                 keys.detail = groupDigits(wkIo->second) + " FP8 values + scale per " +
                               (pool > 1 ? groupDigits(pool) + " tokens, and a tail of " + groupDigits(2 * pool) +
                                               " BF16 keys per sequence"
@@ -582,7 +613,7 @@ void gqaStage(const LoadedCheckpoint &data, LayerTensors &lt, LayerAttention kin
     const CacheBudget &cache = data.cache;
     if (cache.available && cache.kvBytesPerLayer > 0 && ck.boxes.size() > 1)
         ck.boxes.back().cacheNote = groupDigits(static_cast<std::uint64_t>(cache.kvBytesPerLayer)) +
-                                    " B/token for K and V (" + std::string(kvDtypeName(cache.kvDtype)) + ")";
+                                    " B/token for K and V (" + cacheTypeWords(cache) + ")";
     stage.columns = {cq, ck, cv};
     // Inkling's learned relative-position bias instead of RoPE: wr_du from the hidden state, rel_logits_proj
     // over the distances the layer sees.

@@ -225,7 +225,7 @@ private slots:
                  std::string("vllm"));
         const Run bad = inspect({m_full.path(), QStringLiteral("--cache-preset"), QStringLiteral("sglang")});
         QCOMPARE(bad.exitCode, 2);
-        QVERIFY(bad.err.contains("article, vllm, vllm-mtp, atom or reference"));
+        QVERIFY(bad.err.contains("article, vllm, vllm-mtp, atom, reference or llama.cpp"));
         const Run noTensor =
             inspect({m_full.path(), QStringLiteral("--bias-tensor"), QStringLiteral("no.such")});
         QCOMPARE(noTensor.exitCode, 2);

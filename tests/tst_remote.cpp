@@ -2,6 +2,7 @@
 #include "bias_reader.h"
 #include "cache_budget.h"
 #include "checkpoint_reader.h"
+#include "gguf_layouts.h"
 #include "errors.h"
 #include "report.h"
 #include "source_spec.h"
@@ -73,6 +74,11 @@ private slots:
         m_hub.addRepo("gated/small", synth::smallLayout(), true);
         m_hub.addRepo("atlas/truncated", synth::smallLayout());
         m_hub.addRepo("atlas/missing-shard", synth::smallLayout());
+        // A GGUF repository as quantisers publish them: a split set in a folder, a single file beside it.
+        m_hub.addRepoFiles("atlas/glm5-gguf", [](const std::string &folder) {
+            synth::writeGguf(synth::glm5Fp8(), synth::ggufUdQ2KXL(), folder + "/UD-Q2_K_XL", "GLM-5.2-UD-Q2_K_XL");
+            synth::writeGguf(synth::smallLayout(), synth::ggufQ4KM(), folder, "small-Q4_K_M");
+        });
         // Damage two repos after their listings were written.
         const std::string t = m_hub.repoFolder("atlas/truncated") + "/model-00002-of-00003.safetensors";
         std::filesystem::resize_file(t, fileSize(t) - 1000);
@@ -159,6 +165,49 @@ private slots:
             read += all[i].bytes;
         }
         QCOMPARE(read, plan.bytes);
+    }
+
+    // A GGUF set read from the Hub by --gguf, a folder deep: the same checkpoint as the local files, through
+    // byte ranges only, and no more than two ranges per file (the first file's 5 MB of metadata included).
+    void ggufFromTheHub()
+    {
+        auto open = [&](const std::string &text, const std::string &pattern) {
+            Loaded l;
+            SourceSpec spec = parseSourceSpec(text);
+            spec.ggufPattern = pattern;
+            OpenedSource opened = openSource(spec, m_trusted, nullptr, l.receipts);
+            ReadOptions ro;
+            ro.gguf = {spec.ggufFile, spec.ggufPattern};
+            l.checkpoint = readCheckpoint(*opened.source, ro);
+            return l;
+        };
+        const Loaded remote = open("hf://atlas/glm5-gguf", "UD-Q2_K_XL");
+        QCOMPARE(remote.checkpoint.format, CheckpointFormat::Gguf);
+        QCOMPARE(remote.checkpoint.shards.size(), std::size_t(6));
+        LocalDirectorySource local(m_hub.repoFolder("atlas/glm5-gguf"));
+        ReadOptions lo;
+        lo.gguf.pattern = "UD-Q2_K_XL";
+        QVERIFY(reportOf(remote.checkpoint) == reportOf(readCheckpoint(local, lo)));
+        std::map<std::string, int> ranges;
+        for (const auto &r : remote.receipts->all())
+            if (r.rangeOffset && r.status == 206) ++ranges[r.url.substr(r.url.rfind('/') + 1)];
+        QCOMPARE(ranges.size(), std::size_t(6));
+        for (const auto &[file, n] : ranges)
+            QVERIFY2(n <= 2, (file + ": " + std::to_string(n)).c_str());
+        // Without a pattern the repository's two sets are named, and the choice asked for.
+        const AtlasError both = [&] {
+            try {
+                open("hf://atlas/glm5-gguf", "");
+            } catch (const AtlasError &e) {
+                return e;
+            }
+            return AtlasError(ErrorKind::Usage, "no error");
+        }();
+        QVERIFY2(std::string(both.what()).find("holds 2 GGUF sets") != std::string::npos, both.what());
+        // The https URL of one file: its folder is the source.
+        const Loaded one = open(m_hub.storageUrl("atlas/glm5-gguf") + "small-Q4_K_M.gguf", "");
+        QCOMPARE(one.checkpoint.shards.size(), std::size_t(1));
+        QCOMPARE(one.checkpoint.format, CheckpointFormat::Gguf);
     }
 
     void plainHttpsDirectory()

@@ -124,8 +124,8 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->addWidget(m_arch);
 
     v->addWidget(makeHeading(tr("Quantization layout"), page));
-    m_quant = makeTable({tr("Category"), tr("Format"), tr("Stored as"), tr("Parameters"), tr("Scale tensors"),
-                         tr("Scale bytes")},
+    m_quant = makeTable({tr("Category"), tr("Format"), tr("Stored as"), tr("Parameters"), tr("Bits/weight"),
+                         tr("Scale tensors"), tr("Scale bytes")},
                         page);
     // The names and counts keep their width; the two format columns share the rest and wrap, so a narrow
     // window never scrolls the table sideways. Its height is its rows' (the page scrolls, not the table).
@@ -224,6 +224,19 @@ void OverviewView::setFits(const DeploymentSearch &search)
     }
     rows << tr("<span style='color:gray'>vLLM's placement and its own cache for each GPU; the Plan view searches "
                "other engines, contexts and sequence counts.</span>");
+    m_fits->setText(rows.join(QStringLiteral("<br>")));
+    emit fitsShown();
+}
+
+void OverviewView::setLlamaFits(const QStringList &lines, std::uint64_t serial)
+{
+    if (!m_data || !m_fitsPending || serial != m_fitsSerial) return;
+    m_fitsPending = false;
+    m_search.reset();
+    QStringList rows = lines;
+    rows << tr("<span style='color:gray'>llama.cpp on one GPU: every block offloaded (-ngl) with the routed experts of "
+               "the first blocks kept in host memory (--n-cpu-moe), its f16 K cache at this context, 1 GiB set aside; "
+               "ckpt-atlas plan --engine llama.cpp tells more.</span>");
     m_fits->setText(rows.join(QStringLiteral("<br>")));
     emit fitsShown();
 }
@@ -416,7 +429,10 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     QStringList arch;
     for (const auto &x : c.config.architectures)
         arch << qs(x);
-    row(tr("Architectures"), arch.isEmpty() ? tr("(not in config.json)") : arch.join(QStringLiteral(", ")));
+    if (c.format == CheckpointFormat::Gguf)
+        row(tr("Format"), tr("GGUF, llama.cpp architecture %1 (its metadata read as config.json's keys)").arg(qs(c.ggufArchitecture)));
+    else
+        row(tr("Architectures"), arch.isEmpty() ? tr("(not in config.json)") : arch.join(QStringLiteral(", ")));
     const ModelConfig &cfg = c.config;
     if (!cfg.topkMethod.empty() || !cfg.scoringFunc.empty() || !cfg.moeRouterDtype.empty())
         row(tr("Router"),
@@ -470,7 +486,11 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         tr("%1 quantization scale tensors among them").arg(groupDigitsQ(b.quantScales.tensors)) +
             (unassigned ? tr("; %1 of no known role, e.g. %2").arg(groupDigitsQ(unassigned), qs(b.otherTensors.front()))
                         : tr("; every tensor has a role")));
-    set(3, QString::number(c.shards.size()), tr("headers: %1 bytes").arg(groupDigitsQ(c.headerBytes())));
+    set(3,
+        c.format == CheckpointFormat::Gguf
+            ? (c.shards.size() == 1 ? tr("1 GGUF file") : tr("%1 GGUF files").arg(c.shards.size()))
+            : QString::number(c.shards.size()),
+        tr("headers: %1 bytes").arg(groupDigitsQ(c.headerBytes())));
     set(4, binaryBytesQ(c.tensorBytes()), groupDigitsQ(c.tensorBytes()) + tr(" bytes"));
     const int missing = int(a.layersWithoutTensors.size());
     // The layer mix from the layer model: "36 Gated DeltaNet + 12 full attention", what a new MoE is opened for.
@@ -536,8 +556,13 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         m_quant->setItem(r, 1, new QTableWidgetItem(qs(q.format)));
         m_quant->setItem(r, 2, new QTableWidgetItem(parts.join(QStringLiteral(" · "))));
         m_quant->setItem(r, 3, params);
-        m_quant->setItem(r, 4, scales);
-        m_quant->setItem(r, 5, scaleBytes);
+        // Stored bits per logical parameter, scales included (Q4_K 4.50, FP8 with 128x128 scales 8.00).
+        auto *bits = new QTableWidgetItem(q.bitsPerWeight() > 0 ? QString::number(q.bitsPerWeight(), 'f', 2) : QStringLiteral("—"));
+        bits->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        bits->setToolTip(tr("stored bits per parameter: 8 × bytes (scales included) / parameters"));
+        m_quant->setItem(r, 4, bits);
+        m_quant->setItem(r, 5, scales);
+        m_quant->setItem(r, 6, scaleBytes);
     }
     m_quant->resizeRowsToContents();
     fitQuantHeight();

@@ -44,6 +44,8 @@ public:
     void setTickedGpus(const QStringList &names);
     QStringList tickedGpus() const;
     void setFits(const DeploymentSearch &search);
+    // A GGUF's lines: llama.cpp's offload on each ticked GPU (planLlamaCpp), already worded; `serial` the request's.
+    void setLlamaFits(const QStringList &lines, std::uint64_t serial);
     void fitsFailed(const QString &why, std::uint64_t serial = 0); // serial 0: whatever was asked
     bool fitsPending() const { return m_fitsPending; }
     QString fitsText() const; // the lines as shown, plain

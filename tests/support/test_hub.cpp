@@ -117,6 +117,26 @@ std::string TestHub::addRepo(const std::string &repo, const atlas::synth::Layout
     return r.commit;
 }
 
+std::string TestHub::addRepoFiles(const std::string &repo, const std::function<void(const std::string &folder)> &write)
+{
+    Repo r;
+    r.commit = commitFor(repo);
+    m_repos[repo] = r;
+    const std::string folder = repoFolder(repo);
+    std::filesystem::create_directories(folder);
+    write(folder);
+    nlohmann::json api;
+    api["id"] = repo;
+    api["sha"] = r.commit;
+    api["siblings"] = nlohmann::json::array();
+    for (const auto &e : std::filesystem::recursive_directory_iterator(folder))
+        if (e.is_regular_file())
+            api["siblings"].push_back({{"rfilename", std::filesystem::relative(e.path(), folder).string()}});
+    std::filesystem::create_directories(root() + "/hub/" + repo);
+    std::ofstream(root() + "/hub/" + repo + "/revision.json") << api.dump();
+    return r.commit;
+}
+
 std::string TestHub::addRevision(const std::string &repo, const std::string &revision,
                                  const atlas::synth::LayoutSpec &spec)
 {

@@ -8,6 +8,7 @@
 #include <QString>
 #include <QTemporaryDir>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,6 +22,9 @@ public:
     // Writes a layout as ORG/NAME at a commit; a gated repo answers 401 without the token.
     // Call before start(). Returns the commit.
     std::string addRepo(const std::string &repo, const atlas::synth::LayoutSpec &spec, bool gated = false);
+    // A repo of whatever files `write` puts in its folder (a GGUF repository: sets in subfolders, listed with
+    // their paths as the Hub lists them). Call before start(). Returns the commit.
+    std::string addRepoFiles(const std::string &repo, const std::function<void(const std::string &folder)> &write);
     // Another revision of a repo added before: a branch or tag name that resolves to a commit of its own,
     // with this layout. Call before start(). Returns the commit.
     std::string addRevision(const std::string &repo, const std::string &revision, const atlas::synth::LayoutSpec &spec);

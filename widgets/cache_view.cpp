@@ -36,15 +36,19 @@ CacheView::CacheView(QWidget *parent)
     m_kv->addItem(tr("BF16 latent"), int(KvDtype::BF16));
     m_kv->addItem(tr("FP8 latent"), int(KvDtype::FP8));
     m_kv->addItem(tr("FlashMLA fp8_ds_mla (FP8 + scales + BF16 rope)"), int(KvDtype::FP8_DS_MLA));
+    m_llamaType = new QComboBox(this);
+    for (const char *t : {"f16", "q8_0", "q4_0", "bf16", "f32", "q4_1", "iq4_nl", "q5_0", "q5_1"})
+        m_llamaType->addItem(QString::fromLatin1(t), int(*llamaCacheTypeFromName(t)));
+    m_llamaType->setToolTip(tr("llama.cpp's --cache-type-k (-ctk) and -ctv: an MLA layer keeps K only, V a view of it"));
     m_entry->addItem(tr("as the preset allocates"), 0);
     m_state->addItem(tr("FP32 recurrent and compressor states (as vLLM keeps them)"), int(StateDtype::FP32));
     m_state->addItem(tr("BF16 states (half)"), int(StateDtype::BF16));
     for (CachePreset p : {CachePreset::Article, CachePreset::Vllm, CachePreset::VllmMtp, CachePreset::Atom,
-                          CachePreset::Reference}) {
+                          CachePreset::Reference, CachePreset::LlamaCpp}) {
         const auto d = cachePresetDescription(p);
         m_preset->addItem(QString::fromUtf8(d.data(), qsizetype(d.size())), int(p));
     }
-    for (QComboBox *c : {m_kv, m_preset, m_entry, m_state})
+    for (QComboBox *c : {m_kv, m_llamaType, m_preset, m_entry, m_state})
         letComboShrink(c, 24);
     m_breakdown->setWordWrap(true);
     m_breakdown->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -63,6 +67,8 @@ CacheView::CacheView(QWidget *parent)
     form->addRow(tr("Context"), ctxRow);
     form->addRow(tr("Engine preset"), m_preset);
     form->addRow(tr("KV cache layout"), m_kv);
+    form->addRow(tr("llama.cpp cache type"), m_llamaType);
+    m_form = form;
     form->addRow(tr("Index-key entry"), m_entry);
     form->addRow(tr("Per-sequence state"), m_state);
     v->addLayout(form);
@@ -97,8 +103,21 @@ CacheView::CacheView(QWidget *parent)
     });
     connect(m_kv, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
     connect(m_entry, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
-    connect(m_preset, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+    connect(m_preset, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        showPresetRows();
+        recompute();
+    });
+    connect(m_llamaType, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+    showPresetRows();
     connect(m_state, qOverload<int>(&QComboBox::currentIndexChanged), this, &CacheView::recompute);
+}
+
+// llama.cpp's cache types in place of the KV layouts of vLLM, SGLang and the references.
+void CacheView::showPresetRows()
+{
+    const bool llama = static_cast<CachePreset>(m_preset->currentData().toInt()) == CachePreset::LlamaCpp;
+    m_form->setRowVisible(m_kv, !llama);
+    m_form->setRowVisible(m_llamaType, llama);
 }
 
 void CacheView::setStops(int maximum)
@@ -146,6 +165,16 @@ void CacheView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     setNotApplicable(!c.available && !c.overflow && !c.kvDtypeMisfit
                          ? tr("No cache can be sized for this model: %1.").arg(qs(c.reason))
                          : QString());
+    {
+        // A GGUF runs on llama.cpp: its preset (the budget's) unless the user picks another; a safetensors
+        // checkpoint leaves llama.cpp's for the default.
+        const QSignalBlocker blockPreset(m_preset);
+        const bool gguf = m_data->checkpoint.format == CheckpointFormat::Gguf;
+        const auto current = static_cast<CachePreset>(m_preset->currentData().toInt());
+        if (gguf && current == CachePreset::Article) m_preset->setCurrentIndex(m_preset->findData(int(CachePreset::LlamaCpp)));
+        if (!gguf && current == CachePreset::LlamaCpp) m_preset->setCurrentIndex(m_preset->findData(int(CachePreset::Article)));
+        showPresetRows();
+    }
     {
         QSignalBlocker blockKv(m_kv), blockEntry(m_entry);
         // The presets described for what this checkpoint caches (no index-key talk without index keys).
@@ -248,6 +277,7 @@ void CacheView::recompute()
     if (const int e = m_entry->currentData().toInt()) opt.indexEntryBytes = e;
     opt.contextTokens = std::uint64_t(m_context->value());
     opt.stateDtype = static_cast<StateDtype>(m_state->currentData().toInt());
+    opt.llamaCacheTypeK = opt.llamaCacheTypeV = static_cast<Dtype>(m_llamaType->currentData().toInt());
     m_budget = computeCacheBudget(m_data->checkpoint, m_data->analysis, opt);
     const CacheBudget &c = m_budget;
     emit budgetChanged(c);

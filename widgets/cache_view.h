@@ -5,6 +5,7 @@
 #include "explain.h"
 
 class QComboBox;
+class QFormLayout;
 class QSpinBox;
 class QSlider;
 class QTimer;
@@ -59,6 +60,9 @@ private:
     int stopAtOrBelow(int tokens) const;
     void setStops(int maximum);
     QComboBox *m_kv;
+    QComboBox *m_llamaType; // llama.cpp's -ctk / -ctv, for its preset (in place of the KV layout)
+    QFormLayout *m_form = nullptr;
+    void showPresetRows();
     QComboBox *m_preset;
     QComboBox *m_entry;
     QComboBox *m_state;

@@ -209,11 +209,12 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
             n.parameters = a.parametersOf(*n.tensor); // logical elements of packed weights; scales 0
             n.dtypes = qs(std::string(dtypeName(n.tensor->dtype)));
             // Scales do not count among the formats of what is above them.
-            if (!isQuantScale(n.tensor->name, n.tensor->dtype)) n.dtypeMask = 1u << static_cast<unsigned>(n.tensor->dtype);
+            if (!isQuantScale(n.tensor->name, n.tensor->dtype)) n.dtypeMask = std::uint64_t(1) << static_cast<unsigned>(n.tensor->dtype);
         } else {
             QStringList names; // "BF16 + F8_E4M3": every format below, in dtype order
-            for (unsigned d = 0; d < 32; ++d)
-                if (n.dtypeMask & (1u << d)) names << qs(std::string(dtypeName(static_cast<atlas::Dtype>(d))));
+            static_assert(kDtypeCount <= 64);
+            for (unsigned d = 0; d < kDtypeCount; ++d)
+                if (n.dtypeMask & (std::uint64_t(1) << d)) names << qs(std::string(dtypeName(static_cast<atlas::Dtype>(d))));
             n.dtypes = names.join(QStringLiteral(" + "));
         }
         if (n.parent < 0) continue;

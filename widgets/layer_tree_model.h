@@ -35,7 +35,7 @@ public:
         std::uint64_t parameters = 0;
         std::uint64_t bytes = 0;
         QString dtypes; // "F8_E4M3", or what is below it, by dtype order: "BF16 + F8_E4M3" (scales apart)
-        std::uint32_t dtypeMask = 0; // bit d: a weight (not a scale) of Dtype d below
+        std::uint64_t dtypeMask = 0; // bit d: a weight (not a scale) of Dtype d below (kDtypeCount <= 64)
         QString note;   // layer: "moe · indexer full"
     };
     // The rows of one checkpoint, built once and never changed: node 0 is the invisible root, and

@@ -119,6 +119,14 @@ PlanView::PlanView(QWidget *parent)
     // squeezing the controls.
     auto *v = makeScrollingPage(this);
     v->addWidget(makeHeading(tr("Capacity plan: GPUs, parallelism and cache room"), this));
+    m_ggufNote = new QLabel(tr("A GGUF copy: vLLM and SGLang serve safetensors checkpoints, so these plans count this "
+                               "copy's bytes as if they loaded it. llama.cpp on one GPU (-ngl, --n-cpu-moe): the "
+                               "Overview's Fits on, or <tt>ckpt-atlas plan --engine llama.cpp</tt>."),
+                            this);
+    m_ggufNote->setWordWrap(true);
+    m_ggufNote->setProperty("role", QStringLiteral("note"));
+    m_ggufNote->setVisible(false);
+    v->addWidget(m_ggufNote);
     v->addWidget(m_verdict);
     // Four pairs to a row on a wide window, fewer on a narrow one.
     auto *grid = new ReflowGrid(4, this);
@@ -181,6 +189,7 @@ void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::
 {
     m_data = std::move(data);
     m_cache = m_data->cache;
+    m_ggufNote->setVisible(m_data->checkpoint.format == CheckpointFormat::Gguf);
     // Only a checkpoint with MTP layers has them to load.
     const bool hasMtp = m_data->analysis.layerCount > m_data->analysis.mainLayers;
     m_mtp->setVisible(hasMtp);

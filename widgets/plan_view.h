@@ -85,6 +85,7 @@ private:
     QDoubleSpinBox *m_fraction, *m_reserve;
     QCheckBox *m_mtp;
     QLabel *m_verdict;
+    QLabel *m_ggufNote = nullptr; // a GGUF copy: these engines serve the safetensors checkpoint
     QLabel *m_details;
     ChartWidget *m_chart;
     ChartWidget *m_pareto;

@@ -17,7 +17,9 @@
 #include "indexshare_view.h"
 #include "layer_tree_model.h"
 #include "layers_view.h"
+#include "gguf_layouts.h"
 #include "layout_arithmetic.h"
+#include "llama_plan.h"
 #include "load_pipeline.h"
 #include "main_window.h"
 #include "open_dialog.h"
@@ -622,6 +624,70 @@ private slots:
             QVERIFY2(!seen.contains(m), qPrintable(a->text()));
             seen.insert(m);
         }
+    }
+
+    // A GGUF copy in the window: the Overview counts its files and bits per weight and answers Fits on with
+    // llama.cpp's offload, Layers finds its tensors by llama.cpp's names and sums their ggml types, the Cache
+    // view counts llama.cpp's cache, the Anatomy places every tensor.
+    void windowOnGguf()
+    {
+        QTemporaryDir dir;
+        const synth::LayoutSpec spec = synth::deepseekV3();
+        synth::writeGguf(spec, synth::ggufQ4KM(), dir.path().toStdString(), "DeepSeek-V3-Q4_K_M");
+        MainWindow window(false);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(openAndWait(window, dir.path()));
+        QVERIFY(window.errorText().isEmpty());
+        const LoadedCheckpoint &data = *window.current();
+        auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
+        QCOMPARE(overview->cardValue(QStringLiteral("Shards")), QStringLiteral("1 GGUF file"));
+        const auto want = expected::budget(spec);
+        QCOMPARE(overview->cardValue(QStringLiteral("Parameters")), QString::fromStdString(paramCount(want.total - want.mtp)));
+        QTableWidget *quant = overview->quantTable();
+        QCOMPARE(quant->horizontalHeaderItem(4)->text(), QStringLiteral("Bits/weight"));
+        for (int r = 0; r < quant->rowCount(); ++r) {
+            const QuantRow &row = data.analysis.quantLayout[std::size_t(r)];
+            QCOMPARE(quant->item(r, 4)->text(), QString::number(row.bitsPerWeight(), 'f', 2));
+        }
+        // Fits on: llama.cpp's offload on each ticked GPU, as planLlamaCpp words it.
+        overview->setTickedGpus({QStringLiteral("H200"), QStringLiteral("H100")});
+        QTRY_VERIFY_WITH_TIMEOUT(!overview->fitsPending(), 120000);
+        for (const char *gpu : {"H200", "H100"}) {
+            LlamaPlanOptions lo;
+            lo.gpuMemory = gpuPresetNamed(gpu)->bytes;
+            lo.context = data.cache.contextTokens;
+            CacheOptions co;
+            co.contextTokens = data.cache.contextTokens;
+            const LlamaPlan p = planLlamaCpp(data, lo, co);
+            QVERIFY2(overview->fitsText().contains(QString::fromStdString(p.flags)), qPrintable(overview->fitsText()));
+        }
+        QVERIFY(overview->fitsText().contains(QLatin1String("llama.cpp on one GPU")));
+        // Layers: llama.cpp's names, the biases of the MoE blocks, a block's ggml types summed.
+        auto *layers = qobject_cast<LayersView *>(window.view(QStringLiteral("layers")));
+        layers->setFilterText(QStringLiteral("exp_probs_b"));
+        QCOMPARE(layers->matchCount(), qint64(spec.layers - spec.firstDense));
+        layers->setFilterText(QString());
+        const QString dtypes = layers->proxy()->index(1, 1).data().toString(); // layer 0
+        QVERIFY2(dtypes.contains(QLatin1String("Q4_K")) && dtypes.contains(QLatin1String("F32")) &&
+                     !dtypes.contains(QLatin1String("BOOL")),
+                 qPrintable(dtypes));
+        // The Cache view: llama.cpp's preset, its q8_0 type a choice.
+        auto *cache = qobject_cast<CacheView *>(window.view(QStringLiteral("cache")));
+        QVERIFY2(cache->breakdownText().contains(QLatin1String("llama.cpp")), qPrintable(cache->breakdownText()));
+        QCOMPARE(cache->budget().preset, CachePreset::LlamaCpp);
+        QCOMPARE(cache->budget().bytesPerToken, std::uint64_t(spec.layers) * 2 * std::uint64_t(spec.kvLoraRank + spec.ropeDim));
+        // The Anatomy: every tensor of an MoE block placed in a box.
+        auto *anatomy = qobject_cast<AnatomyView *>(window.view(QStringLiteral("anatomy")));
+        QVERIFY(anatomy->notApplicable().isEmpty());
+        const TensorsByLayer byLayer = tensorsByLayer(data);
+        for (int i : {0, int(spec.firstDense), int(spec.layers) - 1}) {
+            const LayerAnatomy l = layerAnatomy(data, i, &byLayer);
+            QVERIFY2(l.unplaced.empty(), l.unplaced.empty() ? "" : l.unplaced.front().c_str());
+        }
+        // The Plan view says whose plans these are.
+        auto *plan = qobject_cast<PlanView *>(window.view(QStringLiteral("plan")));
+        QVERIFY(plan->ggufNoteShown());
     }
 
     void windowOnFullLayout()

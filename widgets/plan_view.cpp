@@ -210,6 +210,11 @@ void PlanView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data, std::
     replan();
 }
 
+bool PlanView::ggufNoteShown() const
+{
+    return !m_ggufNote->isHidden();
+}
+
 void PlanView::themeChanged()
 {
     if (m_data) replan(); // the verdict's colour

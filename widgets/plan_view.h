@@ -20,6 +20,7 @@ class PlanView final : public AtlasView
 {
     Q_OBJECT
 public:
+    bool ggufNoteShown() const; // a GGUF copy: the note on whose plans these are
     explicit PlanView(QWidget *parent = nullptr);
     QString title() const override { return tr("Plan"); }
     QString fileStem() const override { return QStringLiteral("plan"); }

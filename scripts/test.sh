@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh build
 (cd build && ctest --output-on-failure -j2 --timeout 1500)
 
-sanitized=(tst_safetensors tst_layouts tst_reader tst_routing tst_remote tst_untrusted)
+sanitized=(tst_safetensors tst_layouts tst_reader tst_routing tst_remote tst_untrusted tst_gguf)
 echo "test: the model and fetch tests under ASan + UBSan (build-asan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DATLAS_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)" --target "${sanitized[@]}"

@@ -2,6 +2,7 @@
 // result or an AtlasError: never a crash, a hang, an escaped exception or undefined behaviour.
 #include "checkpoint_index.h"
 #include "errors.h"
+#include "gguf.h"
 #include "safetensors.h"
 
 #include <cstdint>
@@ -10,6 +11,25 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {
     const std::string_view bytes(reinterpret_cast<const char *>(data), size);
+    // A GGUF header: parsed from every prefix length the reader could hold (here the whole input, and half
+    // of it), as a file of the input's size; what is accepted lies inside the file and in sequence.
+    if (bytes.starts_with("GGUF")) {
+        for (const std::size_t have : {size, size / 2}) {
+            try {
+                const atlas::GgufParse p = atlas::parseGgufHeader("fuzz.gguf", bytes.substr(0, have), size);
+                if (!p.header && p.wanted <= have && have < size) __builtin_trap(); // asks for more, never less
+                if (p.header) {
+                    std::uint64_t last = 0;
+                    for (const auto &t : p.header->shard.tensors) {
+                        if (t.begin < last || p.header->shard.dataStart() + t.end > size) __builtin_trap();
+                        last = t.end;
+                    }
+                }
+            } catch (const atlas::AtlasError &) {
+            }
+        }
+        return 0;
+    }
     // The first byte picks the parser, so one corpus serves both.
     if (!bytes.empty() && bytes.front() == 'I') {
         try {

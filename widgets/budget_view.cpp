@@ -67,13 +67,20 @@ void BudgetView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     QList<BarSeries> series{total};
     if (b.activatedPerToken) series << active;
     m_chart->showBars(labels, series, tr("parameters"), true);
+    // A GGUF keeps its scales inside each block (Q4_K's d, dmin and scales): no tensors of their own.
+    const bool gguf = data->checkpoint.format == CheckpointFormat::Gguf;
     m_caption->setText(
-        tr("%1 parameters in all, %2 active per token (%3). Quantization scales are not parameters: "
-           "%4 tensors, %5 elements, %6.")
-            .arg(groupDigitsQ(b.total),
-                 b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) : tr("unknown"),
-                 qs(b.activationNote), groupDigitsQ(b.quantScales.tensors),
-                 groupDigitsQ(b.quantScales.elements), binaryBytesQ(b.quantScales.bytes)) +
+        (gguf ? tr("%1 parameters in all, %2 active per token (%3). The quantisation scales are inside the GGUF "
+                   "blocks (%4 bits per parameter stored, scales included).")
+                    .arg(groupDigitsQ(b.total),
+                         b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) : tr("unknown"),
+                         qs(b.activationNote), QString::number(bitsPerWeight(data->analysis.quantLayout), 'f', 2))
+              : tr("%1 parameters in all, %2 active per token (%3). Quantization scales are not parameters: "
+                   "%4 tensors, %5 elements, %6.")
+                    .arg(groupDigitsQ(b.total),
+                         b.activatedPerToken ? groupDigitsQ(*b.activatedPerToken) : tr("unknown"),
+                         qs(b.activationNote), groupDigitsQ(b.quantScales.tensors),
+                         groupDigitsQ(b.quantScales.elements), binaryBytesQ(b.quantScales.bytes))) +
         (b.byCategory[std::size_t(Category::HostTables)]
              ? tr(" Host tables: %1 parameters (%2) stay in host memory, on no GPU; a token reads %3 of them.")
                    .arg(groupDigitsQ(b.byCategory[std::size_t(Category::HostTables)]),

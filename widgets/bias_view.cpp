@@ -194,7 +194,9 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
 {
     m_audit = std::move(audit);
     const auto &stats = m_audit->stats;
-    m_heading->setText(m_audit->kind == BiasUse::Correction ? tr("Router correction bias (e_score_correction_bias)")
+    const bool gguf = !stats.empty() && stats.front().tensor.starts_with("blk.");
+    m_heading->setText(m_audit->kind == BiasUse::Correction ? (gguf ? tr("Router correction bias (exp_probs_b, llama.cpp's name for e_score_correction_bias)")
+                                                                    : tr("Router correction bias (e_score_correction_bias)"))
                        : m_audit->kind == BiasUse::Logit
                            ? tr("Router bias (the router's linear bias: part of the logits)")
                            : tr("Router bias"));
@@ -239,7 +241,19 @@ void BiasView::setBiases(std::shared_ptr<const BiasAudit> audit)
             .arg(fpMax)
             .arg(bfMin)
             .arg(bfMax)
-            .arg(storedDtypes(stats)));
+            .arg(storedDtypes(stats)) +
+        [&] {
+            // Stored in 16 bits (a quantised copy that converted them, or a checkpoint that ships them so): the
+            // FP32 values are gone before any runtime reads them.
+            int sixteen = 0;
+            for (const auto &s : stats)
+                sixteen += s.dtype == "BF16" || s.dtype == "F16";
+            return sixteen ? tr(" STORED IN 16 BITS: %1 of %2 in the file itself; the values were rounded before "
+                                "any runtime reads them.")
+                                 .arg(sixteen)
+                                 .arg(stats.size())
+                           : QString();
+        }());
     QStringList labels;
     BarSeries fp32{tr("%1 distinct (as stored)").arg(storedDtypes(stats)), {}, ChartWidget::seriesColor(0)};
     BarSeries bf16{tr("BF16 distinct"), {}, ChartWidget::seriesColor(1)};

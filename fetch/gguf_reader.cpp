@@ -191,7 +191,7 @@ Checkpoint readGgufCheckpoint(ByteSource &source, const std::vector<std::string>
             GgufParse parse = parseGgufHeader(p.file, p.bytes, p.fileSize);
             if (parse.header) {
                 p.header = std::move(parse.header);
-                held -= std::min<std::uint64_t>(held, p.bytes.size());
+                // The header stays charged: what it was read from bounds what its parse holds.
                 std::string().swap(p.bytes);
                 ++progress.filesDone;
             } else {
@@ -213,6 +213,9 @@ Checkpoint readGgufCheckpoint(ByteSource &source, const std::vector<std::string>
         const GgufHeader &h = *pending[i].header;
         const auto no = h.splitNumber();
         const auto count = h.splitCount();
+        // split.no and split.count are u16 in llama.cpp's gguf-split: anything else is refused before any sum.
+        if ((no && (*no < 0 || *no > 65535)) || (count && (*count < 0 || *count > 65535)))
+            throw AtlasError(ErrorKind::Invalid, pending[i].file + ": split.no or split.count is outside 0..65535");
         if (n > 1) {
             if (!no || !count)
                 throw AtlasError(ErrorKind::Invalid, pending[i].file + ": a part of a split without split.no and split.count");

@@ -19,6 +19,22 @@ bool validRepoPart(const std::string &s)
     return true;
 }
 
+// "My%20Model.gguf" -> "My Model.gguf": a URL's file name as a name (%XX with two hex digits; anything else kept).
+std::string percentDecoded(const std::string &s)
+{
+    auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+            out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+            i += 2;
+        } else {
+            out.push_back(s[i]);
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 SourceSpec parseSourceSpec(const std::string &text, const std::string &revision)
@@ -34,7 +50,7 @@ SourceSpec parseSourceSpec(const std::string &text, const std::string &revision)
             const auto slash = path.rfind('/');
             if (slash != std::string::npos && slash > path.find("://") + 2) {
                 spec.url = path.substr(0, slash + 1);
-                spec.ggufFile = path.substr(slash + 1);
+                spec.ggufFile = percentDecoded(path.substr(slash + 1)); // escaped again when fetched
             }
         }
         return spec;

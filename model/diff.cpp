@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 namespace atlas {
@@ -260,7 +261,9 @@ void diffAcrossFormats(const LoadedCheckpoint &A, const LoadedCheckpoint &B, Che
             inG.emplace(t.name, &t);
     // Per GGUF tensor: the dtypes of its origins ("F8_E4M3", or "F8_E4M3 + BF16" when they differ).
     std::unordered_map<std::string_view, std::set<std::string>> origins;
-    std::map<std::pair<Category, int>, std::pair<std::uint64_t, std::uint64_t>> absent; // tensors, parameters
+    // By (side that lacks it, category, layer): tensors, parameters.
+    std::map<std::tuple<char, Category, int>, std::pair<std::uint64_t, std::uint64_t>> absent;
+    const char sMissing = aIsGguf ? 'a' : 'b', gMissing = aIsGguf ? 'b' : 'a'; // what the GGUF lacks is missing from its side
     Grouper grouper;
     for (const auto &s : S.checkpoint.shards) {
         stopIfCancelled(cancel);
@@ -278,7 +281,7 @@ void diffAcrossFormats(const LoadedCheckpoint &A, const LoadedCheckpoint &B, Che
             if (found) continue;
             const int layer = S.analysis.layerOf(t.name);
             const bool mtp = layer >= S.analysis.mainLayers;
-            auto &slot = absent[{categorize(t.name, layer, mtp), layer}];
+            auto &slot = absent[{sMissing, categorize(t.name, layer, mtp), layer}];
             ++slot.first;
             slot.second += S.analysis.parametersOf(t);
             if (aIsGguf) {
@@ -295,6 +298,10 @@ void diffAcrossFormats(const LoadedCheckpoint &A, const LoadedCheckpoint &B, Che
             const auto it = origins.find(t.name);
             const std::string gType(dtypeName(t.dtype));
             if (it == origins.end()) {
+                const int layer = G.analysis.layerOf(t.name);
+                auto &slot = absent[{gMissing, categorize(t.name, layer, layer >= G.analysis.mainLayers), layer}];
+                ++slot.first;
+                slot.second += G.analysis.parametersOf(t);
                 if (aIsGguf) {
                     ++d.removed;
                     grouper.add(t.name, TensorChange::Removed, describe(t), "");
@@ -316,12 +323,13 @@ void diffAcrossFormats(const LoadedCheckpoint &A, const LoadedCheckpoint &B, Che
         }
     d.groups = grouper.take();
     // Absent parts by category, their layers collected.
-    std::map<Category, CheckpointDiff::Absent> byCategory;
+    std::map<std::pair<char, Category>, CheckpointDiff::Absent> byCategory;
     for (const auto &[key, counts] : absent) {
-        auto &row = byCategory[key.first];
-        row.category = key.first;
-        row.missingFrom = aIsGguf ? 'a' : 'b';
-        row.layers.push_back(key.second);
+        const auto &[missing, category, layer] = key;
+        auto &row = byCategory[{missing, category}];
+        row.category = category;
+        row.missingFrom = missing;
+        row.layers.push_back(layer);
         row.tensors += counts.first;
         row.parameters += counts.second;
     }

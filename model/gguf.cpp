@@ -249,6 +249,10 @@ struct Parser
                 arrayLeft = v.count - i;
                 elementBytes = i ? double(r.pos() - start) / double(i) : 16.0;
                 const std::uint64_t n = r.stringLength(("an element of " + quoted(key)).c_str());
+                if (v.held && n > kGgufShownString) { // a short list of long strings is not held either
+                    v.held = false;
+                    v.strings.clear();
+                }
                 if (v.held)
                     v.strings.emplace_back(r.take(n, "a string element"));
                 else
@@ -286,7 +290,10 @@ struct Parser
         need += double(keysLeft) * std::min(perKey, 4096.0);
         need += double(tensorsLeft ? tensorsLeft : tensorCount) * 100.0;
         need = need * 1.25 + 65536;
-        std::uint64_t wanted = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::min(need, 1e18)), given * 2);
+        // Claimed counts cannot make one prefix ask for much more than it shows: at most 8 times what was read
+        // (and 4 MiB), so a 24-byte header claiming 2^24 tensors is read on in steps, each earning the next.
+        const double cap = std::max(8.0 * double(given), double(4ull << 20));
+        std::uint64_t wanted = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::min(need, cap)), given * 2);
         wanted = std::min(wanted, std::max<std::uint64_t>(r.left() + r.pos(), 1));
         return std::min(wanted, kMaxGgufHeaderBytes);
     }
@@ -384,8 +391,10 @@ GgufParse parseGgufHeader(std::string_view file, std::string_view bytes, std::ui
         }
         p.keysLeft = 0;
         std::unordered_set<std::string_view> names;
-        names.reserve(tensors);
-        h.shard.tensors.reserve(tensors);
+        // What the bytes at hand can describe, not what the header claims (a 24-byte prefix may claim 2^24).
+        const std::uint64_t describable = std::min<std::uint64_t>(tensors, (bytes.size() - std::min<std::uint64_t>(bytes.size(), r.pos())) / 25);
+        names.reserve(describable);
+        h.shard.tensors.reserve(describable);
         for (std::uint64_t t = 0; t < tensors; ++t) {
             p.tensorsLeft = tensors - t;
             const std::uint64_t n = r.stringLength("a tensor name");
@@ -486,7 +495,7 @@ GgufParse parseGgufHeader(std::string_view file, std::string_view bytes, std::ui
     h.shard.fileSize = fileSize;
     h.shard.headerLength = dataStart - 8;
     for (const auto &[key, v] : h.metadata)
-        if (v.type != GgufType::String || v.held) h.shard.metadata.emplace(key, v.display());
+        if (v.type != GgufType::String || (v.held && v.count <= kGgufShownString)) h.shard.metadata.emplace(key, v.display());
     return {std::move(h), 0};
 }
 

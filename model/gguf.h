@@ -17,13 +17,14 @@ namespace atlas {
 // checked against these bounds and the file's size before anything is held (README, limits).
 inline constexpr std::uint64_t kMaxGgufHeaderBytes = 1ull << 30; // metadata and tensor infos together
 inline constexpr std::uint64_t kMaxGgufTensors = 1ull << 24;
-inline constexpr std::uint64_t kMaxGgufKeys = 1ull << 20;
+inline constexpr std::uint64_t kMaxGgufKeys = 1ull << 16; // real files hold ~60
 inline constexpr std::uint64_t kMaxGgufKeyLength = 65535;
 inline constexpr std::uint32_t kMaxGgufDims = 4;       // GGML_MAX_DIMS (ggml.h)
 inline constexpr std::size_t kMaxGgufNameLength = 63;  // GGML_MAX_NAME - 1: gguf.cpp refuses longer names
 inline constexpr std::uint64_t kMaxGgufAlignment = 1ull << 24;
-inline constexpr std::uint64_t kGgufHeldArray = 1ull << 16; // numeric arrays up to this many values are kept
+inline constexpr std::uint64_t kGgufHeldArray = 4096; // numeric arrays up to this many values are kept (per-layer lists)
 inline constexpr std::uint64_t kGgufHeldString = 1ull << 16; // longer strings are skipped, their length kept
+inline constexpr std::uint64_t kGgufShownString = 1024; // longer ones are not copied into the shard's metadata
 
 // gguf_type (ggml/include/gguf.h): the metadata value types.
 enum class GgufType : std::uint32_t {

@@ -88,18 +88,24 @@ nlohmann::json ggufConfigJson(const GgufHeader &h, bool correctionBias)
     // (Glm4MoeModel: block_count = num_hidden_layers + num_nextn_predict_layers).
     if (auto blocks = h.integer(prefix + "block_count")) {
         const std::int64_t nextn = h.integer(prefix + "nextn_predict_layers").value_or(0);
-        cfg["num_hidden_layers"] = *blocks - (nextn > 0 && nextn < *blocks ? nextn : 0);
+        cfg["num_hidden_layers"] = *blocks - (nextn > 0 && nextn < *blocks ? nextn : 0); // both ≥ 0 here: no overflow
     }
     // Heads: MLA files give K's and V's per-head widths as key_length_mla / value_length_mla, and the cached
     // latent as key_length (kv_lora_rank + rope) with one KV head; others give the heads' widths directly.
-    const auto kvHeads = h.integer(prefix + "attention.head_count_kv");
-    const auto keyMla = h.integer(prefix + "attention.key_length_mla");
-    const auto valueMla = h.integer(prefix + "attention.value_length_mla");
-    const auto key = h.integer(prefix + "attention.key_length");
-    const auto value = h.integer(prefix + "attention.value_length");
-    const bool mla = h.integer(prefix + "attention.kv_lora_rank").value_or(0) > 0;
+    // Widths used in arithmetic here: only those a config could hold (0..2^20); others are left to
+    // parseModelConfig's warnings through the keys copied above.
+    auto width = [&](const char *k) -> std::optional<std::int64_t> {
+        const auto v = h.integer(prefix + k);
+        return v && *v >= 0 && *v <= kMaxConfigDim ? v : std::nullopt;
+    };
+    const auto kvHeads = width("attention.head_count_kv");
+    const auto keyMla = width("attention.key_length_mla");
+    const auto valueMla = width("attention.value_length_mla");
+    const auto key = width("attention.key_length");
+    const auto value = width("attention.value_length");
+    const bool mla = width("attention.kv_lora_rank").value_or(0) > 0;
     if (mla) {
-        const std::int64_t rope = h.integer(prefix + "rope.dimension_count").value_or(0);
+        const std::int64_t rope = width("rope.dimension_count").value_or(0);
         if (keyMla) cfg["qk_nope_head_dim"] = *keyMla - rope;
         else if (key && !valueMla) cfg["qk_nope_head_dim"] = *key - rope; // older files: the per-head width
         if (valueMla) cfg["v_head_dim"] = *valueMla;

@@ -31,7 +31,8 @@ Sizes sizesOf(const LoadedCheckpoint &data, const CacheBudget &cache, std::uint6
 {
     const CheckpointAnalysis &a = data.analysis;
     Sizes s;
-    const auto blocks = static_cast<std::size_t>(a.mainLayers);
+    // Every block llama.cpp numbers (block_count: the nextn blocks last, zero bytes here as they are not loaded).
+    const auto blocks = static_cast<std::size_t>(a.layerCount);
     s.other.assign(blocks, 0);
     s.experts.assign(blocks, 0);
     s.cache.assign(blocks, 0);
@@ -53,7 +54,7 @@ Sizes sizesOf(const LoadedCheckpoint &data, const CacheBudget &cache, std::uint6
     // Each block's cache at `tokens`: every group it belongs to, up to a window where there is one.
     for (const auto &g : cache.attention)
         for (int i : g.layerIndices) {
-            if (i < 0 || i >= a.mainLayers) continue;
+            if (i < 0 || i >= a.mainLayers) continue; // nextn blocks keep no cache
             const std::uint64_t held = g.window ? std::min<std::uint64_t>(tokens, *g.window) : tokens;
             s.cache[static_cast<std::size_t>(i)] +=
                 g.bytesPerTokenPerLayer * (held / std::max<std::uint64_t>(g.compression, 1)) + g.stateBytesPerLayer.value_or(0);
@@ -72,17 +73,20 @@ LlamaPlan planLlamaCpp(const LoadedCheckpoint &data, const LlamaPlanOptions &opt
     if (options.context) co.contextTokens = options.context;
     const CacheBudget cache = computeCacheBudget(data.checkpoint, data.analysis, co);
     p.options.context = cache.contextTokens;
-    const std::uint64_t tokens = cache.contextTokens * static_cast<std::uint64_t>(std::max(1, options.parallel));
+    // -c is the cache's size in all: -np sequences share it (each c / np tokens when not unified).
+    const std::uint64_t tokens = cache.contextTokens;
     const Sizes s = sizesOf(data, cache, tokens);
-    const int L = data.analysis.mainLayers;
+    // llama.cpp numbers n_layer = block_count blocks (the nextn ones last) and the output layer after them:
+    // -ngl N offloads the last N of those n_layer + 1 (i_gpu_start = max(n_layer + 1 - N, 0)); a larger N (99,
+    // 999) offloads all.
+    const int L = data.analysis.layerCount;
     p.blocks = L;
     p.skippedBytes = s.skipped;
-    if (options.ngl && (*options.ngl < 0 || *options.ngl > L + 1))
-        throw AtlasError(ErrorKind::Usage, "-ngl " + std::to_string(*options.ngl) + ": the model has " + std::to_string(L) +
-                                               " blocks and the output layer (at most -ngl " + std::to_string(L + 1) + ")");
-    if (options.nCpuMoe && (*options.nCpuMoe < 0 || *options.nCpuMoe > L))
-        throw AtlasError(ErrorKind::Usage, "--n-cpu-moe " + std::to_string(*options.nCpuMoe) + ": the model has " +
-                                               std::to_string(L) + " blocks");
+    if (options.ngl && *options.ngl < 0) throw AtlasError(ErrorKind::Usage, "-ngl takes 0 or more");
+    if (options.nCpuMoe && *options.nCpuMoe < 0) throw AtlasError(ErrorKind::Usage, "--n-cpu-moe takes 0 or more");
+    LlamaPlanOptions clamped = options;
+    if (clamped.ngl) clamped.ngl = std::min(*clamped.ngl, L + 1);
+    if (clamped.nCpuMoe) clamped.nCpuMoe = std::min(*clamped.nCpuMoe, L);
     // What the GPU and the host hold at -ngl n, --n-cpu-moe k.
     auto place = [&](int n, int k, LlamaPlan &out) {
         out.ngl = n;
@@ -106,21 +110,20 @@ LlamaPlan planLlamaCpp(const LoadedCheckpoint &data, const LlamaPlanOptions &opt
         out.hostTotal = out.hostWeights + out.hostExperts + out.hostCache;
         out.fitsGpu = out.gpuTotal <= options.gpuMemory;
     };
-    if (options.ngl && options.nCpuMoe) {
-        place(*options.ngl, *options.nCpuMoe, p);
-    } else if (options.ngl) {
+    if (clamped.ngl && clamped.nCpuMoe) {
+        place(*clamped.ngl, *clamped.nCpuMoe, p);
+    } else if (clamped.ngl) {
         // The fewest blocks' experts in host memory at this -ngl.
         int k = 0;
-        for (place(*options.ngl, k, p); !p.fitsGpu && k < L; place(*options.ngl, ++k, p)) {
+        for (place(*clamped.ngl, k, p); !p.fitsGpu && k < L; place(*clamped.ngl, ++k, p)) {
         }
     } else {
         // Every block on the GPU first, with the fewest blocks' experts moved out; then fewer blocks.
-        const int k0 = options.nCpuMoe.value_or(0);
-        int k = k0;
-        for (place(L + 1, k, p); !p.fitsGpu && !options.nCpuMoe && k < L; place(L + 1, ++k, p)) {
+        int k = clamped.nCpuMoe.value_or(0);
+        for (place(L + 1, k, p); !p.fitsGpu && !clamped.nCpuMoe && k < L; place(L + 1, ++k, p)) {
         }
         for (int n = L; !p.fitsGpu && n >= 0; --n)
-            place(n, options.nCpuMoe.value_or(L), p);
+            place(n, clamped.nCpuMoe.value_or(L), p);
     }
     if (options.hostMemory) p.fitsHost = p.hostTotal <= options.hostMemory;
 
@@ -150,7 +153,8 @@ LlamaPlan planLlamaCpp(const LoadedCheckpoint &data, const LlamaPlanOptions &opt
         p.verdict = "Does not fit " + gpu + ": even " + p.flags + " needs " + binaryBytes(p.gpuTotal) + " on the GPU";
     }
     p.notes.push_back("llama.cpp's cache: " + cacheShortWords(cache) + ", " + groupDigits(tokens) + " tokens (" +
-                      binaryBytes(p.gpuCache + p.hostCache) + " in all; a block's cache sits where the block does)");
+                      binaryBytes(p.gpuCache + p.hostCache) + " in all; a block's cache sits where the block does)" +
+                      (options.parallel > 1 ? "; -np " + std::to_string(options.parallel) + " sequences share those -c tokens" : std::string()));
     p.notes.push_back("token_embd stays in host memory (llama.cpp never offloads the input layer)");
     if (p.skippedBytes)
         p.notes.push_back(binaryBytes(p.skippedBytes) + " of nextn (MTP) blocks are not loaded (llama.cpp skips them) and take no cache");

@@ -26,7 +26,7 @@ struct LlamaPlanOptions
     std::string gpuName;
     std::uint64_t hostMemory = 0;  // 0: not given (host use is reported, never judged)
     std::uint64_t context = 0;     // -c; 0: the cache budget's context
-    int parallel = 1;              // -np: sequences, each of `context` tokens
+    int parallel = 1;              // -np: sequences sharing the `context` tokens of the cache (-c is the total)
     std::optional<int> ngl;        // -ngl; unset: searched (every block first)
     std::optional<int> nCpuMoe;    // --n-cpu-moe; unset: searched (the fewest blocks' experts in host memory)
     // Compute buffers, CUDA graphs and the driver's share: what llama.cpp needs beyond weights and cache on
@@ -37,7 +37,7 @@ struct LlamaPlanOptions
 struct LlamaPlan
 {
     LlamaPlanOptions options;
-    int blocks = 0;                 // n_layer: the main blocks (nextn blocks apart)
+    int blocks = 0;                 // n_layer: block_count, the nextn blocks included (they hold nothing here)
     int ngl = 0;                    // as chosen or given
     int nCpuMoe = 0;
     bool outputOnGpu = false;
@@ -53,7 +53,7 @@ struct LlamaPlan
 };
 
 // The cache is llama.cpp's (computeCacheBudget with the LlamaCpp preset and `cache`'s -ctk/-ctv types).
-// Throws AtlasError(Usage) for impossible options (-ngl past n_layer + 1, --n-cpu-moe past n_layer).
+// -ngl past n_layer + 1 offloads all, as llama.cpp takes 99 or 999; throws AtlasError(Usage) for a negative one.
 LlamaPlan planLlamaCpp(const LoadedCheckpoint &data, const LlamaPlanOptions &options, const CacheOptions &cache);
 
 } // namespace atlas

@@ -570,8 +570,25 @@ private slots:
         o.gpuMemory = 8ull << 30;
         const LlamaPlan small = planLlamaCpp(l, o, {});
         QVERIFY(small.ngl < int(s.layers) + 1);
-        o.ngl = 200;
+        o.ngl = -1;
         QVERIFY_THROWS_EXCEPTION(AtlasError, planLlamaCpp(l, o, {}));
+        o.ngl = 999; // as llama.cpp takes it: every block and the output layer
+        o.nCpuMoe = int(s.layers);
+        const LlamaPlan all = planLlamaCpp(l, o, {});
+        QCOMPARE(all.ngl, int(s.layers) + 1);
+        QVERIFY(all.outputOnGpu);
+        // GLM-5.2 keeps its nextn block as block 78: llama.cpp numbers 79 blocks, and -ngl 80 offloads them all.
+        QTemporaryDir glmDir;
+        synth::writeGguf(synth::glm5Fp8(), recipe, glmDir.path().toStdString(), "glm");
+        const LoadedCheckpoint glm = load(glmDir.path().toStdString());
+        LlamaPlanOptions big;
+        big.gpuMemory = 1ull << 40;
+        big.context = context;
+        const LlamaPlan g = planLlamaCpp(glm, big, {});
+        QCOMPARE(g.ngl, int(synth::glm5Fp8().layers + synth::glm5Fp8().mtpLayers) + 1);
+        QCOMPARE(g.nCpuMoe, 0);
+        QCOMPARE(g.hostExperts, u64(0));
+        QVERIFY(g.skippedBytes > 0); // the nextn block, not loaded
     }
 };
 

@@ -1,5 +1,7 @@
 #include "report_command.h"
 
+#include "llama_plan.h"
+
 #include "command_support.h"
 #include "deployment_search.h"
 #include "errors.h"
@@ -61,7 +63,8 @@ nlohmann::ordered_json triageJson(const LoadResult &loaded, PlanEngine engine, b
     // The engine's cache, as a plan counts it, unless cache flags were given (the budget is arithmetic on
     // what was read: made again).
     LoadResult result = loaded;
-    if (!cacheGiven) {
+    const bool gguf = loaded.layout->checkpoint.format == CheckpointFormat::Gguf;
+    if (!cacheGiven && !gguf) { // a GGUF's budget is llama.cpp's already
         auto adjusted = std::make_shared<LoadedCheckpoint>(*loaded.layout);
         CacheOptions given;
         given.contextTokens = loaded.layout->cache.contextTokens;
@@ -76,6 +79,33 @@ nlohmann::ordered_json triageJson(const LoadResult &loaded, PlanEngine engine, b
     so.context = data.cache.contextTokens;
     if (cacheGiven) { // the flags' cache for every GPU, as the report counts it
         so.cache = cacheOptionsOf(data.cache);
+    }
+    if (gguf) {
+        // A GGUF runs on llama.cpp: each GPU's offload (planLlamaCpp), in its flags' words.
+        J gpus = J::array();
+        for (const GpuPreset &gpu : gpuPresets()) {
+            if (!gpu.runtime) continue; // the GPUs whose memory a runtime reported, as the search's default
+            LlamaPlanOptions lo;
+            lo.gpuMemory = gpu.bytes;
+            lo.gpuName = std::string(gpu.name);
+            lo.context = data.cache.contextTokens;
+            const LlamaPlan p = planLlamaCpp(data, lo, cacheOptionsOf(data.cache));
+            gpus.push_back({{"gpu", std::string(gpu.name)},
+                            {"gpu_memory_bytes", gpu.bytes},
+                            {"cache", cacheShortWords(data.cache)},
+                            {"llama_cpp", {{"fits", p.fitsGpu}, {"flags", p.flags}, {"gpu_bytes", p.gpuTotal}, {"host_bytes", p.hostTotal}}},
+                            {"smallest", J()}});
+        }
+        report["triage"] = {{"generated", utcNow()},
+                            {"cache_layout", cacheShortWords(data.cache)},
+                            {"tool_version", std::string(kAtlasVersion)},
+                            {"layer_mix", layerMix(report)},
+                            {"fits_on", {{"engine", "llama.cpp"},
+                                         {"context_tokens", data.cache.contextTokens},
+                                         {"max_gpus", 1},
+                                         {"cache", cacheShortWords(data.cache)},
+                                         {"gpus", gpus}}}};
+        return report;
     }
     const DeploymentSearch found = searchDeployments(data, so);
     J gpus = J::array();

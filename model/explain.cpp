@@ -34,6 +34,8 @@ struct Sum
 
 std::string kvBytesName(const CacheBudget &c)
 {
+    if (c.preset == CachePreset::LlamaCpp)
+        return "bytes per value (" + llamaCacheTypeName(c.llamaCacheTypeK) + ", llama.cpp's -ctk; V a view of K)";
     return std::string("bytes per value (") + std::string(kvDtypeName(c.kvDtype)) + ")";
 }
 

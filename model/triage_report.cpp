@@ -194,7 +194,7 @@ TriageFiles triageReport(const J &report)
     std::string provenance = "Read from " + str(src, "kind") + " " + str(src, "location");
     if (!str(src, "revision").empty()) provenance += " at revision " + str(src, "revision");
     if (!str(src, "commit").empty()) provenance += " (commit " + str(src, "commit") + ")";
-    provenance += ": " + groupDigits(u(files, "shards")) + " shards, " + groupDigits(u(files, "tensors")) +
+    provenance += ": " + groupDigits(u(files, "shards")) + (str(files, "format") == "gguf" ? " GGUF files (llama.cpp's " + str(files, "gguf_architecture") + "), " : " shards, ") + groupDigits(u(files, "tensors")) +
                   " tensors, " + bytes(u(files, "total_bytes")) + " of tensors, " +
                   groupDigits(u(files, "header_bytes")) + " B of headers read.";
     if (src.value("synthetic", false)) provenance += " A synthetic layout (its values are not a model's).";
@@ -266,6 +266,20 @@ TriageFiles triageReport(const J &report)
         bool oneCache = true;
         for (const auto &g : gpus)
             oneCache = oneCache && str(g, "cache") == str(*fits, "cache");
+        if (str(*fits, "engine") == "llama.cpp") {
+            // A GGUF: one GPU each, llama.cpp's offload (-ngl, --n-cpu-moe) and what stays in host memory.
+            para("llama.cpp on one GPU of each kind, one sequence of " + groupDigits(u(*fits, "context_tokens")) +
+                 " tokens, " + str(*fits, "cache") + ": every block offloaded with the routed experts of the first "
+                 "blocks kept in host memory, 1 GiB set aside:");
+            Table t{{"GPU", "flags", "GPU holds", "host holds"}, {}};
+            for (const auto &g : gpus) {
+                const J l = g.value("llama_cpp", J::object());
+                t.rows.push_back({str(g, "gpu"), (l.value("fits", false) ? "" : "does not fit: ") + str(l, "flags"),
+                                  bytes(u(l, "gpu_bytes")), bytes(u(l, "host_bytes"))});
+            }
+            md += t.markdown();
+            html += t.html();
+        } else {
         para("The smallest deployment of each GPU that holds one sequence of " +
              groupDigits(u(*fits, "context_tokens")) + " tokens, with " + str(*fits, "engine") + " and " +
              (oneCache ? str(*fits, "cache") : std::string("its cache for each GPU")) + ":");
@@ -285,6 +299,7 @@ TriageFiles triageReport(const J &report)
         }
         md += t.markdown();
         html += t.html();
+        }
     }
 
     section("Anomalies");

@@ -934,6 +934,17 @@ private slots:
         QCOMPARE(budget->chart()->pointCount(QStringLiteral("Active per token")),
                  8); // MTP has no active part
         QCOMPARE(budget->table()->item(0, 1)->text(), QString::fromStdString(groupDigits(want.routed)));
+        // Where the bytes go, linear: three stacks (parameters, active, stored bytes), a series per category
+        // shown, every colour its own; the routed experts' share of the bytes is the bytes the table gives.
+        ChartWidget *shares = budget->sharesChart();
+        QCOMPARE(shares->categoryLabels().size(), 3);
+        QCOMPARE(shares->seriesNames().size(), budget->table()->rowCount());
+        QVERIFY(shares->seriesNames().contains(QStringLiteral("routed_experts")));
+        QSet<QRgb> colours;
+        for (int i = 0; i < shares->seriesNames().size(); ++i)
+            colours.insert(ChartWidget::seriesColor(i).rgb());
+        QCOMPARE(colours.size(), shares->seriesNames().size());
+        QCOMPARE(budget->table()->item(0, 7)->text(), QStringLiteral("8.00")); // FP8 with 128x128 F32 scales
 
         auto *index = qobject_cast<IndexShareView *>(window.view(QStringLiteral("indexshare")));
         QVERIFY(index->summaryText().contains(QLatin1String("<b>21 full</b> and <b>57 shared</b>")));

@@ -1,8 +1,11 @@
 #include "budget_view.h"
 
 #include "chart_widget.h"
+#include "report.h"
 
 #include <QHeaderView>
+
+#include <array>
 #include <QLabel>
 #include <QSplitter>
 #include <QTableWidget>
@@ -11,27 +14,31 @@
 namespace atlas {
 
 BudgetView::BudgetView(QWidget *parent)
-    : AtlasView(parent), m_chart(new ChartWidget(this)),
+    : AtlasView(parent), m_shares(new ChartWidget(this)), m_chart(new ChartWidget(this)),
       m_table(makeTable({tr("Category"), tr("Parameters"), tr("Share of total"), tr("Active per token"),
-                         tr("Share of active")},
+                         tr("Share of active"), tr("Stored"), tr("Share of bytes"), tr("Bits/weight")},
                         this)),
       m_caption(makeCaption(QString(), this))
 {
-    m_chart->setTitle(tr("Parameters by category (log scale)"));
+    m_shares->setTitle(tr("Where the parameters and the bytes go (shares of each total, linear)"));
+    m_chart->setTitle(tr("Parameters by category (log scale: the small categories readable)"));
     auto *v = new QVBoxLayout(this);
     v->setContentsMargins(20, 16, 20, 16);
     v->addWidget(makeHeading(tr("Parameter budget"), this));
     v->addWidget(m_caption);
     auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_shares);
     split->addWidget(m_chart);
     split->addWidget(m_table);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 2);
     v->addWidget(split, 1);
 }
 
 void BudgetView::clearAll()
 {
+    m_shares->clear();
     m_chart->clear();
     m_table->setRowCount(0);
     m_caption->clear();
@@ -45,6 +52,20 @@ void BudgetView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     BarSeries active{tr("Active per token"), {}, ChartWidget::seriesColor(1)};
     m_table->setRowCount(0);
     const double activeSum = b.activatedPerToken ? double(*b.activatedPerToken) : 0.0;
+    // Stored bytes by category (weights and their scales), as the quantization layout sums them.
+    std::array<std::uint64_t, kCategoryCount> stored{};
+    std::array<double, kCategoryCount> bits{};
+    for (const auto &row : data->analysis.quantLayout) {
+        std::uint64_t bytes = row.scales.bytes;
+        for (const auto &[d, t] : row.dtypes)
+            bytes += t.bytes;
+        stored[std::size_t(row.category)] = bytes;
+        bits[std::size_t(row.category)] = row.bitsPerWeight();
+    }
+    double storedSum = 0;
+    for (auto s : stored)
+        storedSum += double(s);
+    QList<BarSeries> shares;
     for (std::size_t i = 0; i < kCategoryCount; ++i) {
         if (b.byCategory[i] == 0) continue;
         const QString name = qs(std::string(categoryName(static_cast<Category>(i))));
@@ -63,7 +84,20 @@ void BudgetView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
         cell(2, percentQ(double(b.byCategory[i]) / double(b.total ? b.total : 1)));
         cell(3, b.activatedPerToken ? groupDigitsQ(b.activeByCategory[i]) : tr("unknown"));
         cell(4, activeSum > 0 ? percentQ(double(b.activeByCategory[i]) / activeSum) : QStringLiteral("—"));
+        cell(5, binaryBytesQ(stored[i]));
+        cell(6, storedSum > 0 ? percentQ(double(stored[i]) / storedSum) : QStringLiteral("—"));
+        cell(7, bits[i] > 0 ? QString::number(bits[i], 'f', 2) : QStringLiteral("—"));
+        shares << BarSeries{name,
+                            {100.0 * double(b.byCategory[i]) / double(b.total ? b.total : 1),
+                             activeSum > 0 ? 100.0 * double(b.activeByCategory[i]) / activeSum : 0.0,
+                             storedSum > 0 ? 100.0 * double(stored[i]) / storedSum : 0.0},
+                            ChartWidget::seriesColor(int(shares.size()))};
     }
+    const QStringList shareLabels{tr("parameters (%1)").arg(qs(paramCount(b.total))),
+                                  b.activatedPerToken ? tr("active per token (%1)").arg(qs(paramCount(*b.activatedPerToken)))
+                                                      : tr("active per token (unknown)"),
+                                  tr("stored bytes (%1)").arg(binaryBytesQ(std::uint64_t(storedSum)))};
+    m_shares->showBars(shareLabels, shares, tr("share of the total (%)"), false, true);
     QList<BarSeries> series{total};
     if (b.activatedPerToken) series << active;
     m_chart->showBars(labels, series, tr("parameters"), true);

@@ -19,9 +19,12 @@ public:
     void setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data) override;
     void clearAll() override;
     ChartWidget *chart() const { return m_chart; }
+    // Where the parameters, the active ones and the stored bytes go: one linear stacked bar each, by category.
+    ChartWidget *sharesChart() const { return m_shares; }
     QTableWidget *table() const { return m_table; }
 
 private:
+    ChartWidget *m_shares;
     ChartWidget *m_chart;
     QTableWidget *m_table;
     QLabel *m_caption;

@@ -129,10 +129,12 @@ ChartWidget::~ChartWidget() = default;
 QColor ChartWidget::seriesColor(int index)
 {
     // Readable on light and dark backgrounds, and apart for colour-blind readers.
-    static const QColor colors[] = {QColor(0x3B, 0x82, 0xC4), QColor(0xE0, 0x8A, 0x2E),
-                                    QColor(0x3F, 0xA3, 0x6B), QColor(0xC9, 0x4B, 0x4B),
-                                    QColor(0x8E, 0x6C, 0xC2), QColor(0x8C, 0x8C, 0x8C)};
-    return colors[index % 6];
+    // Twelve, so that a chart of every parameter category never repeats a colour.
+    static const QColor colors[] = {QColor(0x3B, 0x82, 0xC4), QColor(0xE0, 0x8A, 0x2E), QColor(0x3F, 0xA3, 0x6B),
+                                    QColor(0xC9, 0x4B, 0x4B), QColor(0x8E, 0x6C, 0xC2), QColor(0x8C, 0x8C, 0x8C),
+                                    QColor(0x2A, 0xA9, 0xB5), QColor(0xC8, 0xA2, 0x1E), QColor(0xD4, 0x6F, 0xB0),
+                                    QColor(0x8B, 0x5A, 0x2B), QColor(0x1F, 0x3F, 0x7A), QColor(0x7D, 0x8F, 0x2E)};
+    return colors[index % 12];
 }
 
 void ChartWidget::setTitle(const QString &title)

@@ -3,6 +3,7 @@
 #include "colours.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "bias_report.h"
 #include "chart_widget.h"
@@ -360,7 +361,17 @@ void RoutingView::showChanged()
         }
         (emphasised ? front : series) << s;
     }
-    m_changed->showLines(series + front, tr("layer"), tr("changed tokens (%)"), false, false);
+    // A series drawn exactly under another is named so (bias_bf16 equals both_bf16 when the logits are BF16
+    // already): every legend entry is either visible or says where it is.
+    QList<LineSeries> all = series + front;
+    for (int i = 0; i < all.size(); ++i)
+        for (int j = i + 1; j < all.size(); ++j)
+            if (all[i].y == all[j].y) {
+                const QString over = all[j].name.section(QLatin1Char(' '), 0, 0);
+                all[i].name += tr(" (the same as %1: under it)").arg(over);
+                break;
+            }
+    m_changed->showLines(all, tr("layer"), tr("changed tokens (%)"), false, false);
 }
 
 void RoutingView::showLoad()
@@ -368,17 +379,43 @@ void RoutingView::showLoad()
     if (!m_run || m_layer->currentIndex() < 0) return;
     const LayerRouting &l = m_run->layers[std::size_t(m_layer->currentIndex())];
     const int v = m_variant->currentData().toInt();
-    // Experts are categories, not a continuum: a bar each, the reference beside the variant.
-    BarSeries ref{tr("FP32 reference"), {}, ChartWidget::seriesColor(0)};
-    BarSeries var{QString::fromLatin1(variantName(static_cast<Variant>(v))), {}, ChartWidget::seriesColor(3)};
-    QStringList labels;
-    for (std::size_t e = 0; e < l.referenceLoad.size(); ++e) {
-        labels << QString::number(e);
-        ref.values << l.referenceLoad[e];
-        var.values << l.variants[v].load[e];
+    // What rounding moves, as a difference: tokens each expert gains (+) or loses (−) under the variant, the
+    // experts ranked by it (gains first, losses last) so 256 or 768 of them read as one curve, never moiré,
+    // and no series hides under another. The hover names the expert and both loads.
+    const QString variant = QString::fromLatin1(variantName(static_cast<Variant>(v)));
+    std::vector<std::size_t> order(l.referenceLoad.size());
+    for (std::size_t e = 0; e < order.size(); ++e)
+        order[e] = e;
+    auto delta = [&](std::size_t e) { return double(l.variants[v].load[e]) - double(l.referenceLoad[e]); };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return delta(a) > delta(b); });
+    LineSeries diff{tr("%1 − FP32 reference").arg(variant), {}, {}, ChartWidget::seriesColor(3)};
+    diff.bars = true;
+    std::size_t moved = 0;
+    for (std::size_t r = 0; r < order.size(); ++r) {
+        diff.x << double(r);
+        diff.y << delta(order[r]);
+        moved += delta(order[r]) != 0;
     }
-    m_load->setTitle(tr("Expert load of layer %1: tokens per expert").arg(l.layer));
-    m_load->showBars(labels, {ref, var}, tr("tokens routed"), false);
+    m_loadOrder = order;
+    m_load->setTitle(moved ? tr("Expert load of layer %1: tokens each expert gains or loses with %2 (%3 of %4 experts "
+                                "change; ranked by the change)")
+                                 .arg(l.layer)
+                                 .arg(variant)
+                                 .arg(moved)
+                                 .arg(order.size())
+                           : tr("Expert load of layer %1: %2 routes every token as the FP32 reference does").arg(l.layer).arg(variant));
+    m_load->setHoverFormat([this, layer = m_layer->currentIndex(), v](double x, double) {
+        if (!m_run || layer < 0 || std::size_t(layer) >= m_run->layers.size()) return QString();
+        const LayerRouting &lr = m_run->layers[std::size_t(layer)];
+        const auto r = std::size_t(std::max(0.0, std::round(x)));
+        if (r >= m_loadOrder.size()) return QString();
+        const std::size_t e = m_loadOrder[r];
+        return tr("expert %1: %2 tokens with the FP32 reference, %3 with the variant")
+            .arg(e)
+            .arg(lr.referenceLoad[e])
+            .arg(lr.variants[std::size_t(v)].load[e]);
+    });
+    m_load->showLines({diff}, tr("experts, ranked by the change (gains first)"), tr("tokens gained (+) or lost (−)"), false, false);
 }
 
 } // namespace atlas

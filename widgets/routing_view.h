@@ -87,6 +87,7 @@ private:
     QComboBox *m_layer;
     QComboBox *m_variant;
     ChartWidget *m_load;
+    std::vector<std::size_t> m_loadOrder; // the expert at each rank of the load chart
     QComboBox *m_engine;
     QLabel *m_engineWhy;
     QLabel *m_declared; // what config.json's moe_router_dtype declares

@@ -68,6 +68,13 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                 return 2;
             }
             layer = static_cast<int>(n);
+        } else if (a == "--scale") {
+            const std::string v = value();
+            if (v != "1" && v != "2") {
+                std::cerr << "ckpt-atlas: --scale takes 1 or 2 (PNG pixels per window pixel), not '" << v << "'\n";
+                return 2;
+            }
+            setPngScale(v == "1" ? 1 : 2);
         } else if (a == "--dark") {
             dark = true;
         } else if (a == "--size") {
@@ -87,7 +94,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         else if (a == "-h" || a == "--help") {
             std::cout
                 << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--size WxH] [--compare B] [--layer N]\n"
-                   "       [--revision REV]\n"
+                   "       [--scale 1|2] [--revision REV]\n"
                    "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n";
             return 0;
         } else if (a.starts_with("--")) {

@@ -310,6 +310,13 @@ void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
 
 } // namespace
 
+static int g_pngScale = 2;
+
+void setPngScale(int scale)
+{
+    g_pngScale = scale == 1 ? 1 : 2;
+}
+
 bool exportWidget(QWidget *widget, const QString &path, QString *error, const QString &caption)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
@@ -328,15 +335,15 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         return false;
     };
     if (suffix == QLatin1String("png")) {
-        QImage image(size * 2, QImage::Format_ARGB32_Premultiplied);
-        image.setDevicePixelRatio(2.0);
+        QImage image(size * g_pngScale, QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(double(g_pngScale));
         image.fill(widget->palette().color(QPalette::Window));
         QPainter p(&image);
         paintFigure(p, widget, captionText);
         p.end();
         // Its real density (twice 96 dpi: pHYs), so a word processor places it at the window's size, and
         // its provenance as PNG text (tEXt).
-        const int dotsPerMeter = int(std::lround(2 * 96 / 0.0254));
+        const int dotsPerMeter = int(std::lround(g_pngScale * 96 / 0.0254));
         image.setDotsPerMeterX(dotsPerMeter);
         image.setDotsPerMeterY(dotsPerMeter);
         image.setText(QStringLiteral("Software"), QStringLiteral("Checkpoint Atlas"));

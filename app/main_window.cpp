@@ -268,6 +268,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             }
             m_provenance = qs(provenanceCaption(data->checkpoint, QCoreApplication::applicationVersion().toStdString(),
                                                 QDate::currentDate().toString(Qt::ISODate).toStdString()));
+            setProperty("atlasProvenance", m_provenance); // what a table copied from any view cites
             const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
             setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
         });

@@ -650,6 +650,18 @@ private slots:
             const QuantRow &row = data.analysis.quantLayout[std::size_t(r)];
             QCOMPARE(quant->item(r, 4)->text(), QString::number(row.bitsPerWeight(), 'f', 2));
         }
+        // Copy as…: the table as Markdown and CSV, its rows as shown, with the window's provenance under it.
+        const QString md = tableText(quant, TableFormat::Markdown);
+        QVERIFY2(md.startsWith(QStringLiteral("| Category | Format | Stored as | Parameters | Bits/weight |")), qPrintable(md));
+        QCOMPARE(md.count(QLatin1Char('\n')), 2 + quant->rowCount() + 2); // header, rule, rows, blank, source
+        QVERIFY2(md.contains(window.property("atlasProvenance").toString()) &&
+                     !window.property("atlasProvenance").toString().isEmpty(),
+                 qPrintable(md));
+        const QString row = tableText(quant, TableFormat::Markdown, 0);
+        QVERIFY(row.contains(QStringLiteral("| routed_experts |")) && !row.contains(QStringLiteral("| norms |")));
+        const QString csv = tableText(quant, TableFormat::Csv);
+        QVERIFY2(csv.startsWith(QStringLiteral("Category,Format,Stored as,Parameters,Bits/weight,")), qPrintable(csv));
+        QVERIFY(csv.contains(QStringLiteral("routed_experts,")));
         // Fits on: llama.cpp's offload on each ticked GPU, as planLlamaCpp words it.
         overview->setTickedGpus({QStringLiteral("H200"), QStringLiteral("H100")});
         QTRY_VERIFY_WITH_TIMEOUT(!overview->fitsPending(), 120000);

@@ -1,4 +1,7 @@
 #include "atlas_view.h"
+#include <QGuiApplication>
+#include <QClipboard>
+#include <QMenu>
 
 #include <QApplication>
 
@@ -186,6 +189,66 @@ void letComboShrink(QComboBox *combo, int characters)
     fitList();
 }
 
+namespace {
+
+// A cell as text for a copy: its shown text, a Markdown cell's pipes escaped, a CSV field quoted when needed.
+QString markdownCell(QString s)
+{
+    return QString(s).replace(QLatin1Char('|'), QStringLiteral("\\|")).replace(QLatin1Char('\n'), QLatin1Char(' '));
+}
+QString csvField(const QString &s)
+{
+    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n'))) return s;
+    QString q = s;
+    return QLatin1Char('"') + q.replace(QLatin1Char('"'), QStringLiteral("\"\"")) + QLatin1Char('"');
+}
+
+} // namespace
+
+QString tableText(const QTableWidget *t, TableFormat format, int onlyRow)
+{
+    QStringList header;
+    for (int c = 0; c < t->columnCount(); ++c)
+        header << (t->horizontalHeaderItem(c) ? t->horizontalHeaderItem(c)->text() : QString());
+    QStringList lines;
+    const auto row = [&](int r) -> QStringList {
+        QStringList cells;
+        for (int c = 0; c < t->columnCount(); ++c)
+            cells << (t->item(r, c) ? t->item(r, c)->text() : QString());
+        return cells;
+    };
+    if (format == TableFormat::Markdown) {
+        auto line = [](const QStringList &cells) -> QString {
+            QStringList escaped;
+            for (const auto &s : cells)
+                escaped << markdownCell(s);
+            return QStringLiteral("| ") + escaped.join(QStringLiteral(" | ")) + QStringLiteral(" |");
+        };
+        lines << line(header);
+        QStringList rule;
+        for (int c = 0; c < t->columnCount(); ++c)
+            rule << QStringLiteral("---");
+        lines << line(rule);
+        for (int r = 0; r < t->rowCount(); ++r)
+            if (onlyRow < 0 || r == onlyRow) lines << line(row(r));
+    } else {
+        auto line = [](const QStringList &cells) -> QString {
+            QStringList quoted;
+            for (const auto &s : cells)
+                quoted << csvField(s);
+            return quoted.join(QLatin1Char(','));
+        };
+        lines << line(header);
+        for (int r = 0; r < t->rowCount(); ++r)
+            if (onlyRow < 0 || r == onlyRow) lines << line(row(r));
+    }
+    // Where the numbers come from, as a figure's caption says it (the window's provenance, when it has one).
+    const QString source = t->window() ? t->window()->property("atlasProvenance").toString() : QString();
+    if (!source.isEmpty())
+        lines << (format == TableFormat::Markdown ? QStringLiteral("\n") + source : QStringLiteral("# ") + source);
+    return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
 QTableWidget *makeTable(const QStringList &headers, QWidget *parent)
 {
     auto *t = new QTableWidget(0, int(headers.size()), parent);
@@ -194,6 +257,21 @@ QTableWidget *makeTable(const QStringList &headers, QWidget *parent)
     t->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->setAlternatingRowColors(true);
+    // Copy as…: the row under the pointer, the whole table as Markdown or CSV, each with its provenance.
+    t->setContextMenuPolicy(Qt::CustomContextMenu);
+    QObject::connect(t, &QWidget::customContextMenuRequested, t, [t](const QPoint &at) {
+        const int r = t->rowAt(at.y());
+        QMenu menu(t);
+        QAction *rowMd = r >= 0 ? menu.addAction(QObject::tr("Copy Row as Markdown")) : nullptr;
+        QAction *md = menu.addAction(QObject::tr("Copy Table as Markdown"));
+        QAction *csv = menu.addAction(QObject::tr("Copy Table as CSV"));
+        QAction *chosen = menu.exec(t->viewport()->mapToGlobal(at));
+        if (!chosen) return;
+        const QString text = chosen == rowMd ? tableText(t, TableFormat::Markdown, r)
+                             : chosen == md  ? tableText(t, TableFormat::Markdown)
+                                             : tableText(t, TableFormat::Csv);
+        if (chosen == rowMd || chosen == md || chosen == csv) QGuiApplication::clipboard()->setText(text);
+    });
     return t;
 }
 

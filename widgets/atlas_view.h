@@ -97,6 +97,11 @@ void letComboShrink(QComboBox *combo, int characters = 18);
 // window is too short for it, instead of squeezing it; returns the page's layout, with the views' margins.
 QVBoxLayout *makeScrollingPage(QWidget *view, bool sideways = false);
 // A read-only table with these column headers, stretched columns and alternating rows.
+// Every table of every view comes from here, with a context menu: copy the row, or the table as Markdown or CSV.
 QTableWidget *makeTable(const QStringList &headers, QWidget *parent);
+// A table as text (what those copies put on the clipboard): the headers, the rows as shown (onlyRow >= 0: that
+// row alone), and the window's provenance (its "atlasProvenance" property) under them.
+enum class TableFormat { Markdown, Csv };
+QString tableText(const QTableWidget *table, TableFormat format, int onlyRow = -1);
 
 } // namespace atlas

@@ -1,6 +1,11 @@
 #include "main_window.h"
 
 #include "llama_plan.h"
+#include <QFile>
+#include <QImage>
+#include <QGuiApplication>
+#include <QClipboard>
+#include <QTemporaryDir>
 
 #include "anatomy_view.h"
 #include "bias_view.h"
@@ -479,6 +484,12 @@ void MainWindow::buildMenus()
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
 
+    // Edit › Copy Figure: the current view as an exported figure (no controls, its settings and provenance as
+    // its caption), on the clipboard as PNG and as SVG, for a document or a chat.
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    QAction *copyFigure = edit->addAction(tr("Copy &Figure"), this, &MainWindow::copyCurrentFigure);
+    copyFigure->setShortcut(QKeySequence(tr("Ctrl+Shift+C")));
+
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     auto *themes = new QActionGroup(this);
     const bool dark = settings::darkTheme();
@@ -718,6 +729,26 @@ void MainWindow::exportCurrentView()
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         m_statusText->setText(tr("Saved %1").arg(path));
+}
+
+bool MainWindow::copyCurrentFigure()
+{
+    auto *v = qobject_cast<AtlasView *>(m_stack->currentWidget());
+    if (!v || !m_current) return false;
+    QTemporaryDir dir;
+    QString error;
+    const QString png = dir.filePath(v->fileStem() + QStringLiteral(".png")), svg = dir.filePath(v->fileStem() + QStringLiteral(".svg"));
+    if (!dir.isValid() || !exportWidget(v, png, &error, captionFor(v)) || !exportWidget(v, svg, &error, captionFor(v))) {
+        m_statusText->setText(tr("Could not copy the figure: %1").arg(error));
+        return false;
+    }
+    auto *mime = new QMimeData;
+    mime->setImageData(QImage(png));
+    QFile svgFile(svg);
+    if (svgFile.open(QIODevice::ReadOnly)) mime->setData(QStringLiteral("image/svg+xml"), svgFile.readAll());
+    QGuiApplication::clipboard()->setMimeData(mime);
+    m_statusText->setText(tr("Copied the %1 figure (PNG and SVG)").arg(v->title()));
+    return true;
 }
 
 void MainWindow::exportAllFigures()

@@ -52,6 +52,8 @@ public:
     const QList<AtlasView *> &views() const { return m_views; }
     AtlasView *view(const QString &fileStem) const;
     void showView(AtlasView *view);
+    // The current view's figure on the clipboard, as PNG and SVG (Edit › Copy Figure); false when none was made.
+    bool copyCurrentFigure();
     AtlasView *currentView() const; // the one the sidebar shows
     void stepView(int by);          // the next (1) or previous (-1) view, wrapping around
     // Back and Forward through the views and layers visited (a jump from a block to Layers, a layer

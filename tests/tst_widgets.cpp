@@ -35,6 +35,9 @@
 
 #include <QAbstractItemModelTester>
 #include <QDir>
+#include <QGuiApplication>
+#include <QMimeData>
+#include <QClipboard>
 #include <QImage>
 #include <QLineEdit>
 #include <QProcess>
@@ -697,6 +700,12 @@ private slots:
             const LayerAnatomy l = layerAnatomy(data, i, &byLayer);
             QVERIFY2(l.unplaced.empty(), l.unplaced.empty() ? "" : l.unplaced.front().c_str());
         }
+        // Edit › Copy Figure: the Overview's figure on the clipboard as PNG and SVG.
+        window.showView(overview);
+        QVERIFY(window.copyCurrentFigure());
+        const QMimeData *clip = QGuiApplication::clipboard()->mimeData();
+        QVERIFY(clip && clip->hasImage() && !qvariant_cast<QImage>(clip->imageData()).isNull());
+        QVERIFY(clip->data(QStringLiteral("image/svg+xml")).startsWith("<?xml"));
         // The Plan view says whose plans these are.
         auto *plan = qobject_cast<PlanView *>(window.view(QStringLiteral("plan")));
         QVERIFY(plan->ggufNoteShown());

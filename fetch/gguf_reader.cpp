@@ -75,9 +75,25 @@ bool listsOnlyGguf(const std::vector<std::string> &available)
     return gguf;
 }
 
+// A path inside the source: no empty, "." or ".." segment, not absolute, no backslash (a listing or a URL is
+// the server's; the name also becomes a header-cache path).
+bool safeRelativePath(std::string_view p)
+{
+    if (p.empty() || p.front() == '/' || p.find('\\') != std::string_view::npos) return false;
+    for (std::size_t start = 0;;) {
+        const auto slash = p.find('/', start);
+        const std::string_view seg = p.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+        if (seg.empty() || seg == "." || seg == "..") return false;
+        if (slash == std::string_view::npos) return true;
+        start = slash + 1;
+    }
+}
+
 std::vector<std::string> chooseGgufFiles(const std::vector<std::string> &available, const GgufSelection &selection,
                                          const std::string &location)
 {
+    if (!selection.file.empty() && !safeRelativePath(selection.file))
+        throw AtlasError(ErrorKind::Usage, selection.file + ": not a file name inside the source", HeaderProblem::UnsafeFileName);
     if (!selection.file.empty()) {
         if (!selection.file.ends_with(".gguf"))
             throw AtlasError(ErrorKind::Usage, selection.file + ": not a .gguf file");
@@ -97,7 +113,7 @@ std::vector<std::string> chooseGgufFiles(const std::vector<std::string> &availab
     const std::string want = lower(selection.pattern);
     std::map<std::string, std::vector<std::string>> sets;
     for (const auto &f : available) {
-        if (!f.ends_with(".gguf")) continue;
+        if (!f.ends_with(".gguf") || !safeRelativePath(f)) continue; // a listing's name outside the repository: never read
         if (want.empty() ? companion(f) : lower(f).find(want) == std::string::npos) continue;
         sets[setKey(f)].push_back(f);
     }
@@ -154,6 +170,7 @@ Checkpoint readGgufCheckpoint(ByteSource &source, const std::vector<std::string>
         std::uint64_t fileSize = 0;
         std::uint64_t want = 0;
         std::optional<GgufHeader> header;
+        bool cached = false;
     };
     std::vector<Pending> pending(files.size());
     for (std::size_t i = 0; i < files.size(); ++i) {
@@ -161,6 +178,19 @@ Checkpoint readGgufCheckpoint(ByteSource &source, const std::vector<std::string>
         pending[i].want = i == 0 ? kFirstRead : kPartRead;
     }
     std::uint64_t held = 0;
+    // Headers already read for this commit (the Hub's cache): parsed from the disk, no request.
+    if (options.cache)
+        for (auto &p : pending) {
+            auto c = options.cache->shard(p.file, options.headerBudget > held ? options.headerBudget - held : 0);
+            if (!c) continue;
+            GgufParse parse = parseGgufHeader(p.file, c->header, c->fileSize);
+            if (!parse.header) continue; // a cut entry: read again
+            held += c->header.size();
+            p.fileSize = c->fileSize;
+            p.header = std::move(parse.header);
+            p.cached = true;
+            ++progress.filesDone;
+        }
     for (;;) {
         std::vector<RangeRequest> requests;
         std::vector<std::size_t> which;
@@ -190,6 +220,8 @@ Checkpoint readGgufCheckpoint(ByteSource &source, const std::vector<std::string>
             p.bytes += answers[k].bytes;
             GgufParse parse = parseGgufHeader(p.file, p.bytes, p.fileSize);
             if (parse.header) {
+                if (options.cache) // the header's own bytes, for the next open of this commit
+                    options.cache->storeShard(p.file, {p.bytes.substr(0, std::size_t(parse.header->headerEnd)), p.fileSize});
                 p.header = std::move(parse.header);
                 // The header stays charged: what it was read from bounds what its parse holds.
                 std::string().swap(p.bytes);

@@ -14,6 +14,7 @@
 #include "gguf_config.h"
 #include "gguf_layouts.h"
 #include "gguf_names.h"
+#include "gguf_reader.h"
 #include "layout_arithmetic.h"
 #include "llama_plan.h"
 
@@ -426,6 +427,16 @@ private slots:
         QCOMPARE(readFolder(d, {"", "Q4_K_M"}).shards.size(), std::size_t(1));
         QCOMPARE(readFolder(d, {"DeepSeek-V3-UD-Q2_K_XL-00003-of-00006.gguf", ""}).shards.size(), std::size_t(6));
         QVERIFY(refusal({"", "IQ1_S"}).find("no .gguf file's path contains 'IQ1_S'") != std::string::npos);
+        // A listing's names outside the repository are never read, nor is a named file outside the source.
+        QVERIFY_THROWS_EXCEPTION(AtlasError, chooseGgufFiles({"../up.gguf", "a/../b.gguf", "/etc/x.gguf"}, {}, "hub"));
+        try {
+            chooseGgufFiles({}, {"../x.gguf", ""}, "hub");
+            QFAIL("a file outside the source was accepted");
+        } catch (const AtlasError &e) {
+            QCOMPARE(e.problem(), HeaderProblem::UnsafeFileName);
+        }
+        QCOMPARE(chooseGgufFiles({"Q4/m-00001-of-00002.gguf", "Q4/m-00002-of-00002.gguf"}, {}, "hub"),
+                 (std::vector<std::string>{"Q4/m-00001-of-00002.gguf", "Q4/m-00002-of-00002.gguf"}));
         // A part gone: named.
         std::filesystem::remove(d + "/DeepSeek-V3-UD-Q2_K_XL-00004-of-00006.gguf");
         const std::string missing = refusal({"", "UD-Q2"});

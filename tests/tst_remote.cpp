@@ -171,12 +171,15 @@ private slots:
     // byte ranges only, and no more than two ranges per file (the first file's 5 MB of metadata included).
     void ggufFromTheHub()
     {
-        auto open = [&](const std::string &text, const std::string &pattern) {
+        auto open = [&](const std::string &text, const std::string &pattern, bool cache = false) {
             Loaded l;
             SourceSpec spec = parseSourceSpec(text);
             spec.ggufPattern = pattern;
-            OpenedSource opened = openSource(spec, m_trusted, nullptr, l.receipts);
+            NetworkOptions network = m_trusted;
+            network.useCache = cache;
+            OpenedSource opened = openSource(spec, network, nullptr, l.receipts);
             ReadOptions ro;
+            ro.cache = opened.cache.get();
             ro.gguf = {spec.ggufFile, spec.ggufPattern};
             l.checkpoint = readCheckpoint(*opened.source, ro);
             return l;
@@ -194,6 +197,14 @@ private slots:
         QCOMPARE(ranges.size(), std::size_t(6));
         for (const auto &[file, n] : ranges)
             QVERIFY2(n <= 2, (file + ": " + std::to_string(n)).c_str());
+        // The header cache: a second open of the commit reads no range, and finds the same checkpoint.
+        open("hf://atlas/glm5-gguf", "UD-Q2_K_XL", true);
+        const Loaded again = open("hf://atlas/glm5-gguf", "UD-Q2_K_XL", true);
+        int againRanges = 0;
+        for (const auto &r : again.receipts->all())
+            againRanges += r.rangeOffset.has_value();
+        QCOMPARE(againRanges, 0);
+        QVERIFY(reportOf(again.checkpoint) == reportOf(remote.checkpoint));
         // Without a pattern the repository's two sets are named, and the choice asked for.
         const AtlasError both = [&] {
             try {

@@ -272,6 +272,9 @@ private slots:
         for (std::int64_t i = spec.firstDense; i < spec.layers && firstFull < 0; ++i)
             if (synth::formulaFull(i, spec.indexFreq, spec.indexOffset)) firstFull = int(i);
         QCOMPARE(anatomy->diagram()->anatomy().layer, firstFull);
+        // One colour language on the stack: attention kinds as swatches, indexer roles as marks, in the legend.
+        QCOMPARE(anatomy->stack()->legendTexts(),
+                 (QStringList{QStringLiteral("MLA"), QStringLiteral("owns a DSA indexer"), QStringLiteral("reuses one (IndexShare)")}));
 
         // The exported SVG holds the numbers as text, and every figure carries its provenance.
         window.showView(anatomy);

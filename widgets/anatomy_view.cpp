@@ -52,13 +52,6 @@ QColor kindColor(BoxKind k)
     return Qt::gray;
 }
 
-QColor roleColor(IndexerRole r)
-{
-    return toneColor(r == IndexerRole::Full     ? Tone::IndexerOwner
-                     : r == IndexerRole::Shared ? Tone::IndexerShared
-                                                : Tone::IndexerNone);
-}
-
 QString kindText(LayerKind k)
 {
     return k == LayerKind::Dense ? QObject::tr("dense") : k == LayerKind::Moe ? QObject::tr("MoE") : QObject::tr("MTP");
@@ -154,13 +147,46 @@ void LayerStackWidget::resizeEvent(QResizeEvent *event)
     layout();
 }
 
+QStringList LayerStackWidget::legendTexts() const
+{
+    QStringList out;
+    for (const auto &e : m_legend)
+        out << e.text;
+    return out;
+}
+
+namespace {
+QFont smallFont(const QFont &f)
+{
+    QFont s = f;
+    s.setPointSizeF(f.pointSizeF() * 0.8);
+    return s;
+}
+// The indexer role's mark inside a cell: a dot owns an indexer, a ring reuses one.
+void drawIndexerMark(QPainter &p, const QRectF &cell, int mark, const QColor &ink)
+{
+    if (mark == 0) return;
+    const double r = cell.width() * 0.24;
+    p.setPen(mark == 2 ? QPen(ink, 1.2) : Qt::NoPen);
+    p.setBrush(mark == 1 ? QBrush(ink) : Qt::NoBrush);
+    p.drawEllipse(cell.center(), r, r);
+}
+} // namespace
+
 void LayerStackWidget::layout()
 {
     m_cards.clear();
     m_cells.clear();
+    m_rowLabels.clear();
+    m_legend.clear();
     const QFontMetricsF fm(font());
+    const QFontMetricsF small(smallFont(font()));
+    int lastLayer = 0;
+    for (const auto &r : m_runs)
+        lastLayer = std::max(lastLayer, r.last);
+    const double labelW = small.horizontalAdvance(QString::number(lastLayer)) + 5;
     const double w = std::max(120.0, double(width()) - 8);
-    const int perRow = std::max(4, int((w - 20) / (kCell + kCellGap)));
+    const int perRow = std::max(4, int((w - 20 - labelW) / (kCell + kCellGap)));
     double y = 4;
     for (const auto &r : m_runs) {
         const int rows = (r.count() + perRow - 1) / perRow;
@@ -168,12 +194,39 @@ void LayerStackWidget::layout()
         const QRectF card(4, y, w, h);
         m_cards.push_back(card);
         for (int i = 0; i < r.count(); ++i) {
-            const double cx = card.left() + 10 + (i % perRow) * (kCell + kCellGap);
+            const double cx = card.left() + 10 + labelW + (i % perRow) * (kCell + kCellGap);
             const double cy = card.top() + fm.height() + 12 + (i / perRow) * (kCell + kCellGap);
             m_cells.push_back({r.first + i, QRectF(cx, cy, kCell, kCell)});
+            if (i % perRow == 0 && r.count() > 1)
+                m_rowLabels.push_back({r.first + i, QRectF(card.left() + 6, cy - 2, labelW - 2, kCell + 4)});
         }
         y += h + 8;
     }
+    // The legend: the attention kinds shown, then the indexer marks, wrapped to the width.
+    std::vector<LayerAttention> kinds;
+    for (const auto &r : m_runs)
+        for (LayerAttention a : r.attention)
+            if (std::find(kinds.begin(), kinds.end(), a) == kinds.end()) kinds.push_back(a);
+    for (LayerAttention a : kinds)
+        m_legend.push_back({attentionColor(a), 0, qs(std::string(layerAttentionName(a))), {}});
+    bool owns = false, reuses = false; // only the marks the stack shows
+    for (const auto &r : m_runs)
+        for (IndexerRole role : r.indexer)
+            owns = owns || role == IndexerRole::Full, reuses = reuses || role == IndexerRole::Shared;
+    if (owns) m_legend.push_back({QColor(), 1, tr("owns a DSA indexer"), {}});
+    if (reuses) m_legend.push_back({QColor(), 2, tr("reuses one (IndexShare)"), {}});
+    double x = 8;
+    y += 2;
+    for (auto &e : m_legend) {
+        const double itemW = kCell + 5 + small.horizontalAdvance(e.text) + 12;
+        if (x + itemW > w && x > 8) {
+            x = 8;
+            y += small.height() + 4;
+        }
+        e.rect = QRectF(x, y, itemW, small.height());
+        x += itemW;
+    }
+    if (!m_legend.empty()) y += small.height() + 6;
     m_height = int(y);
     setMinimumHeight(m_height);
 }
@@ -186,6 +239,9 @@ void LayerStackWidget::paintEvent(QPaintEvent *)
     const QColor base = palette().color(QPalette::Base);
     QColor frame = text;
     frame.setAlphaF(0.25);
+    QColor muted = text;
+    muted.setAlphaF(0.6);
+    const QColor ink(0x1B, 0x1F, 0x24, 210); // the indexer marks: dark on every attention colour
     std::size_t cell = 0;
     for (std::size_t i = 0; i < m_runs.size(); ++i) {
         const StackRun &r = m_runs[i];
@@ -205,22 +261,42 @@ void LayerStackWidget::paintEvent(QPaintEvent *)
             const auto &[layer, rect] = m_cells[cell];
             const IndexerRole role = r.indexer[static_cast<std::size_t>(k)];
             p.setPen(Qt::NoPen);
-            QColor fill = m_indexed ? roleColor(role) : attentionColor(r.attention[static_cast<std::size_t>(k)]);
+            QColor fill = attentionColor(r.attention[static_cast<std::size_t>(k)]);
             // DeepSeek-V4: the compression shades the cell (ratio 4 deep, 128 light, window only lighter).
             if (r.attention[static_cast<std::size_t>(k)] == LayerAttention::Compressed &&
                 static_cast<std::size_t>(k) < r.compression.size()) {
                 const std::int64_t ratio = r.compression[static_cast<std::size_t>(k)];
-                if (!m_indexed || role == IndexerRole::None)
-                    fill = ratio == 4 ? QColor(0x1F, 0x6F, 0x64) : ratio == 0 ? QColor(0xA9, 0xD8, 0xD0) : QColor(0x4F, 0xB3, 0xA5);
+                fill = ratio == 4 ? QColor(0x1F, 0x6F, 0x64) : ratio == 0 ? QColor(0xA9, 0xD8, 0xD0) : QColor(0x4F, 0xB3, 0xA5);
             }
             p.setBrush(fill);
             p.drawRoundedRect(rect, 2, 2);
+            drawIndexerMark(p, rect, role == IndexerRole::Full ? 1 : role == IndexerRole::Shared ? 2 : 0, ink);
             if (layer == m_selected) {
                 p.setBrush(Qt::NoBrush);
                 p.setPen(QPen(text, 2));
                 p.drawRoundedRect(rect.adjusted(-2, -2, 2, 2), 3, 3);
             }
         }
+    }
+    // Layer numbers at the start of each row, and the legend.
+    p.setFont(smallFont(font()));
+    p.setPen(muted);
+    for (const auto &l : m_rowLabels)
+        p.drawText(l.rect, Qt::AlignRight | Qt::AlignVCenter, QString::number(l.layer));
+    for (const auto &e : m_legend) {
+        const QRectF sw(e.rect.left(), e.rect.center().y() - kCell / 2, kCell, kCell);
+        if (e.mark == 0) {
+            p.setPen(Qt::NoPen);
+            p.setBrush(e.colour);
+            p.drawRoundedRect(sw, 2, 2);
+        } else {
+            p.setPen(QPen(frame, 1));
+            p.setBrush(base);
+            p.drawRoundedRect(sw, 2, 2);
+            drawIndexerMark(p, sw, e.mark, text);
+        }
+        p.setPen(text);
+        p.drawText(e.rect.adjusted(kCell + 5, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, e.text);
     }
     // The reuse arc of the selected layer, from the full layer whose selection it borrows.
     const QRectF *from = nullptr, *to = nullptr;
@@ -768,14 +844,16 @@ void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
         if (!found && r.kind == LayerKind::Moe) pick = r.first, found = true;
     m_stack->setRuns(runs);
     m_summary->setText(
-        (m_stack->showsIndexerRoles() ? tr("%1 layers in %2 run(s). A cell per layer: strong green owns a DSA indexer, faint green "
-                      "reuses one (IndexShare), grey has none%3. Click a layer (or step with the arrow keys).")
-                                            .arg(QStringLiteral("%1"), QStringLiteral("%2"),
-                                                 m_data->checkpoint.config.compressRatios.empty()
-                                                     ? QString()
-                                                     : tr("; teal: compressed attention (darker: more compressed rows), window only light"))
-                 : tr("%1 layers in %2 run(s). A cell per layer: orange MLA, blue full attention, light blue "
-                      "sliding window, purple linear attention, teal compressed (darker: more compressed rows). Click a layer (or step with the arrow keys)."))
+        (m_stack->showsIndexerRoles()
+             ? tr("%1 layers in %2 run(s). A cell per layer, coloured by its attention (legend below the stack); a dot "
+                  "marks a layer that owns a DSA indexer, a ring one that reuses another's (IndexShare)%3. Click a layer "
+                  "(or step with the arrow keys).")
+                   .arg(QStringLiteral("%1"), QStringLiteral("%2"),
+                        m_data->checkpoint.config.compressRatios.empty()
+                            ? QString()
+                            : tr("; compressed attention darker the more compressed rows it keeps, window only light"))
+             : tr("%1 layers in %2 run(s). A cell per layer, coloured by its attention (legend below the stack; "
+                  "compressed attention darker the more compressed rows it keeps). Click a layer (or step with the arrow keys)."))
             .arg(m_data->analysis.layerCount)
             .arg(runs.size()));
     // Exported figures leave the interaction hint out.

@@ -9,8 +9,10 @@ class QComboBox;
 
 namespace atlas {
 
-// The layer stack: one card per run of like layers, a cell per layer coloured by its indexer role;
-// the selected layer is outlined and, when it shares an indexer, an arc joins it to its source.
+// The layer stack: one card per run of like layers, a cell per layer coloured by its attention kind (one colour
+// language on every model), its DSA indexer role a second channel (a dot: owns one; a ring: reuses one), the
+// first layer number of each row beside it, and a swatch legend of what is shown; the selected layer is outlined
+// and, when it shares an indexer, an arc joins it to its source.
 class LayerStackWidget final : public QWidget
 {
     Q_OBJECT
@@ -18,8 +20,10 @@ public:
     explicit LayerStackWidget(QWidget *parent = nullptr);
     void setRuns(std::vector<StackRun> runs);
     void setSelectedLayer(int layer);
-    // Cells show indexer roles in a model with DSA indexers, attention kinds otherwise.
+    // Cells carry indexer marks in a model with DSA indexers.
     bool showsIndexerRoles() const { return m_indexed; }
+    // The legend's entries as drawn ("MLA", "owns a DSA indexer", ...), for tests.
+    QStringList legendTexts() const;
     QSize sizeHint() const override;
 
 signals:
@@ -36,6 +40,20 @@ private:
     std::vector<StackRun> m_runs;
     std::vector<QRectF> m_cards;
     std::vector<std::pair<int, QRectF>> m_cells; // layer, cell
+    struct RowLabel
+    {
+        int layer;
+        QRectF rect;
+    };
+    std::vector<RowLabel> m_rowLabels; // the first layer of each row of cells
+    struct LegendEntry
+    {
+        QColor colour;
+        int mark; // 0 a swatch of that colour, 1 a dot (owns an indexer), 2 a ring (reuses one)
+        QString text;
+        QRectF rect;
+    };
+    std::vector<LegendEntry> m_legend;
     int m_selected = -1;
     int m_height = 0;
     bool m_indexed = false;
@@ -97,6 +115,7 @@ public:
     void followLayer(int layer) override { selectLayer(layer); }
     int layerCount() const { return m_data ? m_data->analysis.layerCount : 0; }
     LayerDiagramWidget *diagram() const { return m_diagram; }
+    LayerStackWidget *stack() const { return m_stack; }
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;

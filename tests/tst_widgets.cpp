@@ -668,6 +668,14 @@ private slots:
         const QString csv = tableText(quant, TableFormat::Csv);
         QVERIFY2(csv.startsWith(QStringLiteral("Category,Format,Stored as,Parameters,Bits/weight,")), qPrintable(csv));
         QVERIFY(csv.contains(QStringLiteral("routed_experts,")));
+        // Copy as… on a number: what it is, its value, and the window's provenance.
+        {
+            QLabel value(QStringLiteral("<b>1 GGUF file</b>"), &window);
+            QCOMPARE(cardCitation(&value, QStringLiteral("Shards")),
+                     QStringLiteral("Shards: 1 GGUF file — ") + window.property("atlasProvenance").toString());
+            value.setProperty("headline", QStringLiteral("70,272 B/token"));
+            QVERIFY(cardCitation(&value, QStringLiteral("Cache")).startsWith(QStringLiteral("Cache: 70,272 B/token (1 GGUF file) — ")));
+        }
         // Fits on: llama.cpp's offload on each ticked GPU, as planLlamaCpp words it.
         overview->setTickedGpus({QStringLiteral("H200"), QStringLiteral("H100")});
         QTRY_VERIFY_WITH_TIMEOUT(!overview->fitsPending(), 120000);

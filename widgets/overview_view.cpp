@@ -12,6 +12,9 @@
 #include "reflow_grid.h"
 
 #include <QCheckBox>
+#include <QGuiApplication>
+#include <QClipboard>
+#include <QMenu>
 #include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
@@ -26,6 +29,22 @@
 #include <map>
 
 namespace atlas {
+
+namespace {
+
+} // namespace
+
+QString cardCitation(const QLabel *label, const QString &name)
+{
+    QTextDocument doc;
+    doc.setHtml(label->text());
+    const QString shown = doc.toPlainText().simplified();
+    const QString exact = label->property("headline").toString();
+    QString text = name + QStringLiteral(": ") + (exact.isEmpty() || exact == shown ? shown : exact + QStringLiteral(" (") + shown + QLatin1Char(')'));
+    const QString source = label->window() ? label->window()->property("atlasProvenance").toString() : QString();
+    if (!source.isEmpty()) text += QStringLiteral(" — ") + source;
+    return text;
+}
 
 namespace {
 
@@ -46,6 +65,18 @@ QFrame *card(QWidget *parent, QLabel **value, const QString &name)
     f.setWeight(QFont::DemiBold);
     (*value)->setFont(f);
     (*value)->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Copy as…: the number with what it is and where it comes from, ready to paste into a document.
+    QLabel *label = *value;
+    label->setContextMenuPolicy(Qt::CustomContextMenu);
+    QObject::connect(label, &QWidget::customContextMenuRequested, label, [label, name](const QPoint &at) {
+        QMenu menu(label);
+        QAction *copy = menu.addAction(QObject::tr("Copy Value with Its Source"));
+        const QString working = label->property("working").toString();
+        QAction *copyWorking = working.isEmpty() ? nullptr : menu.addAction(QObject::tr("Copy the Working"));
+        QAction *chosen = menu.exec(label->mapToGlobal(at));
+        if (!chosen) return;
+        QGuiApplication::clipboard()->setText(chosen == copyWorking ? working : cardCitation(label, name));
+    });
     v->addWidget(caption);
     v->addWidget(*value);
     v->addStretch(1); // a card beside a taller one keeps its text at the top

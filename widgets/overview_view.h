@@ -14,6 +14,9 @@ class QTableWidget;
 
 namespace atlas {
 
+// A card's number as its "Copy Value with Its Source" puts it: "Parameters: 753.33 B params — <provenance>".
+QString cardCitation(const QLabel *label, const QString &name);
+
 class ReflowGrid;
 
 // Identity, headline numbers and the quantization layout.

@@ -3,10 +3,22 @@
 #include "untrusted_text.h"
 
 #include <QDebug>
+#include <QFont>
+#include <QFontInfo>
 
 #include <exception>
 
 namespace atlas {
+
+AtlasApplication::AtlasApplication(int &argc, char **argv) : QApplication(argc, argv)
+{
+    QFont f = font();
+    const QString real = QFontInfo(f).family();
+    if (!real.isEmpty() && real != f.family()) {
+        f.setFamily(real);
+        setFont(f);
+    }
+}
 
 bool AtlasApplication::notify(QObject *receiver, QEvent *event)
 {

@@ -10,7 +10,9 @@ namespace atlas {
 class AtlasApplication final : public QApplication
 {
 public:
-    using QApplication::QApplication;
+    // The application font named by the family the system resolves it to ("DejaVu Sans", not the generic
+    // "Sans Serif"), so that an exported SVG names a font a document's renderer has.
+    AtlasApplication(int &argc, char **argv);
     bool notify(QObject *receiver, QEvent *event) override;
 };
 

@@ -349,6 +349,9 @@ private slots:
         const QString text = QString::fromUtf8(svg.readAll());
         QVERIFY(text.contains(QStringLiteral("compared with ") + db.path()));
         QVERIFY(text.contains(QLatin1String("logical parameters equal")));
+        // The SVG names the font family the system resolved, never the generic alias a renderer lacks.
+        QVERIFY(text.contains(QLatin1String("font-family=")));
+        QVERIFY(!text.contains(QLatin1String("font-family=\"Sans Serif\"")));
     }
 
     void usageAndSourceErrors()

@@ -292,6 +292,14 @@ private slots:
         QVERIFY(window.provenance().startsWith(QStringLiteral("glm_moe_dsa · ")));
         QVERIFY(window.provenance().contains(QStringLiteral(" · synthetic · Checkpoint Atlas ")));
         QVERIFY(svg.contains(window.provenance().toHtmlEscaped()));
+        // Blocks are filled opaque (their tint mixed with the page): no faint fill-opacity a renderer could drop.
+        {
+            const QRegularExpression faint(QStringLiteral("fill-opacity=\"0\\.([0-9]+)\""));
+            for (auto it = faint.globalMatch(svg); it.hasNext();) {
+                const double a = QStringLiteral("0.%1").arg(it.next().captured(1)).toDouble();
+                QVERIFY2(a >= 0.5, qPrintable(QString::number(a)));
+            }
+        }
         // The provenance is in the files too (SVG <metadata>, PNG text), and a PNG says its real density.
         QVERIFY(svg.contains(QStringLiteral("<dc:source>") + window.provenance().toHtmlEscaped() + QStringLiteral("</dc:source>")));
         {

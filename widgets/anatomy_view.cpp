@@ -429,8 +429,14 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         if (!p) return;
         // A block the layer skips (IndexShare) is greyed and dashed: there, but not run.
         const QColor c = b.skipped ? muted : kindColor(b.kind);
-        QColor fill = c;
-        fill.setAlphaF(b.skipped ? 0.05 : b.cached ? 0.30 : 0.12);
+        // The tint mixed with the page's colour, opaque: an SVG renderer that ignores fill-opacity still shows
+        // a light block, not a solid dark one (the page is the window's colour; stages have no fill).
+        const double a = b.skipped ? 0.05 : b.cached ? 0.30 : 0.12;
+        const QColor page = palette().color(QPalette::Window);
+        const QColor solid = c.toRgb();
+        const QColor fill = QColor::fromRgbF(float(solid.redF() * solid.alphaF() * a + page.redF() * (1 - solid.alphaF() * a)),
+                                             float(solid.greenF() * solid.alphaF() * a + page.greenF() * (1 - solid.alphaF() * a)),
+                                             float(solid.blueF() * solid.alphaF() * a + page.blueF() * (1 - solid.alphaF() * a)));
         p->setPen(QPen(c, b.cached && !b.skipped ? 2.2 : 1.2,
                        b.kind == BoxKind::Note || b.skipped ? Qt::DashLine : Qt::SolidLine));
         p->setBrush(fill);

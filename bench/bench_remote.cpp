@@ -14,6 +14,7 @@
 #include <QProcess>
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -67,6 +68,22 @@ bool ensurePeer(const QString &peerDir)
     npm.start(QStringLiteral("npm"),
               {QStringLiteral("install"), QStringLiteral("--no-audit"), QStringLiteral("--no-fund")});
     return npm.waitForFinished(300000) && npm.exitCode() == 0;
+}
+
+// A peer script under node, trusting the test CA: its one line of JSON, or nullopt (said on stderr).
+std::optional<QJsonObject> runPeer(const QString &peerDir, const std::string &caFile, const QStringList &args)
+{
+    QProcess node;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("NODE_EXTRA_CA_CERTS"), QString::fromStdString(caFile));
+    node.setProcessEnvironment(env);
+    node.setWorkingDirectory(peerDir);
+    node.start(QStringLiteral("node"), args);
+    if (!node.waitForFinished(600000) || node.exitCode() != 0) {
+        std::fprintf(stderr, "peer %s failed: %s\n", qPrintable(args.value(0)), node.readAllStandardError().constData());
+        return std::nullopt;
+    }
+    return QJsonDocument::fromJson(node.readAllStandardOutput().trimmed()).object();
 }
 
 } // namespace
@@ -148,18 +165,10 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (!peer) continue;
-            QProcess node;
-            auto env = QProcessEnvironment::systemEnvironment();
-            env.insert(QStringLiteral("NODE_EXTRA_CA_CERTS"), QString::fromStdString(hub.caFile()));
-            node.setProcessEnvironment(env);
-            node.setWorkingDirectory(peerDir);
-            node.start(QStringLiteral("node"), {QStringLiteral("peer.mjs"), QString::fromStdString(endpoint),
-                                                QStringLiteral("atlas/glm5")});
-            if (!node.waitForFinished(600000) || node.exitCode() != 0) {
-                std::fprintf(stderr, "peer failed: %s\n", node.readAllStandardError().constData());
-                return 1;
-            }
-            const auto out = QJsonDocument::fromJson(node.readAllStandardOutput().trimmed()).object();
+            const auto peerOut = runPeer(peerDir, hub.caFile(), {QStringLiteral("peer.mjs"), QString::fromStdString(endpoint),
+                                                                 QStringLiteral("atlas/glm5")});
+            if (!peerOut) return 1;
+            const QJsonObject &out = *peerOut;
             theirs.push_back(out.value(QStringLiteral("ms")).toDouble());
             const Traffic later = logged(hub);
             theirsTraffic = {later.requests - after.requests, later.bytes - after.bytes};
@@ -204,19 +213,12 @@ int main(int argc, char **argv)
             oursTraffic = {after.requests - before.requests, after.bytes - before.bytes};
             ourTensors = result.layout->checkpoint.tensorCount();
             if (!peer) continue;
-            QProcess node;
-            auto env = QProcessEnvironment::systemEnvironment();
-            env.insert(QStringLiteral("NODE_EXTRA_CA_CERTS"), QString::fromStdString(hub.caFile()));
-            node.setProcessEnvironment(env);
-            node.setWorkingDirectory(peerDir);
-            node.start(QStringLiteral("node"),
-                       {QStringLiteral("gguf.mjs"),
-                        QString::fromStdString(endpoint + "/atlas/glm5-gguf/resolve/main/" + ggufStem + "-00001-of-00006.gguf")});
-            if (!node.waitForFinished(600000) || node.exitCode() != 0) {
-                std::fprintf(stderr, "gguf peer failed: %s\n", node.readAllStandardError().constData());
-                return 1;
-            }
-            const auto out = QJsonDocument::fromJson(node.readAllStandardOutput().trimmed()).object();
+            const auto peerOut = runPeer(peerDir, hub.caFile(),
+                                         {QStringLiteral("gguf.mjs"),
+                                          QString::fromStdString(endpoint + "/atlas/glm5-gguf/resolve/main/" + ggufStem +
+                                                                 "-00001-of-00006.gguf")});
+            if (!peerOut) return 1;
+            const QJsonObject &out = *peerOut;
             theirs.push_back(out.value(QStringLiteral("ms")).toDouble());
             const Traffic later = logged(hub);
             theirsTraffic = {later.requests - after.requests, later.bytes - after.bytes};

@@ -62,6 +62,17 @@ bool companion(const std::string &file)
     return base.starts_with("mmproj") || base.starts_with("mtp-");
 }
 
+// Every part of a set among the files at hand, or the first one missing named.
+void requireParts(const std::vector<std::string> &parts, const std::set<std::string> &have, const std::string &location)
+{
+    for (const auto &p : parts)
+        if (!have.count(p))
+            throw AtlasError(ErrorKind::Source,
+                             location + ": " + p + " is missing" +
+                                 (parts.size() > 1 ? " (part of a split of " + std::to_string(parts.size()) + " files)" : std::string()),
+                             HeaderProblem::MissingFile);
+}
+
 } // namespace
 
 bool listsOnlyGguf(const std::vector<std::string> &available)
@@ -98,15 +109,7 @@ std::vector<std::string> chooseGgufFiles(const std::vector<std::string> &availab
         if (!selection.file.ends_with(".gguf"))
             throw AtlasError(ErrorKind::Usage, selection.file + ": not a .gguf file");
         std::vector<std::string> parts = partsOf(selection.file);
-        if (!available.empty()) {
-            const std::set<std::string> have(available.begin(), available.end());
-            for (const auto &p : parts)
-                if (!have.count(p))
-                    throw AtlasError(ErrorKind::Source,
-                                     location + ": " + p + " is missing" +
-                                         (parts.size() > 1 ? " (part of a split of " + std::to_string(parts.size()) + " files)" : std::string()),
-                                     HeaderProblem::MissingFile);
-        }
+        if (!available.empty()) requireParts(parts, {available.begin(), available.end()}, location);
         return parts;
     }
     // Sets of the listing's .gguf files, kept whole; a pattern keeps those whose path contains it.
@@ -142,13 +145,7 @@ std::vector<std::string> chooseGgufFiles(const std::vector<std::string> &availab
                                                " (" + named(8) + "); choose one with --gguf PATTERN");
     const std::vector<std::string> &files = sets.begin()->second;
     std::vector<std::string> parts = partsOf(files.front());
-    const std::set<std::string> have(files.begin(), files.end());
-    for (const auto &p : parts)
-        if (!have.count(p))
-            throw AtlasError(ErrorKind::Source,
-                             location + ": " + p + " is missing (part of a split of " + std::to_string(parts.size()) +
-                                 " files)",
-                             HeaderProblem::MissingFile);
+    requireParts(parts, {files.begin(), files.end()}, location);
     return parts;
 }
 

@@ -17,6 +17,8 @@
 #include <QApplication>
 #include <QDir>
 #include <QEventLoop>
+#include <QImage>
+#include <QPainter>
 #include <QRegularExpression>
 #include <QTimer>
 
@@ -34,6 +36,8 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     int width = 1440, height = 900;
     std::string compareSource; // B for the Compare view
     int layer = -1;            // the layer the Anatomy view draws (default: its own pick)
+    FigureOptions figure;      // --document / --width-cm, or an exact --size
+    bool scaleGiven = false, sizeGiven = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
         auto value = [&]() -> std::string {
@@ -75,27 +79,46 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                 return 2;
             }
             setPngScale(v == "1" ? 1 : 2);
+            scaleGiven = true;
+        } else if (a == "--document") {
+            if (figure.columnCm <= 0) figure.columnCm = 16;
+        } else if (a == "--width-cm") {
+            const std::string v = value();
+            char *end = nullptr;
+            const double cm = std::strtod(v.c_str(), &end);
+            if (!end || *end || !(cm >= kMinColumnCm && cm <= kMaxColumnCm)) {
+                std::cerr << "ckpt-atlas: --width-cm takes a column width from " << kMinColumnCm << " to " << kMaxColumnCm
+                          << " cm, not '" << v << "' (narrower, no view fits with 8-pt text)\n";
+                return 2;
+            }
+            figure.columnCm = cm;
         } else if (a == "--dark") {
             dark = true;
         } else if (a == "--size") {
-            // WIDTHxHEIGHT of the window the views are laid out in (1440x900 by default).
+            // WIDTHxHEIGHT of every figure, exactly (the window is that size too).
             const std::string v = value();
             int w = 0, h = 0;
             char x = 0, rest = 0;
-            if (std::sscanf(v.c_str(), "%d%c%d%c", &w, &x, &h, &rest) != 3 || x != 'x' || w < 640 || h < 400 ||
+            if (std::sscanf(v.c_str(), "%d%c%d%c", &w, &x, &h, &rest) != 3 || x != 'x' || w < 480 || h < 320 ||
                 w > 8192 || h > 8192) {
-                std::cerr << "ckpt-atlas: --size takes WIDTHxHEIGHT between 640x400 and 8192x8192, not '" << v
+                std::cerr << "ckpt-atlas: --size takes WIDTHxHEIGHT between 480x320 and 8192x8192, not '" << v
                           << "'\n";
                 return 2;
             }
             width = w;
             height = h;
+            figure.size = QSize(w, h);
+            sizeGiven = true;
         }
         else if (a == "-h" || a == "--help") {
             std::cout
-                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--size WxH] [--compare B] [--layer N]\n"
-                   "       [--scale 1|2] [--revision REV]\n"
-                   "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n";
+                << "usage: ckpt-atlas figures [SOURCE] --out DIR [--tokens N] [--dark] [--compare B] [--layer N]\n"
+                   "       [--document [--width-cm W] | --size WxH] [--scale 1|2] [--revision REV]\n"
+                   "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n"
+                   "  --document     lays each figure out for a document column (16 cm, or --width-cm W):\n"
+                   "                 text at least 8 pt printed, PNG at 300 dpi or more, SVG in millimetres,\n"
+                   "                 long tables cut to their first rows\n"
+                   "  --size WxH     every figure exactly W x H pixels (at --scale 1, the default with --size)\n";
             return 0;
         } else if (a.starts_with("--")) {
             std::cerr << "ckpt-atlas: unknown option " << a << "\n";
@@ -107,6 +130,11 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         std::cerr << "ckpt-atlas: figures needs --out DIR\n";
         return 2;
     }
+    if (sizeGiven && figure.columnCm > 0) {
+        std::cerr << "ckpt-atlas: choose --document (laid out for a column) or --size (exact pixels), not both\n";
+        return 2;
+    }
+    if (sizeGiven && !scaleGiven) setPngScale(1); // --size 1600x1000 writes 1600 x 1000 PNGs
     if (tokens < 1) {
         std::cerr << "ckpt-atlas: --tokens takes a positive number\n";
         return 2;
@@ -203,7 +231,15 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     window.showView(window.views().front());
     QCoreApplication::processEvents();
     const QString windowPath = QDir(QString::fromStdString(out)).filePath(QStringLiteral("00-window.png"));
-    if (window.grab().save(windowPath))
+    QImage shot = window.grab().toImage();
+    if (sizeGiven && shot.size() != figure.size * shot.devicePixelRatio()) { // a window cannot be narrower than its menus
+        QImage exact(figure.size * shot.devicePixelRatio(), QImage::Format_ARGB32_Premultiplied);
+        exact.setDevicePixelRatio(shot.devicePixelRatio());
+        exact.fill(window.palette().color(QPalette::Window));
+        QPainter(&exact).drawImage(QPoint(), shot);
+        shot = exact;
+    }
+    if (shot.save(windowPath))
         printText(std::cout, windowPath.toStdString() + "\n");
     else
         ++failures;
@@ -222,8 +258,23 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                 QDir(QString::fromStdString(out))
                     .filePath(MainWindow::exportFileName(n - 1, v->fileStem(), QLatin1String(suffix)));
             QString error;
-            if (exportWidget(v, path, &error, window.captionFor(v))) {
+            FigureReport done;
+            if (exportWidget(v, path, &error, window.captionFor(v), figure, &done)) {
                 printText(std::cout, path.toStdString() + "\n");
+                if (figure.columnCm > 0 && QLatin1String(suffix) == QLatin1String(".png")) {
+                    QString line = QStringLiteral("  %1 px wide for a %2 cm column: smallest text %3 pt, PNG %4x at %5 dpi")
+                                       .arg(done.layout.width())
+                                       .arg(figure.columnCm)
+                                       .arg(done.smallestPt, 0, 'f', 1)
+                                       .arg(done.pngScale)
+                                       .arg(done.pngDpi);
+                    if (!done.cut.isEmpty()) line += QStringLiteral("; cut: ") + done.cut.join(QStringLiteral(", "));
+                    printText(std::cout, line.toStdString() + "\n");
+                    if (done.smallestPt < 7.95)
+                        printText(std::cerr, "ckpt-atlas: " + v->fileStem().toStdString() +
+                                                 ": the view cannot be laid out narrower; its smallest text prints at " +
+                                                 QString::number(done.smallestPt, 'f', 1).toStdString() + " pt\n");
+                }
             } else {
                 printText(std::cerr, "ckpt-atlas: " + error.toStdString() + "\n");
                 ++failures;

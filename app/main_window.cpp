@@ -544,6 +544,24 @@ void MainWindow::buildMenus()
         if (i < 10) a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + (i + 1) % 10)));
     }
 
+    // Zoom of the Anatomy's stack and diagram (the other views follow the window's size).
+    auto zoomAnatomy = [this](int steps) {
+        auto *anatomy = qobject_cast<AnatomyView *>(view(QStringLiteral("anatomy")));
+        if (!anatomy) return;
+        if (m_stack->currentWidget() != anatomy) showView(anatomy);
+        if (steps == 0)
+            anatomy->setZoom(1);
+        else
+            anatomy->zoomBy(steps);
+        m_statusText->setText(tr("Anatomy at %1 %").arg(std::lround(anatomy->zoom() * 100)));
+    };
+    viewMenu->addSeparator();
+    QAction *zoomIn = viewMenu->addAction(tr("&Zoom In (Anatomy)"), this, [zoomAnatomy] { zoomAnatomy(1); });
+    zoomIn->setShortcuts({QKeySequence::ZoomIn, QKeySequence(Qt::CTRL | Qt::Key_Equal)});
+    QAction *zoomOut = viewMenu->addAction(tr("Zoom O&ut (Anatomy)"), this, [zoomAnatomy] { zoomAnatomy(-1); });
+    zoomOut->setShortcut(QKeySequence::ZoomOut);
+    viewMenu->addAction(tr("&Actual Size (Anatomy)"), this, [zoomAnatomy] { zoomAnatomy(0); });
+
     QToolBar *tools = addToolBar(tr("Main"));
     tools->setObjectName(QStringLiteral("mainToolbar"));
     tools->setMovable(false);

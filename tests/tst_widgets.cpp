@@ -1172,6 +1172,145 @@ private slots:
         QVERIFY(QColor(light.pixel(light.width() / 2, 3)).lightness() > 180);
     }
 
+    // Figures for a document column: every text at 8 pt or more at print size (read back from the SVG's own
+    // font sizes and millimetres), a PNG whose pHYs is its real density for the column, long tables cut with
+    // a line that says how many rows are left out; and an exact --size is exactly that size.
+    void figuresForADocumentAndAnExactSize()
+    {
+        MainWindow window(false);
+        window.resize(1440, 900);
+        window.show();
+        QVERIFY(openAndWait(window, m_full.path()));
+        QTemporaryDir out;
+        const double columnCm = 16;
+        int cutTables = 0;
+        for (AtlasView *v : window.views()) {
+            if (!window.figureSkipReason(v).isEmpty()) continue;
+            window.showView(v);
+            QCoreApplication::processEvents();
+            const QSize before = v->size();
+            FigureOptions document;
+            document.columnCm = columnCm;
+            const QString svgPath = out.filePath(v->fileStem() + QStringLiteral(".svg"));
+            const QString pngPath = out.filePath(v->fileStem() + QStringLiteral(".png"));
+            QString error;
+            FigureReport report;
+            QVERIFY2(exportWidget(v, svgPath, &error, window.captionFor(v), document, &report), qPrintable(error));
+            QCOMPARE(v->size(), before); // laid out for the column only while it was painted
+            QFile f(svgPath);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QString svg = QString::fromUtf8(f.readAll());
+            static const QRegularExpression head(QStringLiteral("<svg width=\"([0-9.]+)mm\" height=\"([0-9.]+)mm\"\\s+viewBox=\"0 0 ([0-9]+) ([0-9]+)\""));
+            const QRegularExpressionMatch m = head.match(svg);
+            QVERIFY2(m.hasMatch(), qPrintable(v->fileStem()));
+            QVERIFY2(std::abs(m.captured(1).toDouble() - columnCm * 10) < 0.02, qPrintable(m.captured(1)));
+            const double ptPerUnit = m.captured(1).toDouble() / 25.4 * 72 / m.captured(3).toDouble();
+            QCOMPARE(m.captured(3).toInt(), report.figure.width());
+            // Every <text> under its group's font size, at print size.
+            static const QRegularExpression token(QStringLiteral("<g [^>]*?font-size=\"([0-9.]+)\"|<text"));
+            double size = 0, smallest = 1e9;
+            int texts = 0;
+            for (auto it = token.globalMatch(svg); it.hasNext();) {
+                const QRegularExpressionMatch t = it.next();
+                if (t.capturedView(0).startsWith(QLatin1String("<g"))) size = t.captured(1).toDouble();
+                else if (size > 0) smallest = std::min(smallest, size * ptPerUnit), ++texts;
+            }
+            QVERIFY2(texts > 10, qPrintable(v->fileStem()));
+            QVERIFY2(smallest >= 7.95, qPrintable(QStringLiteral("%1: %2 pt").arg(v->fileStem()).arg(smallest)));
+            QVERIFY2(std::abs(smallest - report.smallestPt) < 0.05, qPrintable(v->fileStem()));
+            // No faint fill a renderer that ignores fill-opacity would draw solid, outside the charts' areas.
+            // The PNG: its pHYs says how dense it is when the column's width is printed, 300 dpi or more.
+            QVERIFY2(exportWidget(v, pngPath, &error, window.captionFor(v), document), qPrintable(error));
+            const QImage png(pngPath);
+            const double dpi = png.dotsPerMeterX() * 0.0254;
+            QVERIFY2(dpi >= 299.5, qPrintable(QString::number(dpi)));
+            QVERIFY2(std::abs(png.width() / dpi * 2.54 - columnCm) < 0.01, qPrintable(QString::number(png.width() / dpi * 2.54)));
+            if (!report.cut.isEmpty()) {
+                ++cutTables;
+                QVERIFY(svg.contains(QStringLiteral("more rows in the report")));
+                // At most the document's rows of the cut table, each counted.
+                static const QRegularExpression counts(QStringLiteral("^([0-9,]+) of ([0-9,]+) rows$"));
+                for (const QString &c : report.cut) {
+                    const QRegularExpressionMatch n = counts.match(c);
+                    QVERIFY2(n.hasMatch(), qPrintable(c));
+                    const int shown = QString(n.captured(1)).remove(QLatin1Char(',')).toInt();
+                    const int total = QString(n.captured(2)).remove(QLatin1Char(',')).toInt();
+                    QVERIFY2(shown >= 1 && shown <= kDocumentTableRows && total > shown, qPrintable(c));
+                }
+            }
+            // Exactly the size asked for, caption included.
+            FigureOptions exact;
+            exact.size = QSize(900, 640);
+            QVERIFY2(exportWidget(v, pngPath, &error, window.captionFor(v), exact), qPrintable(error));
+            QCOMPARE(QImage(pngPath).size(), exact.size * pngScale());
+            QVERIFY2(exportWidget(v, svgPath, &error, window.captionFor(v), exact), qPrintable(error));
+            QCOMPARE(QSvgRenderer(svgPath).viewBox(), QRect(QPoint(), exact.size));
+            QCOMPARE(v->size(), before);
+        }
+        // The IndexShare and Router bias tables of 78 layers are longer than a document's rows; the Layers
+        // tree too.
+        QVERIFY(cutTables >= 3);
+        QString error;
+        FigureOptions narrow;
+        narrow.columnCm = 8;
+        QVERIFY(!exportWidget(window.views().front(), out.filePath(QStringLiteral("x.png")), &error, QString(), narrow));
+        QVERIFY2(error.contains(QLatin1String("8 cm")), qPrintable(error));
+    }
+
+    // The Anatomy zooms (View › Zoom In, Ctrl+plus) and reflows: beside the diagram in a wide window, above
+    // it in a narrow one, the diagram never narrower than its minimum nor wider than a readable line.
+    void anatomyZoomsAndReflows()
+    {
+        MainWindow window(false);
+        window.resize(1440, 900);
+        window.show();
+        QApplication::setActiveWindow(&window);
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        QVERIFY(openAndWait(window, m_full.path()));
+        auto *anatomy = qobject_cast<AnatomyView *>(window.view(QStringLiteral("anatomy")));
+        window.showView(anatomy);
+        QCoreApplication::processEvents();
+        for (const QSize size : {QSize(1024, 700), QSize(1440, 900), QSize(2560, 1440)}) {
+            window.resize(size);
+            QCoreApplication::processEvents();
+            QCOMPARE(window.size(), size);
+            const int diagramWidth = anatomy->diagram()->width();
+            QVERIFY2(diagramWidth >= anatomy->diagram()->minimumWidth(), qPrintable(QString::number(diagramWidth)));
+            QVERIFY2(anatomy->diagram()->mapTo(anatomy, QPoint(diagramWidth, 0)).x() <= anatomy->width(),
+                     qPrintable(QStringLiteral("%1 wide: the diagram runs past the view").arg(size.width())));
+            if (size.width() == 2560) QVERIFY(!anatomy->stacked());
+        }
+        // Narrower than the stack and the diagram side by side: the stack goes above, the diagram keeps its width.
+        {
+            const QSize keep = anatomy->size();
+            anatomy->resize(600, 900);
+            QVERIFY(anatomy->stacked());
+            QVERIFY(anatomy->diagram()->width() >= anatomy->diagram()->minimumWidth());
+            QVERIFY2(anatomy->diagram()->mapTo(anatomy, QPoint(anatomy->diagram()->width(), 0)).x() <= 600,
+                     qPrintable(QStringLiteral("diagram %1 wide at x %2; view %3")
+                                    .arg(anatomy->diagram()->width())
+                                    .arg(anatomy->diagram()->mapTo(anatomy, QPoint(0, 0)).x())
+                                    .arg(anatomy->width())));
+            anatomy->resize(keep);
+            QVERIFY(!anatomy->stacked());
+        }
+        // At 2560 the blocks stop at a readable width instead of stretching across the screen.
+        const double heightWide = anatomy->diagram()->minimumHeight();
+        QVERIFY(anatomy->diagram()->readableWidth() < anatomy->diagram()->width());
+        const double before = anatomy->diagram()->font().pointSizeF();
+        const int stackBefore = anatomy->stack()->minimumWidth();
+        QTest::keyClick(&window, Qt::Key_Equal, Qt::ControlModifier);
+        QVERIFY2(anatomy->zoom() > 1.1, qPrintable(QString::number(anatomy->zoom())));
+        QVERIFY(anatomy->diagram()->font().pointSizeF() > before * 1.1);
+        QVERIFY(anatomy->diagram()->minimumHeight() > heightWide);
+        QVERIFY(anatomy->stack()->minimumWidth() > stackBefore);
+        QTest::keyClick(&window, Qt::Key_Minus, Qt::ControlModifier);
+        QTest::keyClick(&window, Qt::Key_Minus, Qt::ControlModifier);
+        QVERIFY(anatomy->zoom() < 1);
+        anatomy->setZoom(1);
+        QCOMPARE(anatomy->diagram()->font().pointSizeF(), before);
+    }
+
     // A live switch to the dark theme gives what a fresh dark start gives: the sidebar's background and
     // text, and every caption's colour.
     void liveThemeSwitchEqualsAFreshStart()

@@ -5,7 +5,9 @@
 
 #include <QComboBox>
 #include <QEvent>
+#include <QApplication>
 #include <QHBoxLayout>
+#include <QWheelEvent>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QLabel>
@@ -118,6 +120,28 @@ LayerStackWidget::LayerStackWidget(QWidget *parent) : QWidget(parent)
     setMinimumWidth(int(kCellsPerRow * (kCell + kCellGap) + 28));
 }
 
+double LayerStackWidget::cell() const
+{
+    return kCell * m_zoom;
+}
+
+double LayerStackWidget::gap() const
+{
+    return kCellGap * m_zoom;
+}
+
+void LayerStackWidget::setZoom(double zoom)
+{
+    m_zoom = zoom;
+    QFont f = parentWidget() ? parentWidget()->font() : QApplication::font();
+    f.setPointSizeF(f.pointSizeF() * zoom);
+    setFont(f);
+    setMinimumWidth(int(kCellsPerRow * (cell() + gap()) + 28 * zoom));
+    layout();
+    updateGeometry();
+    update();
+}
+
 void LayerStackWidget::setRuns(std::vector<StackRun> runs)
 {
     m_runs = std::move(runs);
@@ -138,7 +162,7 @@ void LayerStackWidget::setSelectedLayer(int layer)
 
 QSize LayerStackWidget::sizeHint() const
 {
-    return QSize(int(kCellsPerRow * (kCell + kCellGap) + 28), std::max(m_height, 200));
+    return QSize(int(kCellsPerRow * (cell() + gap()) + 28 * m_zoom), std::max(m_height, 200));
 }
 
 void LayerStackWidget::resizeEvent(QResizeEvent *event)
@@ -186,19 +210,19 @@ void LayerStackWidget::layout()
         lastLayer = std::max(lastLayer, r.last);
     const double labelW = small.horizontalAdvance(QString::number(lastLayer)) + 5;
     const double w = std::max(120.0, double(width()) - 8);
-    const int perRow = std::max(4, int((w - 20 - labelW) / (kCell + kCellGap)));
+    const int perRow = std::max(4, int((w - 20 - labelW) / (cell() + gap())));
     double y = 4;
     for (const auto &r : m_runs) {
         const int rows = (r.count() + perRow - 1) / perRow;
-        const double h = fm.height() + 10 + rows * (kCell + kCellGap) + 12;
+        const double h = fm.height() + 10 + rows * (cell() + gap()) + 12;
         const QRectF card(4, y, w, h);
         m_cards.push_back(card);
         for (int i = 0; i < r.count(); ++i) {
-            const double cx = card.left() + 10 + labelW + (i % perRow) * (kCell + kCellGap);
-            const double cy = card.top() + fm.height() + 12 + (i / perRow) * (kCell + kCellGap);
-            m_cells.push_back({r.first + i, QRectF(cx, cy, kCell, kCell)});
+            const double cx = card.left() + 10 + labelW + (i % perRow) * (cell() + gap());
+            const double cy = card.top() + fm.height() + 12 + (i / perRow) * (cell() + gap());
+            m_cells.push_back({r.first + i, QRectF(cx, cy, cell(), cell())});
             if (i % perRow == 0 && r.count() > 1)
-                m_rowLabels.push_back({r.first + i, QRectF(card.left() + 6, cy - 2, labelW - 2, kCell + 4)});
+                m_rowLabels.push_back({r.first + i, QRectF(card.left() + 6, cy - 2, labelW - 2, cell() + 4)});
         }
         y += h + 8;
     }
@@ -218,7 +242,7 @@ void LayerStackWidget::layout()
     double x = 8;
     y += 2;
     for (auto &e : m_legend) {
-        const double itemW = kCell + 5 + small.horizontalAdvance(e.text) + 12;
+        const double itemW = cell() + 5 + small.horizontalAdvance(e.text) + 12;
         if (x + itemW > w && x > 8) {
             x = 8;
             y += small.height() + 4;
@@ -242,7 +266,7 @@ void LayerStackWidget::paintEvent(QPaintEvent *)
     QColor muted = text;
     muted.setAlphaF(0.6);
     const QColor ink(0x1B, 0x1F, 0x24, 210); // the indexer marks: dark on every attention colour
-    std::size_t cell = 0;
+    std::size_t cellIndex = 0;
     for (std::size_t i = 0; i < m_runs.size(); ++i) {
         const StackRun &r = m_runs[i];
         const QRectF card = m_cards[i];
@@ -257,8 +281,8 @@ void LayerStackWidget::paintEvent(QPaintEvent *)
         p.drawText(head, Qt::AlignLeft | Qt::AlignTop, runTitle(r));
         p.setFont(font());
         if (r.count() > 1) p.drawText(head, Qt::AlignRight | Qt::AlignTop, QStringLiteral("× %1").arg(r.count()));
-        for (int k = 0; k < r.count(); ++k, ++cell) {
-            const auto &[layer, rect] = m_cells[cell];
+        for (int k = 0; k < r.count(); ++k, ++cellIndex) {
+            const auto &[layer, rect] = m_cells[cellIndex];
             const IndexerRole role = r.indexer[static_cast<std::size_t>(k)];
             p.setPen(Qt::NoPen);
             QColor fill = attentionColor(r.attention[static_cast<std::size_t>(k)]);
@@ -284,7 +308,7 @@ void LayerStackWidget::paintEvent(QPaintEvent *)
     for (const auto &l : m_rowLabels)
         p.drawText(l.rect, Qt::AlignRight | Qt::AlignVCenter, QString::number(l.layer));
     for (const auto &e : m_legend) {
-        const QRectF sw(e.rect.left(), e.rect.center().y() - kCell / 2, kCell, kCell);
+        const QRectF sw(e.rect.left(), e.rect.center().y() - cell() / 2, cell(), cell());
         if (e.mark == 0) {
             p.setPen(Qt::NoPen);
             p.setBrush(e.colour);
@@ -296,7 +320,7 @@ void LayerStackWidget::paintEvent(QPaintEvent *)
             drawIndexerMark(p, sw, e.mark, text);
         }
         p.setPen(text);
-        p.drawText(e.rect.adjusted(kCell + 5, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, e.text);
+        p.drawText(e.rect.adjusted(cell() + 5, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, e.text);
     }
     // The reuse arc of the selected layer, from the full layer whose selection it borrows.
     const QRectF *from = nullptr, *to = nullptr;
@@ -378,8 +402,35 @@ void LayerDiagramWidget::setAnatomy(LayerAnatomy anatomy)
     update();
 }
 
+void LayerDiagramWidget::setZoom(double zoom)
+{
+    m_zoom = zoom;
+    QFont f = QApplication::font(this);
+    f.setPointSizeF(f.pointSizeF() * zoom);
+    setFont(f);
+    fitHeight();
+    update();
+}
+
+int LayerDiagramWidget::readableWidth() const
+{
+    // About 110 characters of text a line: wider, a block holds one line and reads as a bar.
+    return int(std::ceil(QFontMetricsF(font()).averageCharWidth() * 150));
+}
+
+void LayerDiagramWidget::wheelEvent(QWheelEvent *event)
+{
+    if (event->modifiers() & Qt::ControlModifier) {
+        if (const int d = event->angleDelta().y(); d != 0) emit zoomRequested(d > 0 ? 1 : -1);
+        event->accept();
+        return;
+    }
+    QWidget::wheelEvent(event);
+}
+
 double LayerDiagramWidget::draw(QPainter *p, double width)
 {
+    width = std::min(width, double(readableWidth()));
     const QFont normal = font();
     QFont bold = normal;
     bold.setBold(true);
@@ -759,8 +810,10 @@ AnatomyView::AnatomyView(QWidget *parent)
     v->setContentsMargins(20, 16, 20, 16);
     v->addWidget(makeHeading(tr("Anatomy"), this));
     v->addWidget(m_summary);
-    auto *h = new QHBoxLayout();
+    auto *h = new QBoxLayout(QBoxLayout::LeftToRight);
+    m_columns = h;
     auto *scroll = new QScrollArea(this);
+    m_stackScroll = scroll;
     scroll->setWidget(m_stack);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
@@ -787,6 +840,7 @@ AnatomyView::AnatomyView(QWidget *parent)
     h->addLayout(right, 1);
     v->addLayout(h, 1);
     connect(m_mode, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { selectLayer(m_layer); });
+    connect(m_diagram, &LayerDiagramWidget::zoomRequested, this, &AnatomyView::zoomBy);
     setFocusPolicy(Qt::StrongFocus);
     connect(m_stack, &LayerStackWidget::layerClicked, this, [this](int layer) {
         selectLayer(layer);
@@ -886,6 +940,54 @@ void AnatomyView::selectLayer(int layer)
 void AnatomyView::setMode(AnatomyMode mode)
 {
     m_mode->setCurrentIndex(m_mode->findData(int(mode)));
+}
+
+void AnatomyView::setZoom(double zoom)
+{
+    zoom = std::clamp(zoom, 0.6, 2.5);
+    if (std::abs(zoom - m_zoom) < 1e-9) return;
+    m_zoom = zoom;
+    m_stack->setZoom(zoom);
+    m_diagram->setZoom(zoom);
+    arrange();
+}
+
+void AnatomyView::zoomBy(int steps)
+{
+    setZoom(std::round(m_zoom * std::pow(1.15, steps) * 100) / 100);
+}
+
+bool AnatomyView::stacked() const
+{
+    return m_columns->direction() == QBoxLayout::TopToBottom;
+}
+
+// Beside the diagram when both fit (the diagram at least its minimum width), else above it at full width:
+// a narrow window or a document column keeps every block's text whole.
+void AnatomyView::arrange()
+{
+    const int stackWidth = m_stack->minimumWidth() + 40;
+    const int room = width() - 40; // the view's margins
+    const bool narrow = room < stackWidth + m_columns->spacing() + m_diagram->minimumWidth() + 20;
+    const bool changed = narrow != stacked();
+    if (narrow) {
+        m_columns->setDirection(QBoxLayout::TopToBottom);
+        m_stackScroll->setMinimumWidth(0);
+        m_stackScroll->setMaximumWidth(QWIDGETSIZE_MAX);
+        m_stackScroll->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    } else {
+        m_columns->setDirection(QBoxLayout::LeftToRight);
+        m_stackScroll->setFixedWidth(stackWidth);
+        m_stackScroll->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Expanding);
+    }
+    m_stackScroll->updateGeometry();
+    if (changed && layout()) layout()->activate(); // now, not when the event loop next runs (a figure paints at once)
+}
+
+void AnatomyView::resizeEvent(QResizeEvent *event)
+{
+    AtlasView::resizeEvent(event);
+    arrange();
 }
 
 void AnatomyView::keyPressEvent(QKeyEvent *event)

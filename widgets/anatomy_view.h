@@ -6,6 +6,8 @@
 #include <QRectF>
 
 class QComboBox;
+class QBoxLayout;
+class QScrollArea;
 
 namespace atlas {
 
@@ -25,6 +27,9 @@ public:
     // The legend's entries as drawn ("MLA", "owns a DSA indexer", ...), for tests.
     QStringList legendTexts() const;
     QSize sizeHint() const override;
+    // Cells and text this many times their size (the view's zoom).
+    void setZoom(double zoom);
+    double zoom() const { return m_zoom; }
 
 signals:
     void layerClicked(int layer);
@@ -54,9 +59,12 @@ private:
         QRectF rect;
     };
     std::vector<LegendEntry> m_legend;
+    double cell() const;
+    double gap() const;
     int m_selected = -1;
     int m_height = 0;
     bool m_indexed = false;
+    double m_zoom = 1;
 };
 
 // One layer's block diagram, painted as vectors; the boxes carry their tensors for hover and click.
@@ -67,15 +75,21 @@ public:
     explicit LayerDiagramWidget(QWidget *parent = nullptr);
     void setAnatomy(LayerAnatomy anatomy);
     const LayerAnatomy &anatomy() const { return m_anatomy; }
+    // Text and blocks this many times their size; the blocks stop widening at a readable line length.
+    void setZoom(double zoom);
+    double zoom() const { return m_zoom; }
+    int readableWidth() const; // the widest the diagram is laid out at this zoom
 
 signals:
     void boxClicked(const QStringList &tensors);
+    void zoomRequested(int steps); // Ctrl + the wheel
 
 protected:
     void paintEvent(QPaintEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     bool event(QEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
     // By keyboard: the arrow keys move a focus ring over the blocks that hold tensors, Enter or Space opens
     // the one ringed (as a click does).
     void keyPressEvent(QKeyEvent *event) override;
@@ -94,6 +108,7 @@ private:
     const AnatomyBox *boxAt(QPointF pos) const;
     LayerAnatomy m_anatomy;
     std::vector<std::pair<QRectF, const AnatomyBox *>> m_hits; // in widget coordinates
+    double m_zoom = 1;
 };
 
 class AnatomyView final : public AtlasView
@@ -116,9 +131,17 @@ public:
     int layerCount() const { return m_data ? m_data->analysis.layerCount : 0; }
     LayerDiagramWidget *diagram() const { return m_diagram; }
     LayerStackWidget *stack() const { return m_stack; }
+    // Zoom of the stack and the diagram: 1 is the window's text size; Ctrl+plus / Ctrl+minus step it,
+    // Ctrl+Shift+0 (View › Actual Size) resets it.
+    void setZoom(double zoom);
+    double zoom() const { return m_zoom; }
+    void zoomBy(int steps);
+    // True while the stack is laid out above the diagram (a narrow window or a document column).
+    bool stacked() const;
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 signals:
     // The tensors of a clicked block: the window shows them in the Layers view.
@@ -137,6 +160,10 @@ private:
     LayerDiagramWidget *m_diagram;
     QComboBox *m_mode;
     QWidget *m_modeRow;
+    QBoxLayout *m_columns = nullptr; // the stack beside the diagram, or above it
+    QScrollArea *m_stackScroll = nullptr;
+    void arrange();
+    double m_zoom = 1;
     int m_layer = -1;
 };
 

@@ -454,6 +454,17 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
     };
     row(tr("Source"), qs(c.source.location) + QStringLiteral("  (") +
                           qs(std::string(sourceKindName(c.source.kind))) + QLatin1Char(')'));
+    // A figure names a local folder, never its path on this machine (the caption adds its headers' fingerprint).
+    const int sourceRow = 0;
+    QString citedSource = rows[sourceRow];
+    if (c.source.kind == SourceKind::Local) {
+        QString folder = qs(c.source.location);
+        while (folder.endsWith(QLatin1Char('/')))
+            folder.chop(1);
+        folder = folder.mid(folder.lastIndexOf(QLatin1Char('/')) + 1);
+        citedSource = QStringLiteral("<tr><td style='padding-right:18px'><b>%1</b></td><td>%2</td></tr>")
+                          .arg(tr("Source"), tr("%1  (local folder)").arg(folder).toHtmlEscaped());
+    }
     if (!c.source.revision.empty()) row(tr("Revision"), qs(c.source.revision));
     if (!c.source.commit.empty()) row(tr("Commit"), qs(c.source.commit));
     row(tr("Model type"), c.config.modelType.empty() ? tr("(not in config.json)") : qs(c.config.modelType));
@@ -472,6 +483,8 @@ void OverviewView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data)
                      cfg.scoringFunc.empty() ? tr("not stated") : qs(cfg.scoringFunc),
                      cfg.moeRouterDtype.empty() ? tr("not declared") : qs(cfg.moeRouterDtype)));
     m_identity->setText(QStringLiteral("<table>") + rows.join(QString()) + QStringLiteral("</table>"));
+    rows[sourceRow] = citedSource;
+    m_identity->setProperty("exportText", QString(QStringLiteral("<table>") + rows.join(QString()) + QStringLiteral("</table>")));
 
     const ParameterBudget &b = a.budget;
     int dense = 0, moe = 0, mtp = 0;

@@ -32,6 +32,10 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QFile>
+#include <QBuffer>
+#include <QLocale>
+#include <QRegularExpression>
+#include <optional>
 #include <QSvgGenerator>
 
 #include <cmath>
@@ -42,6 +46,14 @@ namespace atlas {
 namespace {
 
 constexpr int kCaptionHeight = 26;
+
+// A little smaller than the view's text on screen; a document's caption is body text (8 pt or more printed).
+QFont captionFont(const QWidget *widget, bool document)
+{
+    QFont f = widget->font();
+    if (!document) f.setPointSizeF(f.pointSizeF() * 0.85);
+    return f;
+}
 
 // Every layout inside the view redone, children first, then the view's own.
 void relayout(QWidget *view)
@@ -60,6 +72,95 @@ void relayout(QWidget *view)
     }
 }
 
+// The strip at the foot of a cut table that says how many rows it leaves out.
+int cutNoteHeight(const QWidget *table)
+{
+    return QFontMetrics(table->font()).height() + 10;
+}
+
+// While alive, the view has another size (a document column's width, an exact figure size).
+class Resized
+{
+public:
+    Resized(QWidget *view, QSize size) : m_view(view), m_size(view->size())
+    {
+        view->resize(size);
+        relayout(view);
+    }
+    ~Resized()
+    {
+        if (!m_view) return;
+        m_view->resize(m_size);
+        relayout(m_view);
+    }
+    Resized(const Resized &) = delete;
+    Resized &operator=(const Resized &) = delete;
+
+private:
+    QPointer<QWidget> m_view;
+    QSize m_size;
+};
+
+// A table or tree that shows fewer rows than it holds: where its foot is and what to say there.
+struct CutNote
+{
+    QRect strip; // in the view's coordinates
+    QString text;
+    QString summary; // "12 of 118,629 rows"
+};
+
+std::vector<CutNote> cutNotes(QWidget *view)
+{
+    std::vector<CutNote> notes;
+    const QLocale locale;
+    for (QAbstractItemView *v : view->findChildren<QAbstractItemView *>()) {
+        if (!v->isVisibleTo(view) || !v->model()) continue;
+        auto *table = qobject_cast<QTableView *>(v);
+        auto *tree = qobject_cast<QTreeView *>(v);
+        if (!table && !tree) continue;
+        const QRect port = v->viewport()->rect();
+        const int noteH = cutNoteHeight(v);
+        const int limit = port.height() - noteH; // rows must end above the note
+        long long total = 0, shown = 0;
+        if (table) {
+            total = v->model()->rowCount(v->rootIndex());
+            for (int r = table->rowAt(0); r >= 0 && r < total; ++r) {
+                if (table->rowViewportPosition(r) + table->rowHeight(r) > port.height()) break;
+                ++shown;
+            }
+            if (shown >= total - std::max(0, table->rowAt(0))) continue; // everything fits
+            shown = 0;
+            for (int r = table->rowAt(0); r >= 0 && r < total; ++r) {
+                if (table->rowViewportPosition(r) + table->rowHeight(r) > limit) break;
+                ++shown;
+            }
+        } else {
+            bool overflows = false;
+            for (QModelIndex i = tree->indexAt(QPoint(1, 1)); i.isValid(); i = tree->indexBelow(i)) {
+                const QRect r = tree->visualRect(i);
+                if (r.bottom() >= port.height()) {
+                    overflows = true;
+                    break;
+                }
+            }
+            if (!overflows && tree->verticalScrollBar()->value() == 0) continue;
+            for (QModelIndex i = tree->model()->index(0, 0); i.isValid() && total < 5000000; i = tree->indexBelow(i))
+                ++total;
+            for (QModelIndex i = tree->indexAt(QPoint(1, 1)); i.isValid(); i = tree->indexBelow(i)) {
+                if (tree->visualRect(i).bottom() >= limit) break;
+                ++shown;
+            }
+        }
+        const QPoint at = v->viewport()->mapTo(view, QPoint(0, 0));
+        CutNote note;
+        note.strip = QRect(at.x(), at.y() + std::max(0, port.height() - noteH), port.width(), std::min(noteH, port.height()));
+        note.text = QObject::tr("… %1 more rows in the report (ckpt-atlas report)").arg(locale.toString(total - shown));
+        note.summary = QObject::tr("%1 of %2 rows").arg(locale.toString(shown), locale.toString(total));
+        notes.push_back(note);
+    }
+    return notes;
+}
+
 // While alive, the view is laid out at the height its scrolling parts need to show everything (every
 // table row, the whole page of a scroll area) with their vertical scroll bars off: a figure shows what
 // scrolls, not the window's slice of it. Only the view's own layout is redone (its ancestors' pending
@@ -67,7 +168,9 @@ void relayout(QWidget *view)
 class FullHeight
 {
 public:
-    explicit FullHeight(QWidget *view) : m_view(view), m_size(view->size())
+    // maxRows > 0: a table or tree shows its first maxRows rows at most (scrolled to the top), with room
+    // under them for the line that says how many more there are.
+    explicit FullHeight(QWidget *view, int maxRows = 0) : m_view(view), m_size(view->size())
     {
         for (QSplitter *s : view->findChildren<QSplitter *>())
             m_splitters.push_back({s, s->sizes()});
@@ -75,9 +178,19 @@ public:
         for (QTableView *t : view->findChildren<QTableView *>()) {
             if (!t->isVisibleTo(view)) continue;
             const QHeaderView *header = t->horizontalHeader();
-            int full = t->verticalHeader()->length() + 2 * t->frameWidth() +
+            const int rows = t->model() ? t->model()->rowCount(t->rootIndex()) : 0;
+            int body = t->verticalHeader()->length();
+            const bool cut = maxRows > 0 && rows > maxRows;
+            if (cut) {
+                body = cutNoteHeight(t);
+                for (int r = 0; r < maxRows; ++r)
+                    body += t->rowHeight(r);
+                toTop(t);
+            }
+            int full = body + 2 * t->frameWidth() +
                        (header->isVisibleTo(t) ? std::max(header->height(), header->sizeHint().height()) : 0) + 2;
             if (t->horizontalScrollBar()->isVisibleTo(t)) full += t->horizontalScrollBar()->sizeHint().height();
+            if (cut) cap(t, full);
             grow(t, full);
         }
         // A tree: the rows as they are expanded now (a layer list, or what the user opened).
@@ -85,8 +198,18 @@ public:
             if (!t->isVisibleTo(view)) continue;
             const auto policy = t->sizeAdjustPolicy();
             t->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
-            const int full = t->sizeHint().height();
+            int full = t->sizeHint().height();
             t->setSizeAdjustPolicy(policy);
+            if (maxRows > 0 && t->model() && t->model()->rowCount()) {
+                const int row = t->visualRect(t->model()->index(0, 0)).height();
+                const int header = t->header()->isVisibleTo(t) ? t->header()->height() : 0;
+                const int most = header + maxRows * std::max(row, 1) + cutNoteHeight(t) + 2 * t->frameWidth() + 2;
+                if (full > most) {
+                    full = most;
+                    toTop(t);
+                    cap(t, most);
+                }
+            }
             grow(t, full);
         }
         for (QScrollArea *s : view->findChildren<QScrollArea *>()) {
@@ -98,7 +221,10 @@ public:
             if (s->horizontalScrollBar()->isVisibleTo(s)) full += s->horizontalScrollBar()->sizeHint().height();
             grow(s, full);
         }
-        if (m_saved.empty()) return;
+        if (m_saved.empty()) {
+            if (!m_capped.empty()) relayout(view);
+            return;
+        }
         // Everything else keeps its size: the view grows by what its outermost scrolling parts grow.
         int extra = 0;
         for (const Saved &s : m_saved) {
@@ -129,17 +255,30 @@ public:
     }
     ~FullHeight()
     {
-        if (m_saved.empty()) return;
+        if (m_saved.empty() && m_capped.empty()) {
+            for (auto &[area, value] : m_scrolled)
+                if (area) area->verticalScrollBar()->setValue(value);
+            return;
+        }
+        // Undone in the reverse order of doing.
         for (auto it = m_saved.rbegin(); it != m_saved.rend(); ++it) {
             if (!it->area) continue;
             it->area->setMinimumHeight(it->minimumHeight);
             it->area->setVerticalScrollBarPolicy(it->policy);
         }
+        for (auto it = m_capped.rbegin(); it != m_capped.rend(); ++it)
+            if (it->area) {
+                it->area->setMinimumHeight(it->minimumHeight);
+                it->area->setMaximumHeight(it->maximumHeight);
+                it->area->setVerticalScrollBarPolicy(it->policy);
+            }
         relayout(m_view);
         m_view->resize(m_size);
         for (auto &[splitter, sizes] : m_splitters)
             if (splitter) splitter->setSizes(sizes);
         relayout(m_view);
+        for (auto &[area, value] : m_scrolled)
+            if (area) area->verticalScrollBar()->setValue(value);
     }
     FullHeight(const FullHeight &) = delete;
     FullHeight &operator=(const FullHeight &) = delete;
@@ -157,6 +296,27 @@ private:
         area->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         area->setMinimumHeight(full);
     }
+    // No taller than `most` (a document figure's table of its first rows), scroll bars off.
+    void cap(QAbstractScrollArea *area, int most)
+    {
+        m_capped.push_back({area, area->minimumHeight(), area->maximumHeight(), area->verticalScrollBarPolicy()});
+        area->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        area->setMaximumHeight(most);
+        area->setMinimumHeight(most);
+    }
+    struct Capped
+    {
+        QPointer<QAbstractScrollArea> area;
+        int minimumHeight, maximumHeight;
+        Qt::ScrollBarPolicy policy;
+    };
+    std::vector<Capped> m_capped;
+    void toTop(QAbstractScrollArea *area)
+    {
+        m_scrolled.push_back({area, area->verticalScrollBar()->value()});
+        area->verticalScrollBar()->setValue(0);
+    }
+    std::vector<std::pair<QPointer<QAbstractScrollArea>, int>> m_scrolled; // scroll positions before
     struct Saved
     {
         QPointer<QAbstractScrollArea> area;
@@ -168,6 +328,73 @@ private:
     QSize m_size;
     std::vector<Saved> m_saved;
     std::vector<std::pair<QPointer<QSplitter>, QList<int>>> m_splitters; // their sizes before
+};
+
+// Items joined by " · " in lines no wider than `width` in `font`, broken between items.
+QStringList wrapItems(const QStringList &items, const QFont &font, int width)
+{
+    const QFontMetrics fm(font);
+    QStringList lines;
+    QString line;
+    for (const QString &item : items) {
+        const QString next = line.isEmpty() ? item : line + QStringLiteral(" · ") + item;
+        if (fm.horizontalAdvance(next) <= width) {
+            line = next;
+            continue;
+        }
+        if (!line.isEmpty()) lines << line;
+        line.clear();
+        // An item wider than a line is broken between its words.
+        for (const QString &word : item.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            const QString longer = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+            if (!line.isEmpty() && fm.horizontalAdvance(longer) > width) {
+                lines << line;
+                line = word;
+            } else {
+                line = longer;
+            }
+        }
+    }
+    if (!line.isEmpty()) lines << line;
+    return lines;
+}
+
+// While alive, no scroll area in the view shows a scroll bar: a figure is read, not scrolled (a cut table
+// says what it leaves out).
+class NoScrollBars
+{
+public:
+    explicit NoScrollBars(QWidget *view)
+    {
+        for (QAbstractScrollArea *a : view->findChildren<QAbstractScrollArea *>()) {
+            if (!a->isVisibleTo(view)) continue;
+            m_saved.push_back({a, a->horizontalScrollBarPolicy(), a->verticalScrollBarPolicy()});
+            a->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+            a->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        }
+        if (!m_saved.empty()) relayout(view);
+        m_view = view;
+    }
+    ~NoScrollBars()
+    {
+        for (auto it = m_saved.rbegin(); it != m_saved.rend(); ++it)
+            if (it->area) {
+                it->area->setHorizontalScrollBarPolicy(it->horizontal);
+                it->area->setVerticalScrollBarPolicy(it->vertical);
+            }
+        if (!m_saved.empty() && m_view) relayout(m_view);
+    }
+    NoScrollBars(const NoScrollBars &) = delete;
+    NoScrollBars &operator=(const NoScrollBars &) = delete;
+
+private:
+    struct Saved
+    {
+        QPointer<QAbstractScrollArea> area;
+        Qt::ScrollBarPolicy horizontal, vertical;
+    };
+    std::vector<Saved> m_saved;
+    QPointer<QWidget> m_view;
 };
 
 // While alive, the view's controls (buttons, check boxes, sliders, spin boxes, combo boxes, text fields) are
@@ -238,24 +465,7 @@ public:
         if (!m_hidden.empty() && m_view) relayout(m_view);
     }
     QString settings() const { return m_settings.join(QStringLiteral(" · ")); }
-    // The same, in lines no wider than `width` in `font` (broken between settings).
-    QStringList settingsLines(const QFont &font, int width) const
-    {
-        const QFontMetrics fm(font);
-        QStringList lines;
-        QString line;
-        for (const QString &item : m_settings) {
-            const QString next = line.isEmpty() ? item : line + QStringLiteral(" · ") + item;
-            if (!line.isEmpty() && fm.horizontalAdvance(next) > width) {
-                lines << line;
-                line = item;
-            } else {
-                line = next;
-            }
-        }
-        if (!line.isEmpty()) lines << line;
-        return lines;
-    }
+    QStringList items() const { return m_settings; }
 
 private:
     static QString plain(QWidget *label)
@@ -277,8 +487,17 @@ private:
     QStringList m_settings;
 };
 
-// The widget, then the caption in a strip of its own below it.
-void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
+QColor mixed(const QColor &a, const QColor &b, double t)
+{
+    return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t), float(a.greenF() + (b.greenF() - a.greenF()) * t),
+                            float(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
+
+// The widget, then the caption in a strip of its own below it; a cut table's foot says what it leaves out.
+// Every colour painted here is opaque (a faint colour mixed with the page): an SVG renderer that ignores
+// fill-opacity draws it as it is meant.
+void paintFigure(QPainter &p, QWidget *widget, const QString &caption, const std::vector<CutNote> &notes,
+                 bool document)
 {
     // A figure is read, not clicked: labels with an "exportText" show it instead, and painted hints go.
     std::vector<std::pair<QLabel *, QString>> swapped;
@@ -292,20 +511,74 @@ void paintFigure(QPainter &p, QWidget *widget, const QString &caption)
     setExportingFigure(false);
     for (auto &[label, text] : swapped)
         label->setText(text);
+    const QColor page = widget->palette().color(QPalette::Window), ink = widget->palette().color(QPalette::WindowText);
+    for (const CutNote &note : notes) {
+        const QColor base = widget->palette().color(QPalette::Base);
+        p.fillRect(note.strip, mixed(base, ink, 0.04));
+        p.setPen(QPen(mixed(base, ink, 0.25), 1));
+        p.drawLine(note.strip.topLeft(), note.strip.topRight());
+        p.setPen(mixed(ink, base, 0.3));
+        p.setFont(widget->font());
+        p.drawText(note.strip.adjusted(8, 0, -8, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                   QFontMetrics(widget->font()).elidedText(note.text, Qt::ElideRight, note.strip.width() - 16));
+    }
     if (caption.isEmpty()) return;
     const QStringList lines = caption.split(QLatin1Char('\n'));
-    QColor text = widget->palette().color(QPalette::WindowText);
-    text.setAlphaF(0.7);
-    QFont f = widget->font();
-    f.setPointSizeF(f.pointSizeF() * 0.85);
+    const QFont f = captionFont(widget, document);
     p.setFont(f);
     for (int i = 0; i < lines.size(); ++i) {
         const QRect strip(0, widget->height() + i * kCaptionHeight, widget->width(), kCaptionHeight);
-        p.fillRect(strip, widget->palette().color(QPalette::Window));
-        p.setPen(text);
+        p.fillRect(strip, page);
+        p.setPen(mixed(ink, page, 0.3));
         p.drawText(strip.adjusted(20, 0, -20, 0), Qt::AlignLeft | Qt::AlignVCenter,
                    QFontMetrics(f).elidedText(lines[i], Qt::ElideMiddle, strip.width() - 40));
     }
+}
+
+// Charts draw as vectors into SVG and PDF while alive, and switch back to raster afterwards.
+struct VectorCharts
+{
+    explicit VectorCharts(bool on) { ChartWidget::setVectorOutput(on); }
+    ~VectorCharts() { ChartWidget::setVectorOutput(false); }
+    VectorCharts(const VectorCharts &) = delete;
+    VectorCharts &operator=(const VectorCharts &) = delete;
+};
+
+// The font sizes of an SVG's text, in its user units (QSvgGenerator writes them on the <g> around a <text>).
+std::vector<double> svgTextSizes(const QByteArray &svg)
+{
+    std::vector<double> sizes;
+    double current = 0;
+    static const QRegularExpression token(QStringLiteral("<g [^>]*?font-size=\"([0-9.]+)\"|<text"));
+    const QString text = QString::fromUtf8(svg);
+    for (auto it = token.globalMatch(text); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        if (m.capturedView(0).startsWith(QLatin1String("<g")))
+            current = m.captured(1).toDouble();
+        else if (current > 0)
+            sizes.push_back(current);
+    }
+    return sizes;
+}
+
+// The smallest text the figure draws, in window pixels: the view painted once into an SVG at the screen's
+// density (where a font size in user units is its size in pixels), charts as vectors.
+double smallestTextPx(QWidget *widget, const QString &caption, const std::vector<CutNote> &notes, bool document)
+{
+    QBuffer buffer;
+    buffer.open(QIODevice::WriteOnly);
+    QSvgGenerator svg;
+    svg.setOutputDevice(&buffer);
+    svg.setResolution(widget->logicalDpiX());
+    svg.setSize(widget->size());
+    svg.setViewBox(QRect(QPoint(), widget->size()));
+    {
+        const VectorCharts vector(true);
+        QPainter p(&svg);
+        paintFigure(p, widget, caption, notes, document);
+    }
+    const std::vector<double> sizes = svgTextSizes(buffer.data());
+    return sizes.empty() ? 0.0 : *std::min_element(sizes.begin(), sizes.end());
 }
 
 } // namespace
@@ -317,33 +590,91 @@ void setPngScale(int scale)
     g_pngScale = scale == 1 ? 1 : 2;
 }
 
-bool exportWidget(QWidget *widget, const QString &path, QString *error, const QString &caption)
+int pngScale()
+{
+    return g_pngScale;
+}
+
+bool exportWidget(QWidget *widget, const QString &path, QString *error, const QString &caption,
+                  const FigureOptions &options, FigureReport *report)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
-    const HiddenControls controls(widget);
-    const FullHeight fullHeight(widget);
-    // The settings the controls held come first in the caption (a figure has no controls).
-    const QString settingsLine = controls.settings();
-    QFont captionFont = widget->font();
-    captionFont.setPointSizeF(captionFont.pointSizeF() * 0.85);
-    QStringList captionLines = controls.settingsLines(captionFont, widget->width() - 40);
-    if (!caption.isEmpty()) captionLines << caption;
-    const QString captionText = captionLines.join(QLatin1Char('\n'));
-    const QSize size = widget->size() + QSize(0, int(captionLines.size()) * kCaptionHeight);
     auto fail = [&](const QString &why) {
         if (error) *error = why;
         return false;
     };
+    if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") && suffix != QLatin1String("pdf"))
+        return fail(QStringLiteral("%1: choose a .png, .svg or .pdf file name").arg(path));
+    const bool document = options.columnCm > 0;
+    const bool exact = !document && options.size.isValid();
+    if (document && (options.columnCm < kMinColumnCm || options.columnCm > kMaxColumnCm))
+        return fail(QStringLiteral("a document column of %1 cm: choose %2 to %3 cm (narrower, no view fits with 8-pt text)")
+                        .arg(options.columnCm)
+                        .arg(kMinColumnCm)
+                        .arg(kMaxColumnCm));
+    const HiddenControls controls(widget);
+    // The settings the controls held come first in the caption (a figure has no controls).
+    const QString settingsLine = controls.settings();
+    const QFont font = captionFont(widget, document);
+    const NoScrollBars noScrollBars(widget);
+    // The settings, then the provenance, each wrapped to the figure's width (never elided).
+    auto captionAt = [&](int width) {
+        QStringList lines = wrapItems(controls.items(), font, width - 40);
+        if (!caption.isEmpty()) lines << wrapItems(caption.split(QStringLiteral(" · ")), font, width - 40);
+        return lines;
+    };
+    const double columnPt = options.columnCm / 2.54 * 72;
+    std::optional<Resized> resized;
+    if (document) {
+        // As wide as lets the smallest text print at 8 pt in the column (and no narrower than the view can be).
+        const double px = smallestTextPx(widget, captionAt(widget->width()).join(QLatin1Char('\n')), {}, true);
+        int width = px > 0 ? int(std::floor(columnPt * px / 8.0 + 1e-6)) : widget->width();
+        width = std::max(width, widget->minimumSizeHint().width());
+        resized.emplace(widget, QSize(width, widget->height()));
+    } else if (exact) {
+        const int lines = int(captionAt(options.size.width()).size());
+        resized.emplace(widget, QSize(options.size.width(), std::max(40, options.size.height() - lines * kCaptionHeight)));
+    }
+    std::optional<FullHeight> fullHeight;
+    if (!exact) fullHeight.emplace(widget, document ? kDocumentTableRows : 0);
+    // A document figure is as tall as its content wants, not as the window is.
+    // (A view with charts keeps the window's height: a chart squeezed to its minimum reads badly.)
+    std::optional<Resized> natural;
+    bool charts = false;
+    for (ChartWidget *c : widget->findChildren<ChartWidget *>())
+        charts = charts || c->isVisibleTo(widget);
+    if (document && !charts)
+        natural.emplace(widget, QSize(widget->width(), std::max(widget->minimumSizeHint().height(), widget->sizeHint().height())));
+    const QStringList captionLines = captionAt(widget->width());
+    const QString captionText = captionLines.join(QLatin1Char('\n'));
+    const std::vector<CutNote> notes = cutNotes(widget);
+    const QSize size = exact ? options.size : widget->size() + QSize(0, int(captionLines.size()) * kCaptionHeight);
+    // Print size: the column's width, or the screen's (96 window pixels an inch).
+    const double inches = document ? options.columnCm / 2.54 : size.width() / 96.0;
+    const int scale = document ? std::clamp(int(std::ceil(300.0 * inches / size.width())), 2, 6) : g_pngScale;
+    if (report) {
+        report->layout = widget->size();
+        report->figure = size;
+        report->smallestPx = smallestTextPx(widget, captionText, notes, document);
+        report->smallestPt = report->smallestPx * (inches * 72.0 / size.width());
+        report->pngScale = scale;
+        report->pngDpi = int(std::lround(scale * size.width() / inches));
+        report->cut.clear();
+        for (const CutNote &n : notes)
+            report->cut << n.summary;
+    }
+    // Charts draw as vectors, sharp at any scale of a PNG and as shapes and text in SVG and PDF.
+    const VectorCharts vector(true);
     if (suffix == QLatin1String("png")) {
-        QImage image(size * g_pngScale, QImage::Format_ARGB32_Premultiplied);
-        image.setDevicePixelRatio(double(g_pngScale));
+        QImage image(size * scale, QImage::Format_ARGB32_Premultiplied);
+        image.setDevicePixelRatio(double(scale));
         image.fill(widget->palette().color(QPalette::Window));
         QPainter p(&image);
-        paintFigure(p, widget, captionText);
+        paintFigure(p, widget, captionText, notes, document);
         p.end();
-        // Its real density (twice 96 dpi: pHYs), so a word processor places it at the window's size, and
+        // Its real density (pHYs), so a word processor places it at the column's or the window's size, and
         // its provenance as PNG text (tEXt).
-        const int dotsPerMeter = int(std::lround(g_pngScale * 96 / 0.0254));
+        const int dotsPerMeter = int(std::lround(scale * size.width() / (inches * 0.0254)));
         image.setDotsPerMeterX(dotsPerMeter);
         image.setDotsPerMeterY(dotsPerMeter);
         image.setText(QStringLiteral("Software"), QStringLiteral("Checkpoint Atlas"));
@@ -353,59 +684,58 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         if (!image.save(path, "PNG")) return fail(QStringLiteral("%1: cannot write the PNG file").arg(path));
         return true;
     }
-    // Charts draw as vectors into SVG and PDF, and switch back to raster afterwards.
-    struct VectorCharts
-    {
-        explicit VectorCharts(bool on) { ChartWidget::setVectorOutput(on); }
-        ~VectorCharts() { ChartWidget::setVectorOutput(false); }
-    } vector(suffix == QLatin1String("svg") || suffix == QLatin1String("pdf"));
+    // Millimetres on the page: the column's width, or the window's at 96 dpi.
+    const double mmWide = inches * 25.4, mmHigh = mmWide * size.height() / size.width();
     if (suffix == QLatin1String("svg")) {
         QSvgGenerator svg;
         svg.setFileName(path);
         svg.setSize(size);
         svg.setViewBox(QRect(QPoint(), size));
+        // At the screen's density a font's size in user units is its size in pixels, as the view laid it out
+        // (at the generator's default 72 dpi a 9-pt font would be written 9 units high in a 12-pixel line).
+        svg.setResolution(widget->logicalDpiX());
         svg.setTitle(widget->windowTitle());
         svg.setDescription(caption.isEmpty() ? QStringLiteral("Checkpoint Atlas") : caption);
         QPainter p;
         if (!p.begin(&svg)) return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
-        paintFigure(p, widget, captionText);
+        paintFigure(p, widget, captionText, notes, document);
         p.end();
-        if (!QFileInfo::exists(path)) return fail(QStringLiteral("%1: the SVG file was not written").arg(path));
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) return fail(QStringLiteral("%1: the SVG file was not written").arg(path));
+        QByteArray text = file.readAll();
+        file.close();
+        const qsizetype open = text.indexOf("<svg");
+        const qsizetype end = open < 0 ? -1 : text.indexOf('>', open);
+        if (end < 0) return fail(QStringLiteral("%1: the SVG file was not written whole").arg(path));
+        // Its size on the page, in millimetres.
+        static const QRegularExpression dims(QStringLiteral("width=\"[0-9.]+mm\" height=\"[0-9.]+mm\""));
+        QString head = QString::fromUtf8(text.left(end + 1));
+        head.replace(dims, QStringLiteral("width=\"%1mm\" height=\"%2mm\"")
+                               .arg(QString::number(mmWide, 'f', 2), QString::number(mmHigh, 'f', 2)));
         // The provenance as SVG <metadata> (Dublin Core), beside the <desc> the generator wrote.
-        if (!caption.isEmpty()) {
-            QFile file(path);
-            if (!file.open(QIODevice::ReadOnly)) return fail(QStringLiteral("%1: cannot read the SVG file back").arg(path));
-            QByteArray text = file.readAll();
-            file.close();
-            const qsizetype open = text.indexOf("<svg");
-            const qsizetype end = open < 0 ? -1 : text.indexOf('>', open);
-            if (end > 0) {
-                const QByteArray meta = "\n<metadata><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" "
-                                        "xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><rdf:Description><dc:source>" +
-                                        caption.toHtmlEscaped().toUtf8() +
-                                        "</dc:source><dc:creator>Checkpoint Atlas</dc:creator></rdf:Description></rdf:RDF></metadata>";
-                text.insert(end + 1, meta);
-                if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text) != text.size())
-                    return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
-            }
-        }
+        if (!caption.isEmpty())
+            head += QStringLiteral("\n<metadata><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" "
+                                   "xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><rdf:Description><dc:source>") +
+                    caption.toHtmlEscaped() +
+                    QStringLiteral("</dc:source><dc:creator>Checkpoint Atlas</dc:creator></rdf:Description></rdf:RDF></metadata>");
+        text = head.toUtf8() + text.mid(end + 1);
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text) != text.size())
+            return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
         return true;
     }
-    if (suffix == QLatin1String("pdf")) {
-        QPdfWriter pdf(path);
-        pdf.setResolution(96);
-        pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        pdf.setCreator(QStringLiteral("Checkpoint Atlas"));
-        QPainter p;
-        if (!p.begin(&pdf)) return fail(QStringLiteral("%1: cannot write the PDF file").arg(path));
-        const double scale = double(pdf.width()) / double(size.width());
-        p.scale(scale, scale);
-        paintFigure(p, widget, captionText);
-        p.end();
-        return true;
-    }
-    return fail(QStringLiteral("%1: choose a .png, .svg or .pdf file name").arg(path));
+    QPdfWriter pdf(path);
+    pdf.setResolution(96);
+    pdf.setPageSize(QPageSize(QSizeF(mmWide, mmHigh), QPageSize::Millimeter));
+    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+    pdf.setCreator(QStringLiteral("Checkpoint Atlas"));
+    if (!caption.isEmpty()) pdf.setTitle(caption);
+    QPainter p;
+    if (!p.begin(&pdf)) return fail(QStringLiteral("%1: cannot write the PDF file").arg(path));
+    const double s = double(pdf.width()) / double(size.width());
+    p.scale(s, s);
+    paintFigure(p, widget, captionText, notes, document);
+    p.end();
+    return true;
 }
 
 } // namespace atlas

@@ -135,6 +135,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
         return 2;
     }
     if (sizeGiven && !scaleGiven) setPngScale(1); // --size 1600x1000 writes 1600 x 1000 PNGs
+    if (figure.columnCm > 0 && scaleGiven) figure.pngScale = pngScale(); // a small document figure (a web page)
     if (tokens < 1) {
         std::cerr << "ckpt-atlas: --tokens takes a positive number\n";
         return 2;

@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 
 #include "anatomy_view.h"
+#include "focus_ring.h"
 #include "bias_view.h"
 #include "budget_view.h"
 #include "cache_view.h"
@@ -38,6 +39,7 @@
 #include <QDir>
 #include <QDragEnterEvent>
 #include <QFileDialog>
+#include <QInputDialog>
 #include <QPointer>
 #include <QThread>
 
@@ -218,6 +220,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     right->addWidget(m_stack, 1);
     h->addLayout(right, 1);
     setCentralWidget(central);
+    m_focusRing = new FocusRing(this);
 
     m_progress->setMaximumWidth(260);
     m_progress->setTextVisible(true);
@@ -472,6 +475,8 @@ void MainWindow::buildMenus()
     file->addSeparator();
     QAction *exportView = file->addAction(tr("&Export View…"), this, &MainWindow::exportCurrentView);
     exportView->setShortcut(QKeySequence(tr("Ctrl+E")));
+    QAction *exportDocument = file->addAction(tr("Export View for a Doc&ument…"), this, &MainWindow::exportCurrentViewForDocument);
+    exportDocument->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
     file->addAction(tr("Export &All Figures…"), this, &MainWindow::exportAllFigures);
     file->addAction(tr("Export Repor&t…"), this, &MainWindow::exportReport);
     file->addSeparator();
@@ -488,7 +493,7 @@ void MainWindow::buildMenus()
     // its caption), on the clipboard as PNG and as SVG, for a document or a chat.
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     QAction *copyFigure = edit->addAction(tr("Copy &Figure"), this, &MainWindow::copyCurrentFigure);
-    copyFigure->setShortcut(QKeySequence(tr("Ctrl+Shift+C")));
+    copyFigure->setShortcut(QKeySequence(tr("Ctrl+Alt+C"))); // Ctrl+Shift+C is File › Compare With…
 
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     auto *themes = new QActionGroup(this);
@@ -747,6 +752,38 @@ void MainWindow::exportCurrentView()
         QMessageBox::warning(this, tr("Export failed"), error);
     else
         m_statusText->setText(tr("Saved %1").arg(path));
+}
+
+void MainWindow::exportCurrentViewForDocument()
+{
+    auto *v = qobject_cast<AtlasView *>(m_stack->currentWidget());
+    if (!v) return;
+    bool ok = false;
+    const double cm = QInputDialog::getDouble(
+        this, tr("Export %1 for a Document").arg(v->title()),
+        tr("Width of the document's column, in centimetres. The view is laid out so that its smallest text prints "
+           "at 8 pt or more at that width; long tables keep their first %1 rows.")
+            .arg(kDocumentTableRows),
+        settings::documentColumnCm(), kMinColumnCm, kMaxColumnCm, 1, &ok);
+    if (!ok) return;
+    settings::setDocumentColumnCm(cm);
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export %1").arg(v->title()), QDir::home().filePath(v->fileStem() + QStringLiteral(".svg")),
+        tr("SVG drawing (*.svg);;PNG image (*.png);;PDF document (*.pdf)"));
+    if (path.isEmpty()) return;
+    FigureOptions options;
+    options.columnCm = cm;
+    FigureReport report;
+    QString error;
+    if (!exportWidget(v, path, &error, captionFor(v), options, &report)) {
+        QMessageBox::warning(this, tr("Export failed"), error);
+        return;
+    }
+    m_statusText->setText(tr("Saved %1 for a %2 cm column: laid out %3 px wide, smallest text %4 pt")
+                              .arg(path)
+                              .arg(cm)
+                              .arg(report.layout.width())
+                              .arg(report.smallestPt, 0, 'f', 1));
 }
 
 bool MainWindow::copyCurrentFigure()

@@ -22,6 +22,7 @@ class QToolButton;
 namespace atlas {
 
 class AtlasView;
+class FocusRing;
 class BiasView;
 class BudgetView;
 class CacheView;
@@ -38,6 +39,7 @@ class MainWindow final : public QMainWindow
 {
     Q_OBJECT
 public:
+    FocusRing *focusRing() const { return m_focusRing; } // the keyboard focus drawn where the style draws none
     // interactive = false (headless figures and tests): the user's saved window state is neither
     // restored nor overwritten.
     explicit MainWindow(bool interactive = true, QWidget *parent = nullptr);
@@ -99,6 +101,7 @@ private:
     void addRecent(const QString &source);
     void rebuildRecentMenu();
     void exportCurrentView();
+    void exportCurrentViewForDocument(); // laid out for a column (asks its width), as figures --document
     void exportAllFigures();
     void exportReport();
     void showError(const QString &message, const QString &headline = {});
@@ -112,6 +115,7 @@ private:
     CheckpointLoader *m_loader;
     RoutingRunner *m_routing;
     QListWidget *m_sidebar;
+    FocusRing *m_focusRing = nullptr;
     QStackedWidget *m_stack;
     QLabel *m_error;
     QLabel *m_statusText;

@@ -23,6 +23,7 @@ const QString kConnections = QStringLiteral("network/connections");
 const QString kTheme = QStringLiteral("ui/theme"); // "light" or "dark"
 const QString kRecent = QStringLiteral("recent/sources");
 const QString kFitsGpus = QStringLiteral("overview/fitsGpus");
+const QString kColumn = QStringLiteral("export/documentColumnCm");
 const QString kGeometry = QStringLiteral("window/geometry");
 const QString kState = QStringLiteral("window/state");
 } // namespace
@@ -77,6 +78,18 @@ QStringList fitsGpus()
 void setFitsGpus(const QStringList &names)
 {
     QSettings().setValue(kFitsGpus, names);
+}
+
+double documentColumnCm()
+{
+    bool ok = false;
+    const double cm = QSettings().value(kColumn).toDouble(&ok);
+    return ok && cm >= 12 && cm <= 60 ? cm : 16.0;
+}
+
+void setDocumentColumnCm(double cm)
+{
+    QSettings().setValue(kColumn, cm);
 }
 
 QStringList recentSources()

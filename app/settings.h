@@ -33,6 +33,8 @@ QStringList recentSources(); // newest first
 QStringList fitsGpus();     // the GPUs the Overview's "Fits on" checks (default H100, H200, B200, MI300X)
 void setFitsGpus(const QStringList &names);
 void addRecentSource(const QString &source);
+double documentColumnCm(); // File › Export View for a Document's column width (default 16 cm)
+void setDocumentColumnCm(double cm);
 QByteArray windowGeometry();
 QByteArray windowState();
 void setWindowGeometry(const QByteArray &geometry, const QByteArray &state);

@@ -32,6 +32,7 @@
 #include "support/latency_proxy.h"
 #include "support/test_hub.h"
 #include "view_export.h"
+#include "focus_ring.h"
 
 #include <QAbstractItemModelTester>
 #include <QDir>
@@ -624,6 +625,31 @@ private slots:
         key(Qt::Key_Return, Qt::NoModifier);
         QCOMPARE(window.currentView(), layers);
         QVERIFY(layers->matchCount() > 0);
+        // A focus the style does not draw (a table, a scroll area) is ringed when the keyboard puts it there.
+        key(Qt::Key_4);
+        QCOMPARE(window.currentView(), window.view(QStringLiteral("budget")));
+        QWidget *table = nullptr;
+        for (int i = 0; i < 12 && !table; ++i) {
+            key(Qt::Key_Tab, Qt::NoModifier);
+            if (qobject_cast<QTableWidget *>(QApplication::focusWidget())) table = QApplication::focusWidget();
+        }
+        QVERIFY(table);
+        QVERIFY2(window.focusRing()->target() == table, window.focusRing()->target() ? window.focusRing()->target()->metaObject()->className() : "none");
+        QVERIFY(window.focusRing()->isVisible());
+        QVERIFY(window.focusRing()->geometry().intersects(QRect(table->mapTo(&window, QPoint(0, 0)), table->size())));
+        table->clearFocus();
+        QVERIFY(!window.focusRing()->isVisible());
+        // No two actions share a shortcut (an ambiguous one fires neither).
+        {
+            QMap<QString, QString> owner;
+            for (QAction *a : window.findChildren<QAction *>())
+                for (const QKeySequence &k : a->shortcuts()) {
+                    const QString ks = k.toString();
+                    QVERIFY2(!owner.contains(ks) || owner[ks] == a->text(),
+                             qPrintable(QStringLiteral("%1: %2 and %3").arg(ks, owner[ks], a->text())));
+                    owner[ks] = a->text();
+                }
+        }
         // Every File-menu mnemonic is one letter used once.
         QMenu *file = nullptr;
         for (QAction *a : window.menuBar()->actions())

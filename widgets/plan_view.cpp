@@ -64,6 +64,7 @@ PlanView::PlanView(QWidget *parent)
     m_pareto->setTitle(tr("Smallest deployments"));
     m_pareto->setEmptyMessage(tr("Searching the deployments of this GPU…"));
     m_pareto->setMinimumHeight(260);
+    m_chart->setMinimumHeight(220); // a small window scrolls the page instead of squeezing the bars and their labels
     connect(m_pareto, &ChartWidget::clicked, this, [this](double x, double) { pickDeployment(int(std::lround(x))); });
     for (const auto &p : gpuPresets()) {
         m_gpu->addItem((p.runtime ? tr("%1 (%2 GiB as the runtime sees it)") : tr("%1 (%2 GiB, the vendor's figure)"))

@@ -27,6 +27,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTreeView>
 #include <QPageSize>
 #include <QPainter>
@@ -359,6 +360,55 @@ QStringList wrapItems(const QStringList &items, const QFont &font, int width)
     return lines;
 }
 
+// While alive, a document figure's tables write their long counts short ("724,775,731,200" as "724.78 B"),
+// where a column too narrow for them would cut their digits. The exact counts stay in the view and the
+// report.
+class ShortCounts
+{
+public:
+    explicit ShortCounts(QWidget *view)
+    {
+        static const QRegularExpression grouped(QStringLiteral("^\\d{1,3}(,\\d{3}){2,}$"));
+        for (QTableWidget *t : view->findChildren<QTableWidget *>()) {
+            if (!t->isVisibleTo(view)) continue;
+            for (int r = 0; r < t->rowCount(); ++r)
+                for (int c = 0; c < t->columnCount(); ++c) {
+                    QTableWidgetItem *item = t->item(r, c);
+                    if (!item) continue;
+                    const QString text = item->text();
+                    if (!grouped.match(text).hasMatch()) continue;
+                    const QString digits = QString(text).remove(QLatin1Char(','));
+                    bool ok = false;
+                    const qulonglong n = digits.toULongLong(&ok);
+                    if (!ok) continue;
+                    m_changed.push_back({t, r, c, text});
+                    item->setText(shortCountQ(n));
+                }
+        }
+        if (!m_changed.empty()) relayout(view);
+        m_view = view;
+    }
+    ~ShortCounts()
+    {
+        for (const Changed &c : m_changed)
+            if (c.table)
+                if (QTableWidgetItem *item = c.table->item(c.row, c.column)) item->setText(c.text);
+        if (!m_changed.empty() && m_view) relayout(m_view);
+    }
+    ShortCounts(const ShortCounts &) = delete;
+    ShortCounts &operator=(const ShortCounts &) = delete;
+
+private:
+    struct Changed
+    {
+        QPointer<QTableWidget> table;
+        int row, column;
+        QString text;
+    };
+    std::vector<Changed> m_changed;
+    QPointer<QWidget> m_view;
+};
+
 // While alive, no scroll area in the view shows a scroll bar: a figure is read, not scrolled (a cut table
 // says what it leaves out).
 class NoScrollBars
@@ -617,6 +667,8 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
     const QString settingsLine = controls.settings();
     const QFont font = captionFont(widget, document);
     const NoScrollBars noScrollBars(widget);
+    std::optional<ShortCounts> shortCounts;
+    if (document) shortCounts.emplace(widget);
     // The settings, then the provenance, each wrapped to the figure's width (never elided).
     auto captionAt = [&](int width) {
         QStringList lines = wrapItems(controls.items(), font, width - 40);
@@ -651,7 +703,9 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
     const QSize size = exact ? options.size : widget->size() + QSize(0, int(captionLines.size()) * kCaptionHeight);
     // Print size: the column's width, or the screen's (96 window pixels an inch).
     const double inches = document ? options.columnCm / 2.54 : size.width() / 96.0;
-    const int scale = document ? std::clamp(int(std::ceil(300.0 * inches / size.width())), 2, 6) : g_pngScale;
+    const int scale = options.pngScale > 0 ? options.pngScale
+                      : document           ? std::clamp(int(std::ceil(300.0 * inches / size.width())), 2, 6)
+                                           : g_pngScale;
     if (report) {
         report->layout = widget->size();
         report->figure = size;
@@ -718,7 +772,25 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
                                    "xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><rdf:Description><dc:source>") +
                     caption.toHtmlEscaped() +
                     QStringLiteral("</dc:source><dc:creator>Checkpoint Atlas</dc:creator></rdf:Description></rdf:RDF></metadata>");
-        text = head.toUtf8() + text.mid(end + 1);
+        // Every faint fill made opaque, its colour mixed with the page's (an SVG renderer that ignores
+        // fill-opacity would draw card captions black and a splitter's grip as dark dots).
+        QString body = QString::fromUtf8(text.mid(end + 1));
+        static const QRegularExpression faint(QStringLiteral("fill=\"#([0-9a-fA-F]{6})\" fill-opacity=\"(0(?:\\.[0-9]+)?)\""));
+        const QColor page = widget->palette().color(QPalette::Window);
+        QString opaque;
+        opaque.reserve(body.size());
+        qsizetype from = 0;
+        for (auto it = faint.globalMatch(body); it.hasNext();) {
+            const QRegularExpressionMatch m = it.next();
+            opaque += QStringView(body).mid(from, m.capturedStart() - from);
+            const QColor ink(QLatin1Char('#') + m.captured(1));
+            const double alpha = m.captured(2).toDouble();
+            opaque += alpha < 0.004 ? QStringLiteral("fill=\"none\"")
+                                    : QStringLiteral("fill=\"%1\" fill-opacity=\"1\"").arg(mixed(page, ink, alpha).name());
+            from = m.capturedEnd();
+        }
+        opaque += QStringView(body).mid(from);
+        text = head.toUtf8() + opaque.toUtf8();
         if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(text) != text.size())
             return fail(QStringLiteral("%1: cannot write the SVG file").arg(path));
         return true;

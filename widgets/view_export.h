@@ -19,6 +19,8 @@ struct FigureOptions
     // Valid: the figure is exactly this size in window pixels, caption included (the PNG is this times its
     // pixel scale); what does not fit is cut, and a cut table says how many rows it leaves out.
     QSize size;
+    // > 0: PNG pixels per window pixel, instead of the default (2, or a document's >= 300 dpi).
+    int pngScale = 0;
 };
 
 // What an export did (for `figures` to print and for the tests).

@@ -61,6 +61,8 @@
 #include <QTemporaryDir>
 #include <QListWidget>
 #include <QSlider>
+#include <QScrollBar>
+#include <QAbstractScrollArea>
 #include <QTest>
 #include <set>
 #include <QTreeView>
@@ -1100,14 +1102,31 @@ private slots:
 
         // A 1024 × 700 window holds every view of this 78-layer checkpoint: the views reflow (card grids,
         // the plan's controls, wrapped chart titles, combo boxes that elide) instead of holding it wider.
+        // At 2560 × 1440 too; at both sizes every view renders, nothing inside it reaches past its right edge
+        // (a child wider than the view would be cut), and its charts keep room to draw.
         const QSize before = window.size();
-        window.resize(1024, 700);
-        for (AtlasView *v : window.views()) {
-            window.showView(v);
-            QCoreApplication::processEvents();
-            QVERIFY2(window.minimumSizeHint().width() <= 1024, qPrintable(v->fileStem()));
-            QVERIFY2(window.minimumSizeHint().height() <= 700, qPrintable(v->fileStem()));
-            QCOMPARE(window.size(), QSize(1024, 700));
+        for (const QSize size : {QSize(1024, 700), QSize(2560, 1440)}) {
+            window.resize(size);
+            for (AtlasView *v : window.views()) {
+                window.showView(v);
+                QCoreApplication::processEvents();
+                QVERIFY2(window.minimumSizeHint().width() <= size.width(), qPrintable(v->fileStem()));
+                QVERIFY2(window.minimumSizeHint().height() <= size.height(), qPrintable(v->fileStem()));
+                QCOMPARE(window.size(), size);
+                QVERIFY(!v->grab().isNull());
+                for (QWidget *w : v->findChildren<QWidget *>()) {
+                    if (!w->isVisibleTo(v) || qobject_cast<QScrollBar *>(w)) continue;
+                    bool scrolled = false; // a scroll area's page may be wider than its window onto it
+                    for (QWidget *p = w->parentWidget(); p && p != v && !scrolled; p = p->parentWidget())
+                        scrolled = qobject_cast<QAbstractScrollArea *>(p) != nullptr;
+                    if (scrolled) continue;
+                    QVERIFY2(w->mapTo(v, QPoint(w->width(), 0)).x() <= v->width() + 1,
+                             qPrintable(QStringLiteral("%1 at %2: %3 runs past the view").arg(v->fileStem()).arg(size.width()).arg(QString::fromLatin1(w->metaObject()->className()))));
+                }
+                for (ChartWidget *c : v->findChildren<ChartWidget *>())
+                    if (c->isVisibleTo(v) && !c->isEmpty())
+                        QVERIFY2(c->height() >= 150, qPrintable(QStringLiteral("%1 at %2: a chart %3 px high").arg(v->fileStem()).arg(size.width()).arg(c->height())));
+            }
         }
         window.resize(before);
 

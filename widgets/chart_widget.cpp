@@ -340,7 +340,10 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     // Several stacks have their totals above them and the legend for the parts: values beside them would
     // run into the next stack's (the Cache view's parts on GLM-5.3-Flash), so only a single stack has them.
     if (stacked && m_valueFormat && labels.size() == 1 && hi > 0) {
-        const double minGap = hi * 0.08;
+        // A line of text apart on the axis as it is drawn now (at least 8 % of it): a short chart would
+        // otherwise print thin parts' labels over each other.
+        const double axisPx = std::max(60, m_plot->axisRect()->height());
+        const double minGap = std::max(hi * 0.08, (QFontMetricsF(font()).height() + 2) * hi * 1.25 / axisPx);
         for (int i = 0; i < labels.size(); ++i) {
             std::vector<std::pair<double, QString>> parts; // (y, text), bottom up
             double base = 0;

@@ -386,6 +386,40 @@ public:
                 }
         }
         if (!m_changed.empty()) relayout(view);
+        // Then a heading or a name wider than its column is broken between its words (and after a name's
+        // underscores), the header and the rows growing to hold the lines, instead of being cut.
+        for (QTableWidget *t : view->findChildren<QTableWidget *>()) {
+            if (!t->isVisibleTo(view)) continue;
+            const QFontMetrics fm(t->font()), hm(t->horizontalHeader()->font());
+            bool wrapped = false;
+            for (int c = 0; c < t->columnCount(); ++c) {
+                const int room = t->columnWidth(c) - 12;
+                if (QTableWidgetItem *h = t->horizontalHeaderItem(c); h && hm.horizontalAdvance(h->text()) > room) {
+                    QStringList lines;
+                    for (const QString &word : h->text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+                        if (!lines.isEmpty() && hm.horizontalAdvance(lines.back() + QLatin1Char(' ') + word) <= room)
+                            lines.back() += QLatin1Char(' ') + word;
+                        else
+                            lines << word;
+                    }
+                    m_headers.push_back({t, -1, c, h->text()});
+                    h->setText(lines.join(QLatin1Char('\n')));
+                }
+                for (int r = 0; r < t->rowCount(); ++r) {
+                    QTableWidgetItem *item = t->item(r, c);
+                    if (!item || !item->text().contains(QLatin1Char('_')) || fm.horizontalAdvance(item->text()) <= room) continue;
+                    m_changed.push_back({t, r, c, item->text()});
+                    item->setText(QString(item->text()).replace(QLatin1Char('_'), QStringLiteral("_\u200B")));
+                    wrapped = true;
+                }
+            }
+            if (wrapped) {
+                m_wrap.push_back({t, t->wordWrap()});
+                t->setWordWrap(true);
+                t->resizeRowsToContents();
+            }
+        }
+        if (!m_headers.empty() || !m_wrap.empty()) relayout(view);
         m_view = view;
     }
     ~ShortCounts()
@@ -393,7 +427,15 @@ public:
         for (const Changed &c : m_changed)
             if (c.table)
                 if (QTableWidgetItem *item = c.table->item(c.row, c.column)) item->setText(c.text);
-        if (!m_changed.empty() && m_view) relayout(m_view);
+        for (const Changed &h : m_headers)
+            if (h.table)
+                if (QTableWidgetItem *item = h.table->horizontalHeaderItem(h.column)) item->setText(h.text);
+        for (const auto &[table, wrap] : m_wrap)
+            if (table) {
+                table->setWordWrap(wrap);
+                table->resizeRowsToContents();
+            }
+        if ((!m_changed.empty() || !m_headers.empty()) && m_view) relayout(m_view);
     }
     ShortCounts(const ShortCounts &) = delete;
     ShortCounts &operator=(const ShortCounts &) = delete;
@@ -405,7 +447,8 @@ private:
         int row, column;
         QString text;
     };
-    std::vector<Changed> m_changed;
+    std::vector<Changed> m_changed, m_headers;
+    std::vector<std::pair<QPointer<QTableWidget>, bool>> m_wrap;
     QPointer<QWidget> m_view;
 };
 
@@ -667,8 +710,6 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
     const QString settingsLine = controls.settings();
     const QFont font = captionFont(widget, document);
     const NoScrollBars noScrollBars(widget);
-    std::optional<ShortCounts> shortCounts;
-    if (document) shortCounts.emplace(widget);
     // The settings, then the provenance, each wrapped to the figure's width (never elided).
     auto captionAt = [&](int width) {
         QStringList lines = wrapItems(controls.items(), font, width - 40);
@@ -687,6 +728,9 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         const int lines = int(captionAt(options.size.width()).size());
         resized.emplace(widget, QSize(options.size.width(), std::max(40, options.size.height() - lines * kCaptionHeight)));
     }
+    // At the column's width, tables write long counts short and break what does not fit between words.
+    std::optional<ShortCounts> shortCounts;
+    if (document) shortCounts.emplace(widget);
     std::optional<FullHeight> fullHeight;
     if (!exact) fullHeight.emplace(widget, document ? kDocumentTableRows : 0);
     // A document figure is as tall as its content wants, not as the window is.

@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -79,28 +78,6 @@ std::optional<std::filesystem::path> selfExecutable()
     return self;
 }
 
-// A load touches some 50 MB of fresh heap (the index, the headers, the tensor records): with 4 KiB
-// pages that is ~12,000 page faults, a third of the time of the 141-shard inspect. glibc backs its
-// heap with transparent huge pages when told so at start-up (the tunable glibc.malloc.hugetlb,
-// glibc 2.35+; the kernel's default THP mode, madvise, honours it), so inspect and diff start again
-// once with it set: 0.26 -> 0.14 s here (bench_open_local). Nothing changes where THP is off.
-void preferHugePages(char **argv)
-{
-    // Once only, whatever glibc makes of the tunable (it drops tunables for privileged processes):
-    // our own marker says the start-up already happened, and privileged processes never re-exec.
-    if (std::getenv("CKPT_ATLAS_STARTED") || getauxval(AT_SECURE)) return;
-    ::setenv("CKPT_ATLAS_STARTED", "1", 1);
-    const char *current = std::getenv("GLIBC_TUNABLES");
-    const std::string tunables = current ? current : "";
-    if (tunables.find("glibc.malloc.hugetlb") != std::string::npos) return; // the user chose
-    const auto self = selfExecutable();
-    if (!self) return;
-    const std::string wanted = (tunables.empty() ? "" : tunables + ":") + "glibc.malloc.hugetlb=1";
-    if (::setenv("GLIBC_TUNABLES", wanted.c_str(), 1) != 0) return;
-    ::execv(self->c_str(), argv);
-    // Still here: the start-up goes on with normal pages.
-}
-
 // Replaces this process with ckpt-atlas-gui, found beside this program, with the same arguments.
 int startGui(char **argv)
 {
@@ -164,9 +141,6 @@ int main(int argc, char **argv)
 {
     atlas::keepLoadBuffersOnTheHeap();
     std::vector<std::string> args(argv + 1, argv + argc);
-    const bool load = !args.empty() && (args.front() == "inspect" || args.front() == "diff" || args.front() == "plan" ||
-                                        args.front() == "anatomy" || args.front() == "report");
-    if (load) preferHugePages(argv);
     if (!args.empty() && args.front() == "inspect") return atlas::runInspect({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "diff") return atlas::runDiff({args.begin() + 1, args.end()});
     if (!args.empty() && args.front() == "plan") return atlas::runPlan({args.begin() + 1, args.end()});

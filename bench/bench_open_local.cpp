@@ -105,25 +105,52 @@ int measureOnce(const std::string &dir)
     return 0;
 }
 
-// Runs argv to the end with stdout thrown away; wall seconds and peak RSS (KB) of the child.
-bool timeProcess(std::vector<std::string> argv, double &seconds, long &peakKb)
+// Runs argv to the end with stdout thrown away; wall seconds and peak RSS (KB) of that process. posix_spawn
+// starts a child in its parent's memory (vfork), and Linux then counts the parent's peak as the child's
+// (ru_maxrss is carried over the exec): this process, holding a layout it wrote, would make every child
+// look 115 MB large. So a small launcher (this program again, `--launch`) spawns the command and reports.
+int launch(char **argv)
 {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    std::vector<char *> args;
-    for (auto &a : argv)
-        args.push_back(a.data());
-    args.push_back(nullptr);
     const auto start = std::chrono::steady_clock::now();
     pid_t pid;
-    if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) return false;
+    if (posix_spawnp(&pid, argv[0], &actions, nullptr, argv, environ) != 0) return 1;
     int status = 0;
     rusage usage{};
     wait4(pid, &status, 0, &usage);
-    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    peakKb = usage.ru_maxrss;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%.6f %ld %d\n", seconds, usage.ru_maxrss, WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+    return 0;
+}
+
+bool timeProcess(std::vector<std::string> argv, double &seconds, long &peakKb)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    std::vector<std::string> all = {"/proc/self/exe", "--launch"};
+    all.insert(all.end(), argv.begin(), argv.end());
+    std::vector<char *> args;
+    for (auto &a : all)
+        args.push_back(a.data());
+    args.push_back(nullptr);
+    pid_t pid;
+    if (posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, args.data(), environ) != 0) return false;
+    close(fds[1]);
+    char buf[256] = {};
+    ssize_t n = 0, got;
+    while (n < ssize_t(sizeof buf - 1) && (got = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0)
+        n += got;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int code = -1;
+    return n > 0 && std::sscanf(buf, "%lf %ld %d", &seconds, &peakKb, &code) == 3 && code == 0;
 }
 
 double median(std::vector<double> v)
@@ -228,6 +255,7 @@ int measureLarge(const char *self, const std::string &name, const std::filesyste
 int main(int argc, char **argv)
 {
     const std::filesystem::path benchDir(ATLAS_BENCH_DIR);
+    if (argc >= 3 && std::string_view(argv[1]) == "--launch") return launch(argv + 2);
     if (argc == 2 && std::string_view(argv[1]) == "--kimi-k3")
         return measureLarge(argv[0], "kimi-k3", benchDir / "kimi-k3", 5, [&] {
             atlas::synth::writeLayout(atlas::synth::kimiK3(), benchDir / "kimi-k3");

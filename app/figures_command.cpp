@@ -88,7 +88,8 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
             const double cm = std::strtod(v.c_str(), &end);
             if (!end || *end || !(cm >= kMinColumnCm && cm <= kMaxColumnCm)) {
                 std::cerr << "ckpt-atlas: --width-cm takes a column width from " << kMinColumnCm << " to " << kMaxColumnCm
-                          << " cm, not '" << v << "' (narrower, no view fits with 8-pt text)\n";
+                          << " cm, not '" << v << "'" << (end && !*end && cm < kMinColumnCm ? " (narrower, no view fits with 8-pt text)" : "")
+                          << "\n";
                 return 2;
             }
             figure.columnCm = cm;
@@ -116,7 +117,8 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
                    "       [--document [--width-cm W] | --size WxH] [--scale 1|2] [--revision REV]\n"
                    "Renders every view (offscreen) to DIR as PNG and SVG, for design reviews.\n"
                    "  --document     lays each figure out for a document column (16 cm, or --width-cm W):\n"
-                   "                 text at least 8 pt printed, PNG at 300 dpi or more, SVG in millimetres,\n"
+                   "                 text at least 8 pt printed, PNG at 300 dpi or more (unless --scale),\n"
+                   "                 SVG and PDF in millimetres,\n"
                    "                 long tables cut to their first rows\n"
                    "  --size WxH     every figure exactly W x H pixels (at --scale 1, the default with --size)\n";
             return 0;

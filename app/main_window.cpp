@@ -558,7 +558,7 @@ void MainWindow::buildMenus()
             anatomy->setZoom(1);
         else
             anatomy->zoomBy(steps);
-        m_statusText->setText(tr("Anatomy at %1 %").arg(std::lround(anatomy->zoom() * 100)));
+        m_statusText->setText(tr("Anatomy at %1%").arg(std::lround(anatomy->zoom() * 100)));
     };
     viewMenu->addSeparator();
     QAction *zoomIn = viewMenu->addAction(tr("&Zoom In (Anatomy)"), this, [zoomAnatomy] { zoomAnatomy(1); });

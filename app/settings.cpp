@@ -1,5 +1,7 @@
 #include "settings.h"
 
+#include "view_export.h"
+
 #include <QCoreApplication>
 #include <QSettings>
 
@@ -84,7 +86,7 @@ double documentColumnCm()
 {
     bool ok = false;
     const double cm = QSettings().value(kColumn).toDouble(&ok);
-    return ok && cm >= 12 && cm <= 60 ? cm : 16.0;
+    return ok && cm >= kMinColumnCm && cm <= kMaxColumnCm ? cm : 16.0;
 }
 
 void setDocumentColumnCm(double cm)

@@ -66,6 +66,7 @@
 #include <QTest>
 #include <set>
 #include <QTreeView>
+#include <QXmlStreamReader>
 
 using namespace atlas;
 
@@ -1217,6 +1218,32 @@ private slots:
         QVERIFY(QColor(light.pixel(light.width() / 2, 3)).lightness() > 180);
     }
 
+    // What an export must leave as it found it: the view's visible parts, their table texts and row heights,
+    // scroll positions, and the keyboard's focus.
+    static QStringList widgetState(QWidget *view)
+    {
+        QStringList out;
+        QWidget *focus = QApplication::focusWidget();
+        out << QStringLiteral("focus %1").arg(focus ? QString::fromLatin1(focus->metaObject()->className()) : QStringLiteral("none"));
+        for (QWidget *w : view->findChildren<QWidget *>()) {
+            QString line = QString::fromLatin1(w->metaObject()->className()) + (w->isVisibleTo(view) ? QStringLiteral(" shown") : QStringLiteral(" hidden"));
+            if (auto *t = qobject_cast<QTableWidget *>(w)) {
+                for (int r = 0; r < t->rowCount(); ++r) {
+                    line += QStringLiteral(" |%1").arg(t->rowHeight(r));
+                    for (int c = 0; c < t->columnCount(); ++c)
+                        if (t->item(r, c)) line += QLatin1Char(' ') + t->item(r, c)->text();
+                }
+                for (int c = 0; c < t->columnCount(); ++c)
+                    if (t->horizontalHeaderItem(c)) line += QStringLiteral(" h:") + t->horizontalHeaderItem(c)->text();
+            }
+            if (auto *a = qobject_cast<QAbstractScrollArea *>(w))
+                line += QStringLiteral(" scroll %1 %2").arg(a->verticalScrollBar()->value()).arg(a->horizontalScrollBar()->value());
+            if (auto *c = qobject_cast<ChartWidget *>(w)) line += QStringLiteral(" min %1").arg(c->minimumHeight());
+            out << line;
+        }
+        return out;
+    }
+
     // Figures for a document column: every text at 8 pt or more at print size (read back from the SVG's own
     // font sizes and millimetres), a PNG whose pHYs is its real density for the column, long tables cut with
     // a line that says how many rows are left out; and an exact --size is exactly that size.
@@ -1234,6 +1261,7 @@ private slots:
             window.showView(v);
             QCoreApplication::processEvents();
             const QSize before = v->size();
+            const QStringList stateBefore = widgetState(v);
             FigureOptions document;
             document.columnCm = columnCm;
             const QString svgPath = out.filePath(v->fileStem() + QStringLiteral(".svg"));
@@ -1251,19 +1279,47 @@ private slots:
             QVERIFY2(std::abs(m.captured(1).toDouble() - columnCm * 10) < 0.02, qPrintable(m.captured(1)));
             const double ptPerUnit = m.captured(1).toDouble() / 25.4 * 72 / m.captured(3).toDouble();
             QCOMPARE(m.captured(3).toInt(), report.figure.width());
-            // Every <text> under its group's font size, at print size.
-            static const QRegularExpression token(QStringLiteral("<g [^>]*?font-size=\"([0-9.]+)\"|<text"));
-            double size = 0, smallest = 1e9;
+            // Every text's font size at print size, read with an XML reader (a <text>'s own font-size, else
+            // its ancestors'), and where the cut table's note sits (under the groups' translations).
+            double smallest = 1e9, noteY = -1;
             int texts = 0;
-            for (auto it = token.globalMatch(svg); it.hasNext();) {
-                const QRegularExpressionMatch t = it.next();
-                if (t.capturedView(0).startsWith(QLatin1String("<g"))) size = t.captured(1).toDouble();
-                else if (size > 0) smallest = std::min(smallest, size * ptPerUnit), ++texts;
+            {
+                QXmlStreamReader xml(svg);
+                struct Level { double size, dy; };
+                std::vector<Level> stack{{0, 0}};
+                static const QRegularExpression matrix(QStringLiteral("matrix\\(([^)]*)\\)"));
+                while (!xml.atEnd()) {
+                    xml.readNext();
+                    if (xml.isStartElement()) {
+                        Level l = stack.back();
+                        const auto attrs = xml.attributes();
+                        if (attrs.hasAttribute(QLatin1String("font-size"))) l.size = attrs.value(QLatin1String("font-size")).toDouble();
+                        if (const QRegularExpressionMatch t = matrix.match(attrs.value(QLatin1String("transform")).toString()); t.hasMatch())
+                            l.dy = t.captured(1).split(QLatin1Char(',')).value(5).toDouble(); // absolute: the generator writes each group's whole matrix
+                        stack.push_back(l);
+                        if (xml.name() == QLatin1String("text")) {
+                            QVERIFY2(l.size > 0, qPrintable(v->fileStem()));
+                            smallest = std::min(smallest, l.size * ptPerUnit);
+                            ++texts;
+                            const double y = attrs.value(QLatin1String("y")).toDouble() + l.dy;
+                            if (xml.readElementText().contains(QLatin1String("more rows: see ckpt-atlas report"))) noteY = y;
+                            stack.pop_back();
+                        }
+                    } else if (xml.isEndElement()) {
+                        stack.pop_back();
+                    }
+                }
+                QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
             }
             QVERIFY2(texts > 10, qPrintable(v->fileStem()));
             QVERIFY2(smallest >= 7.95, qPrintable(QStringLiteral("%1: %2 pt").arg(v->fileStem()).arg(smallest)));
             QVERIFY2(std::abs(smallest - report.smallestPt) < 0.05, qPrintable(v->fileStem()));
-            // No faint fill a renderer that ignores fill-opacity would draw solid, outside the charts' areas.
+            // No faint fill a renderer that ignores fill-opacity would draw solid.
+            QVERIFY2(!svg.contains(QLatin1String("fill-opacity=\"0.")), qPrintable(v->fileStem()));
+            // A cut table says so inside the view's part of the figure (not under the caption, not past it).
+            if (!report.cut.isEmpty())
+                QVERIFY2(noteY > 0 && noteY < report.layout.height(),
+                         qPrintable(QStringLiteral("%1: the note at y %2 in a %3-high view").arg(v->fileStem()).arg(noteY).arg(report.layout.height())));
             // The PNG: its pHYs says how dense it is when the column's width is printed, 300 dpi or more.
             QVERIFY2(exportWidget(v, pngPath, &error, window.captionFor(v), document), qPrintable(error));
             const QImage png(pngPath);
@@ -1272,7 +1328,6 @@ private slots:
             QVERIFY2(std::abs(png.width() / dpi * 2.54 - columnCm) < 0.01, qPrintable(QString::number(png.width() / dpi * 2.54)));
             if (!report.cut.isEmpty()) {
                 ++cutTables;
-                QVERIFY(svg.contains(QStringLiteral("more rows in the report")));
                 // At most the document's rows of the cut table, each counted.
                 static const QRegularExpression counts(QStringLiteral("^([0-9,]+) of ([0-9,]+) rows$"));
                 for (const QString &c : report.cut) {
@@ -1291,10 +1346,36 @@ private slots:
             QVERIFY2(exportWidget(v, svgPath, &error, window.captionFor(v), exact), qPrintable(error));
             QCOMPARE(QSvgRenderer(svgPath).viewBox(), QRect(QPoint(), exact.size));
             QCOMPARE(v->size(), before);
+            // Everything the export changed for the figure is as it was: texts, row heights, scroll positions,
+            // which parts show, the keyboard's focus.
+            {
+                QCoreApplication::processEvents(); // what the window shows once its pending layouts ran
+                const QStringList stateAfter = widgetState(v);
+                QCOMPARE(stateAfter.size(), stateBefore.size());
+                for (int i = 0; i < stateAfter.size(); ++i)
+                    QVERIFY2(stateAfter[i] == stateBefore[i],
+                             qPrintable(QStringLiteral("%1: %2 -> %3").arg(v->fileStem(), stateBefore[i].left(300), stateAfter[i].left(300))));
+            }
         }
         // The IndexShare and Router bias tables of 78 layers are longer than a document's rows; the Layers
         // tree too.
         QVERIFY(cutTables >= 3);
+        // A focused field the figure hides gets the focus back afterwards.
+        {
+            QApplication::setActiveWindow(&window);
+            QVERIFY(QTest::qWaitForWindowActive(&window));
+            auto *layers = qobject_cast<LayersView *>(window.view(QStringLiteral("layers")));
+            window.showView(layers);
+            layers->focusFilter();
+            QWidget *field = QApplication::focusWidget();
+            QVERIFY(qobject_cast<QLineEdit *>(field));
+            FigureOptions document;
+            document.columnCm = columnCm;
+            QString error;
+            QVERIFY2(exportWidget(layers, out.filePath(QStringLiteral("focus.png")), &error, QString(), document), qPrintable(error));
+            QCOMPARE(QApplication::focusWidget(), field);
+            QVERIFY(field->isVisible());
+        }
         QString error;
         FigureOptions narrow;
         narrow.columnCm = 8;
@@ -1339,9 +1420,23 @@ private slots:
             anatomy->resize(keep);
             QVERIFY(!anatomy->stacked());
         }
-        // At 2560 the blocks stop at a readable width instead of stretching across the screen.
+        // At 2560 the blocks stop at a readable width instead of stretching across the screen: the diagram is
+        // as tall as at that width (a wider layout would be shorter, its text on fewer lines).
         const double heightWide = anatomy->diagram()->minimumHeight();
         QVERIFY(anatomy->diagram()->readableWidth() < anatomy->diagram()->width());
+        {
+            const QImage drawn = anatomy->diagram()->grab().toImage();
+            const QRgb page = drawn.pixel(drawn.width() - 1, drawn.height() / 2);
+            int right = 0; // the rightmost painted column
+            for (int y = 0; y < drawn.height(); y += 3)
+                for (int x = drawn.width() - 1; x > right; --x)
+                    if (drawn.pixel(x, y) != page) {
+                        right = x;
+                        break;
+                    }
+            QVERIFY2(right > 0 && right <= anatomy->diagram()->readableWidth() + 2,
+                     qPrintable(QStringLiteral("painted to x %1, readable %2").arg(right).arg(anatomy->diagram()->readableWidth())));
+        }
         const double before = anatomy->diagram()->font().pointSizeF();
         const int stackBefore = anatomy->stack()->minimumWidth();
         QTest::keyClick(&window, Qt::Key_Equal, Qt::ControlModifier);

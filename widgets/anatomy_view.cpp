@@ -414,7 +414,8 @@ void LayerDiagramWidget::setZoom(double zoom)
 
 int LayerDiagramWidget::readableWidth() const
 {
-    // About 110 characters of text a line: wider, a block holds one line and reads as a bar.
+    // About 150 average characters across the page (three columns of blocks): wider, a block holds one line
+    // and reads as a bar.
     return int(std::ceil(QFontMetricsF(font()).averageCharWidth() * 150));
 }
 

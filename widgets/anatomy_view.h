@@ -131,8 +131,8 @@ public:
     int layerCount() const { return m_data ? m_data->analysis.layerCount : 0; }
     LayerDiagramWidget *diagram() const { return m_diagram; }
     LayerStackWidget *stack() const { return m_stack; }
-    // Zoom of the stack and the diagram: 1 is the window's text size; Ctrl+plus / Ctrl+minus step it,
-    // Ctrl+Shift+0 (View › Actual Size) resets it.
+    // Zoom of the stack and the diagram: 1 is the window's text size; Ctrl+plus / Ctrl+minus (View › Zoom In,
+    // Zoom Out) step it, View › Actual Size resets it.
     void setZoom(double zoom);
     double zoom() const { return m_zoom; }
     void zoomBy(int steps);

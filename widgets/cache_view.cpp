@@ -322,7 +322,7 @@ void CacheView::recompute()
                        "their window is full.<br>")
                         .arg(groupDigitsQ(c.bytesPerToken), binaryBytesQ(c.windowBytes));
         text +=
-            tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
+            tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2³⁰ bytes).")
                 .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
     } else {
         text = mlaBreakdown(c);
@@ -383,7 +383,7 @@ QString CacheView::kindsBreakdown(const CacheBudget &c) const
         text += tr("<b>Sliding windows:</b> %1 per sequence once full (%2 B per token until then), not in the "
                    "per-token figure. ")
                     .arg(binaryBytesQ(c.windowBytes), QString::number(c.windowBytesPerToken, 'f', 0));
-    text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
+    text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2³⁰ bytes).")
                 .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
     return text;
 }
@@ -450,7 +450,7 @@ QString CacheView::mlaBreakdown(const CacheBudget &c) const
         text += tr("<b>Sliding windows:</b> %1 per sequence once full (%2 B per token until then), not in the "
                    "per-token figure. ")
                     .arg(binaryBytesQ(c.windowBytes), QString::number(c.windowBytesPerToken, 'f', 0));
-    text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2<sup>30</sup> bytes).")
+    text += tr("<b>At %1 tokens:</b> %2 bytes = <b>%3</b> (GiB = 2³⁰ bytes).")
                 .arg(groupDigitsQ(c.contextTokens), groupDigitsQ(c.totalBytes), binaryBytesQ(c.totalBytes));
     if (c.indexBytesPerTokenEveryLayer > 0)
         text +=

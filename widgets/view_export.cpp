@@ -3,6 +3,7 @@
 #include "atlas_view.h"
 
 #include <QLabel>
+#include <QApplication>
 #include <algorithm>
 #include <map>
 #include <set>
@@ -79,6 +80,15 @@ int cutNoteHeight(const QWidget *table)
     return QFontMetrics(table->font()).height() + 10;
 }
 
+// The height the view needs at its width: its minimum, and what its wrapped text takes at this width (a
+// layout's minimum size counts a word-wrapped label at some other width).
+int neededHeight(QWidget *view)
+{
+    int h = view->minimumSizeHint().height();
+    if (QLayout *l = view->layout(); l && l->hasHeightForWidth()) h = std::max(h, l->totalMinimumHeightForWidth(view->width()));
+    return h;
+}
+
 // While alive, the view has another size (a document column's width, an exact figure size).
 class Resized
 {
@@ -123,18 +133,20 @@ std::vector<CutNote> cutNotes(QWidget *view)
         const int noteH = cutNoteHeight(v);
         const int limit = port.height() - noteH; // rows must end above the note
         long long total = 0, shown = 0;
+        int lastBottom = 0; // the foot of the last row shown whole above the note
         if (table) {
-            total = v->model()->rowCount(v->rootIndex());
-            for (int r = table->rowAt(0); r >= 0 && r < total; ++r) {
-                if (table->rowViewportPosition(r) + table->rowHeight(r) > port.height()) break;
-                ++shown;
+            const int rows = v->model()->rowCount(v->rootIndex());
+            bool overflows = false;
+            for (int r = 0; r < rows; ++r) {
+                if (table->isRowHidden(r)) continue;
+                ++total;
+                const int top = table->rowViewportPosition(r);
+                if (top < 0) { overflows = true; continue; } // scrolled above
+                const int bottom = top + table->rowHeight(r);
+                if (bottom > port.height()) overflows = true;
+                if (bottom <= limit) ++shown, lastBottom = std::max(lastBottom, bottom);
             }
-            if (shown >= total - std::max(0, table->rowAt(0))) continue; // everything fits
-            shown = 0;
-            for (int r = table->rowAt(0); r >= 0 && r < total; ++r) {
-                if (table->rowViewportPosition(r) + table->rowHeight(r) > limit) break;
-                ++shown;
-            }
+            if (!overflows) continue; // everything fits
         } else {
             bool overflows = false;
             for (QModelIndex i = tree->indexAt(QPoint(1, 1)); i.isValid(); i = tree->indexBelow(i)) {
@@ -145,17 +157,22 @@ std::vector<CutNote> cutNotes(QWidget *view)
                 }
             }
             if (!overflows && tree->verticalScrollBar()->value() == 0) continue;
-            for (QModelIndex i = tree->model()->index(0, 0); i.isValid() && total < 5000000; i = tree->indexBelow(i))
+            for (QModelIndex i = tree->model()->index(0, 0, tree->rootIndex()); i.isValid() && total < 5000000;
+                 i = tree->indexBelow(i))
                 ++total;
             for (QModelIndex i = tree->indexAt(QPoint(1, 1)); i.isValid(); i = tree->indexBelow(i)) {
-                if (tree->visualRect(i).bottom() >= limit) break;
+                const QRect r = tree->visualRect(i);
+                if (r.bottom() + 1 > limit) break;
                 ++shown;
+                lastBottom = r.bottom() + 1;
             }
         }
         const QPoint at = v->viewport()->mapTo(view, QPoint(0, 0));
         CutNote note;
-        note.strip = QRect(at.x(), at.y() + std::max(0, port.height() - noteH), port.width(), std::min(noteH, port.height()));
-        note.text = QObject::tr("… %1 more rows in the report (ckpt-atlas report)").arg(locale.toString(total - shown));
+        // From the foot of the last row shown (no sliver of the next one shows) to the bottom.
+        const int stripTop = lastBottom > 0 ? lastBottom : std::max(0, port.height() - noteH);
+        note.strip = QRect(at.x(), at.y() + stripTop, port.width(), std::max(port.height() - stripTop, std::min(noteH, port.height())));
+        note.text = QObject::tr("… %1 more rows: see ckpt-atlas report").arg(locale.toString(total - shown));
         note.summary = QObject::tr("%1 of %2 rows").arg(locale.toString(shown), locale.toString(total));
         notes.push_back(note);
     }
@@ -171,7 +188,7 @@ class FullHeight
 public:
     // maxRows > 0: a table or tree shows its first maxRows rows at most (scrolled to the top), with room
     // under them for the line that says how many more there are.
-    explicit FullHeight(QWidget *view, int maxRows = 0) : m_view(view), m_size(view->size())
+    explicit FullHeight(QWidget *view, int maxRows = 0) : m_view(view), m_size(view->size()), m_pin(maxRows > 0)
     {
         for (QSplitter *s : view->findChildren<QSplitter *>())
             m_splitters.push_back({s, s->sizes()});
@@ -179,17 +196,21 @@ public:
         for (QTableView *t : view->findChildren<QTableView *>()) {
             if (!t->isVisibleTo(view)) continue;
             const QHeaderView *header = t->horizontalHeader();
-            const int rows = t->model() ? t->model()->rowCount(t->rootIndex()) : 0;
+            const int all = t->model() ? t->model()->rowCount(t->rootIndex()) : 0;
+            int rows = 0; // the rows shown (a filter hides some)
+            for (int r = 0; r < all; ++r)
+                rows += !t->isRowHidden(r);
             int body = t->verticalHeader()->length();
             const bool cut = maxRows > 0 && rows > maxRows;
             if (cut) {
                 body = cutNoteHeight(t);
-                for (int r = 0; r < maxRows; ++r)
-                    body += t->rowHeight(r);
+                for (int r = 0, kept = 0; r < all && kept < maxRows; ++r)
+                    if (!t->isRowHidden(r)) body += t->rowHeight(r), ++kept;
                 toTop(t);
             }
             int full = body + 2 * t->frameWidth() +
-                       (header->isVisibleTo(t) ? std::max(header->height(), header->sizeHint().height()) : 0) + 2;
+                       (header->isVisibleTo(t) ? std::max(header->height(), header->sizeHint().height()) : 0) +
+                       (cut ? 0 : 2);
             if (t->horizontalScrollBar()->isVisibleTo(t)) full += t->horizontalScrollBar()->sizeHint().height();
             if (cut) cap(t, full);
             grow(t, full);
@@ -201,10 +222,10 @@ public:
             t->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
             int full = t->sizeHint().height();
             t->setSizeAdjustPolicy(policy);
-            if (maxRows > 0 && t->model() && t->model()->rowCount()) {
-                const int row = t->visualRect(t->model()->index(0, 0)).height();
+            if (maxRows > 0 && t->model() && t->model()->rowCount(t->rootIndex())) {
+                const int row = t->visualRect(t->model()->index(0, 0, t->rootIndex())).height();
                 const int header = t->header()->isVisibleTo(t) ? t->header()->height() : 0;
-                const int most = header + maxRows * std::max(row, 1) + cutNoteHeight(t) + 2 * t->frameWidth() + 2;
+                const int most = header + maxRows * std::max(row, 1) + cutNoteHeight(t) + 2 * t->frameWidth();
                 if (full > most) {
                     full = most;
                     toTop(t);
@@ -222,11 +243,9 @@ public:
             if (s->horizontalScrollBar()->isVisibleTo(s)) full += s->horizontalScrollBar()->sizeHint().height();
             grow(s, full);
         }
-        if (m_saved.empty()) {
-            if (!m_capped.empty()) relayout(view);
-            return;
-        }
-        // Everything else keeps its size: the view grows by what its outermost scrolling parts grow.
+        if (m_saved.empty() && m_capped.empty()) return;
+        // Everything else keeps its size: the view grows by what its outermost scrolling parts grow (and
+        // to its minimum at this width: a narrow column wraps its text onto more lines).
         int extra = 0;
         for (const Saved &s : m_saved) {
             bool inner = false;
@@ -235,7 +254,7 @@ public:
             if (!inner) extra += s.area->minimumHeight() - s.height;
         }
         relayout(view);
-        const int height = std::max(view->height() + extra, view->minimumSizeHint().height());
+        const int height = std::max(view->height() + extra, neededHeight(view));
         view->resize(view->width(), height);
         relayout(view);
         // A splitter gives new room by its stretch factors (a chart could grow thousands of pixels): the
@@ -244,12 +263,21 @@ public:
             if (!splitter || splitter->orientation() != Qt::Vertical) continue;
             QList<int> want = sizes;
             bool grown = false;
-            for (int i = 0; i < splitter->count() && i < want.size(); ++i)
+            for (int i = 0; i < splitter->count() && i < want.size(); ++i) {
+                const auto holds = [&](QWidget *area) {
+                    return area && (splitter->widget(i) == area || splitter->widget(i)->isAncestorOf(area));
+                };
                 for (const Saved &g : m_saved)
-                    if (g.area && (splitter->widget(i) == g.area || splitter->widget(i)->isAncestorOf(g.area))) {
+                    if (holds(g.area)) {
                         want[i] += g.area->minimumHeight() - g.height;
                         grown = true;
                     }
+                for (const Capped &c : m_capped) // a table cut to its first rows: its pane just holds them
+                    if (holds(c.area)) {
+                        want[i] = splitter->widget(i)->minimumSizeHint().height();
+                        grown = true;
+                    }
+            }
             if (grown) splitter->setSizes(want);
         }
         relayout(view);
@@ -292,7 +320,9 @@ private:
         // Past a few screens a figure is no longer read whole (and a PNG at twice the size grows to
         // hundreds of megabytes): such a view is shown as the window shows it.
         constexpr int kMostExtra = 6000;
-        if (full <= area->height() || full - area->height() > kMostExtra) return;
+        // (A document figure is then laid out to its content's height: every scrolling part keeps what it
+        // needs, even one that fits now.)
+        if ((full <= area->height() && !m_pin) || full - area->height() > kMostExtra) return;
         m_saved.push_back({area, area->minimumHeight(), area->height(), area->verticalScrollBarPolicy()});
         area->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
         area->setMinimumHeight(full);
@@ -327,6 +357,7 @@ private:
     };
     QWidget *m_view;
     QSize m_size;
+    bool m_pin = false;
     std::vector<Saved> m_saved;
     std::vector<std::pair<QPointer<QSplitter>, QList<int>>> m_splitters; // their sizes before
 };
@@ -414,7 +445,10 @@ public:
                 }
             }
             if (wrapped) {
-                m_wrap.push_back({t, t->wordWrap()});
+                Wrapped w{t, t->wordWrap(), {}};
+                for (int r = 0; r < t->rowCount(); ++r)
+                    w.heights.push_back(t->rowHeight(r));
+                m_wrap.push_back(std::move(w));
                 t->setWordWrap(true);
                 t->resizeRowsToContents();
             }
@@ -424,16 +458,18 @@ public:
     }
     ~ShortCounts()
     {
-        for (const Changed &c : m_changed)
-            if (c.table)
-                if (QTableWidgetItem *item = c.table->item(c.row, c.column)) item->setText(c.text);
+        // Undone in the reverse order of doing (a cell may have been changed twice: its count, then its name).
+        for (auto it = m_changed.rbegin(); it != m_changed.rend(); ++it)
+            if (it->table)
+                if (QTableWidgetItem *item = it->table->item(it->row, it->column)) item->setText(it->text);
         for (const Changed &h : m_headers)
             if (h.table)
                 if (QTableWidgetItem *item = h.table->horizontalHeaderItem(h.column)) item->setText(h.text);
-        for (const auto &[table, wrap] : m_wrap)
-            if (table) {
-                table->setWordWrap(wrap);
-                table->resizeRowsToContents();
+        for (const Wrapped &w : m_wrap)
+            if (w.table) {
+                w.table->setWordWrap(w.wordWrap);
+                for (int r = 0; r < w.table->rowCount() && r < int(w.heights.size()); ++r)
+                    w.table->setRowHeight(r, w.heights[std::size_t(r)]);
             }
         if ((!m_changed.empty() || !m_headers.empty()) && m_view) relayout(m_view);
     }
@@ -448,7 +484,43 @@ private:
         QString text;
     };
     std::vector<Changed> m_changed, m_headers;
-    std::vector<std::pair<QPointer<QTableWidget>, bool>> m_wrap;
+    struct Wrapped
+    {
+        QPointer<QTableWidget> table;
+        bool wordWrap;
+        std::vector<int> heights; // the rows' heights before
+    };
+    std::vector<Wrapped> m_wrap;
+    QPointer<QWidget> m_view;
+};
+
+// While alive, every chart in the view is at least kChartRoom high (a document figure is laid out to its
+// content's height, where a chart would otherwise get only its minimum).
+class ChartRoom
+{
+public:
+    static constexpr int kChartRoom = 240;
+    explicit ChartRoom(QWidget *view)
+    {
+        for (ChartWidget *c : view->findChildren<ChartWidget *>())
+            if (c->isVisibleTo(view) && c->minimumHeight() < kChartRoom) {
+                m_saved.push_back({c, c->minimumHeight()});
+                c->setMinimumHeight(kChartRoom);
+            }
+        if (!m_saved.empty()) relayout(view);
+        m_view = view;
+    }
+    ~ChartRoom()
+    {
+        for (auto &[chart, height] : m_saved)
+            if (chart) chart->setMinimumHeight(height);
+        if (!m_saved.empty() && m_view) relayout(m_view);
+    }
+    ChartRoom(const ChartRoom &) = delete;
+    ChartRoom &operator=(const ChartRoom &) = delete;
+
+private:
+    std::vector<std::pair<QPointer<QWidget>, int>> m_saved;
     QPointer<QWidget> m_view;
 };
 
@@ -530,6 +602,8 @@ public:
                 if (label && next && isControl(next) && !labelOf.count(next) && label->text().size() <= 40)
                     labelOf[next] = label;
             }
+        // The keyboard's focus comes back where it was (hiding a focused field moves it on).
+        if (QWidget *f = QApplication::focusWidget(); f && view->isAncestorOf(f)) m_focus = f;
         std::set<QWidget *> labelsDone;
         for (QWidget *w : view->findChildren<QWidget *>()) {
             if (!isControl(w) || !w->isVisibleTo(view) || inItemView(w)) continue;
@@ -556,6 +630,7 @@ public:
         for (auto it = m_hidden.rbegin(); it != m_hidden.rend(); ++it)
             if (*it) (*it)->show();
         if (!m_hidden.empty() && m_view) relayout(m_view);
+        if (m_focus && QApplication::focusWidget() != m_focus) m_focus->setFocus(Qt::OtherFocusReason);
     }
     QString settings() const { return m_settings.join(QStringLiteral(" · ")); }
     QStringList items() const { return m_settings; }
@@ -577,6 +652,7 @@ private:
     }
     std::vector<QPointer<QWidget>> m_hidden;
     QPointer<QWidget> m_view;
+    QPointer<QWidget> m_focus;
     QStringList m_settings;
 };
 
@@ -637,19 +713,24 @@ struct VectorCharts
     VectorCharts &operator=(const VectorCharts &) = delete;
 };
 
-// The font sizes of an SVG's text, in its user units (QSvgGenerator writes them on the <g> around a <text>).
+// The font sizes of an SVG's text, in its user units: a <text>'s own font-size (QSvgGenerator writes one on
+// each), else the one of the <g> around it.
 std::vector<double> svgTextSizes(const QByteArray &svg)
 {
     std::vector<double> sizes;
     double current = 0;
-    static const QRegularExpression token(QStringLiteral("<g [^>]*?font-size=\"([0-9.]+)\"|<text"));
+    static const QRegularExpression token(QStringLiteral("<g [^>]*?font-size=\"([0-9.]+)\"|<text\\b([^>]*)>"));
+    static const QRegularExpression own(QStringLiteral("font-size=\"([0-9.]+)\""));
     const QString text = QString::fromUtf8(svg);
     for (auto it = token.globalMatch(text); it.hasNext();) {
         const QRegularExpressionMatch m = it.next();
-        if (m.capturedView(0).startsWith(QLatin1String("<g")))
+        if (m.capturedView(0).startsWith(QLatin1String("<g"))) {
             current = m.captured(1).toDouble();
-        else if (current > 0)
+        } else if (const QRegularExpressionMatch o = own.match(m.captured(2)); o.hasMatch()) {
+            sizes.push_back(o.captured(1).toDouble());
+        } else if (current > 0) {
             sizes.push_back(current);
+        }
     }
     return sizes;
 }
@@ -699,12 +780,14 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
     if (suffix != QLatin1String("png") && suffix != QLatin1String("svg") && suffix != QLatin1String("pdf"))
         return fail(QStringLiteral("%1: choose a .png, .svg or .pdf file name").arg(path));
     const bool document = options.columnCm > 0;
-    const bool exact = !document && options.size.isValid();
+    const bool exact = !document && options.size.width() > 0 && options.size.height() > 0;
     if (document && (options.columnCm < kMinColumnCm || options.columnCm > kMaxColumnCm))
-        return fail(QStringLiteral("a document column of %1 cm: choose %2 to %3 cm (narrower, no view fits with 8-pt text)")
+        return fail(QStringLiteral("a document column of %1 cm: choose %2 to %3 cm%4")
                         .arg(options.columnCm)
                         .arg(kMinColumnCm)
-                        .arg(kMaxColumnCm));
+                        .arg(kMaxColumnCm)
+                        .arg(options.columnCm < kMinColumnCm ? QStringLiteral(" (narrower, no view fits with 8-pt text)")
+                                                             : QString()));
     const HiddenControls controls(widget);
     // The settings the controls held come first in the caption (a figure has no controls).
     const QString settingsLine = controls.settings();
@@ -728,19 +811,18 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
         const int lines = int(captionAt(options.size.width()).size());
         resized.emplace(widget, QSize(options.size.width(), std::max(40, options.size.height() - lines * kCaptionHeight)));
     }
-    // At the column's width, tables write long counts short and break what does not fit between words.
+    // At the column's width, tables write long counts short and break what does not fit between words, and
+    // charts keep room to draw (the text around them takes more lines).
     std::optional<ShortCounts> shortCounts;
     if (document) shortCounts.emplace(widget);
+    std::optional<ChartRoom> chartRoom;
+    if (document) chartRoom.emplace(widget);
     std::optional<FullHeight> fullHeight;
     if (!exact) fullHeight.emplace(widget, document ? kDocumentTableRows : 0);
     // A document figure is as tall as its content wants, not as the window is.
-    // (A view with charts keeps the window's height: a chart squeezed to its minimum reads badly.)
     std::optional<Resized> natural;
-    bool charts = false;
-    for (ChartWidget *c : widget->findChildren<ChartWidget *>())
-        charts = charts || c->isVisibleTo(widget);
-    if (document && !charts)
-        natural.emplace(widget, QSize(widget->width(), std::max(widget->minimumSizeHint().height(), widget->sizeHint().height())));
+    if (document)
+        natural.emplace(widget, QSize(widget->width(), std::max(neededHeight(widget), widget->sizeHint().height())));
     const QStringList captionLines = captionAt(widget->width());
     const QString captionText = captionLines.join(QLatin1Char('\n'));
     const std::vector<CutNote> notes = cutNotes(widget);

@@ -453,7 +453,55 @@ public:
                 t->resizeRowsToContents();
             }
         }
-        if (!m_headers.empty() || !m_wrap.empty()) relayout(view);
+        // A tree's columns take what their visible rows need (an empty column shrinks to its heading), the
+        // widest giving way when they do not all fit: the names are what a reader of the figure looks for.
+        for (QTreeView *t : view->findChildren<QTreeView *>()) {
+            if (!t->isVisibleTo(view) || !t->model()) continue;
+            QHeaderView *h = t->header();
+            const int columns = h->count();
+            std::vector<int> want(std::size_t(columns), 0), before(std::size_t(columns), 0);
+            int total = 0;
+            // A column empty on every row the figure shows is left out of it.
+            std::vector<bool> filled(std::size_t(columns), false);
+            for (QModelIndex i = t->indexAt(QPoint(1, 1)); i.isValid() && t->visualRect(i).top() < t->viewport()->height();
+                 i = t->indexBelow(i))
+                for (int c = 0; c < columns; ++c)
+                    if (!filled[std::size_t(c)] && !i.siblingAtColumn(c).data().toString().isEmpty()) filled[std::size_t(c)] = true;
+            std::vector<int> hidden;
+            for (int c = 1; c < columns; ++c)
+                if (!h->isSectionHidden(c) && !filled[std::size_t(c)]) {
+                    h->hideSection(c);
+                    hidden.push_back(c);
+                }
+            for (int c = 0; c < columns; ++c) {
+                before[std::size_t(c)] = h->sectionSize(c);
+                if (h->isSectionHidden(c)) continue;
+                want[std::size_t(c)] = std::max(static_cast<QAbstractItemView *>(t)->sizeHintForColumn(c), h->sectionSizeHint(c)) + 4;
+                total += want[std::size_t(c)];
+            }
+            const int room = t->viewport()->width();
+            while (total > room) { // the widest column gives way, down to its heading; the names last
+                int widest = -1;
+                for (int c = 1; c < columns; ++c)
+                    if (!h->isSectionHidden(c) && want[std::size_t(c)] > h->sectionSizeHint(c) &&
+                        (widest < 0 || want[std::size_t(c)] > want[std::size_t(widest)]))
+                        widest = c;
+                if (widest < 0 && want[0] > h->sectionSizeHint(0)) widest = 0;
+                if (widest < 0) break;
+                const int cut = std::min(total - room, want[std::size_t(widest)] - h->sectionSizeHint(widest));
+                const int step = std::max(1, std::min(cut, 16));
+                want[std::size_t(widest)] -= step;
+                total -= step;
+            }
+            m_columns.push_back({t, before, h->stretchLastSection(), hidden});
+            bool stretches = false; // a column that takes what is left (the names) keeps doing so
+            for (int c = 0; c < columns; ++c)
+                stretches = stretches || (!h->isSectionHidden(c) && h->sectionResizeMode(c) == QHeaderView::Stretch);
+            if (!stretches) h->setStretchLastSection(true);
+            for (int c = 0; c < columns; ++c)
+                if (!h->isSectionHidden(c) && h->sectionResizeMode(c) == QHeaderView::Interactive) h->resizeSection(c, want[std::size_t(c)]);
+        }
+        if (!m_headers.empty() || !m_wrap.empty() || !m_columns.empty()) relayout(view);
         m_view = view;
     }
     ~ShortCounts()
@@ -465,13 +513,22 @@ public:
         for (const Changed &h : m_headers)
             if (h.table)
                 if (QTableWidgetItem *item = h.table->horizontalHeaderItem(h.column)) item->setText(h.text);
+        for (const Columns &c : m_columns)
+            if (c.tree) {
+                QHeaderView *h = c.tree->header();
+                for (int i : c.hidden)
+                    h->showSection(i);
+                h->setStretchLastSection(c.stretchLast);
+                for (int i = 0; i < h->count() && i < int(c.sizes.size()); ++i)
+                    if (h->sectionResizeMode(i) == QHeaderView::Interactive) h->resizeSection(i, c.sizes[std::size_t(i)]);
+            }
         for (const Wrapped &w : m_wrap)
             if (w.table) {
                 w.table->setWordWrap(w.wordWrap);
                 for (int r = 0; r < w.table->rowCount() && r < int(w.heights.size()); ++r)
                     w.table->setRowHeight(r, w.heights[std::size_t(r)]);
             }
-        if ((!m_changed.empty() || !m_headers.empty()) && m_view) relayout(m_view);
+        if ((!m_changed.empty() || !m_headers.empty() || !m_columns.empty()) && m_view) relayout(m_view);
     }
     ShortCounts(const ShortCounts &) = delete;
     ShortCounts &operator=(const ShortCounts &) = delete;
@@ -491,6 +548,14 @@ private:
         std::vector<int> heights; // the rows' heights before
     };
     std::vector<Wrapped> m_wrap;
+    struct Columns
+    {
+        QPointer<QTreeView> tree;
+        std::vector<int> sizes; // before
+        bool stretchLast;
+        std::vector<int> hidden; // the columns left out
+    };
+    std::vector<Columns> m_columns;
     QPointer<QWidget> m_view;
 };
 

@@ -40,6 +40,7 @@
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QInputDialog>
+#include <QTimer>
 #include <QPointer>
 #include <QThread>
 
@@ -68,6 +69,14 @@ static void initAtlasResources()
 }
 
 namespace atlas {
+
+namespace {
+// The provenance line, made with the views' parts on the loader's thread.
+struct PreparedProvenance final : PreparedView
+{
+    QString text;
+};
+} // namespace
 
 MainWindow::MainWindow(bool interactive, QWidget *parent)
     : QMainWindow(parent), m_interactive(interactive), m_loader(new CheckpointLoader(this)),
@@ -193,6 +202,10 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                        "QListWidget::item:selected { background: palette(highlight);"
                        " color: palette(highlighted-text); }"));
     m_sidebar->setCurrentRow(0);
+    // A view still waiting for the checkpoint gets it before it shows.
+    connect(m_sidebar, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row >= 0 && row < m_views.size()) applyPending(m_views[row]);
+    });
     connect(m_sidebar, &QListWidget::currentRowChanged, m_stack, &QStackedWidget::setCurrentIndex);
     connect(m_sidebar, &QListWidget::currentRowChanged, this, [this](int row) { visit({row, m_layer}); });
     // A layer picked in one view is shown in all of them (Anatomy, IndexShare, Router bias, Routing).
@@ -252,12 +265,18 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                         .arg(requests));
             });
     // The heavy part of showing a checkpoint (the Layers tree) is prepared on the loader's thread.
-    m_loader->setPreparer([views = m_views](const LoadedCheckpoint &data, const std::atomic<bool> *cancel) {
+    // So is the figures' provenance line (a local folder's is a hash of its headers), after the views' parts.
+    m_loader->setPreparer([views = m_views, version = QCoreApplication::applicationVersion()](
+                              const LoadedCheckpoint &data, const std::atomic<bool> *cancel) {
         PreparedViews prepared;
         for (const AtlasView *v : views) {
             stopIfCancelled(cancel);
             prepared.push_back(v->prepare(data));
         }
+        auto caption = std::make_shared<PreparedProvenance>();
+        caption->text = qs(provenanceCaption(data.checkpoint, version.toStdString(),
+                                             QDate::currentDate().toString(Qt::ISODate).toStdString()));
+        prepared.push_back(std::move(caption));
         return prepared;
     });
     connect(
@@ -268,21 +287,31 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             m_compareLoader->discard(); // a comparison in flight was against the old A: never shown
             m_searches.forget();        // so are the deployment searches of the old checkpoint
             m_fits.forget();
-            for (int i = 0; i < m_views.size(); ++i) {
-                AtlasView *v = m_views[i];
-                const auto p =
-                    prepared && std::size_t(i) < prepared->size() ? (*prepared)[std::size_t(i)] : nullptr;
-                guarded(v, [&] { v->setCheckpoint(data, p); });
-            }
-            m_provenance = qs(provenanceCaption(data->checkpoint, QCoreApplication::applicationVersion().toStdString(),
-                                                QDate::currentDate().toString(Qt::ISODate).toStdString()));
+            // The view on screen gets the checkpoint now; the others one per turn of the event loop, so that
+            // no turn holds the GUI thread for all ten (each also gets it before it shows, and all of them
+            // when the load ends).
+            m_pendingData = data;
+            m_pendingPrepared = prepared;
+            m_pendingBiases.reset();
+            m_pendingViews = m_views;
+            if (auto *shown = qobject_cast<AtlasView *>(m_stack->currentWidget())) applyPending(shown);
+            QTimer::singleShot(0, this, &MainWindow::applyNextPending);
+            const auto *caption = prepared && prepared->size() > std::size_t(m_views.size())
+                                      ? dynamic_cast<const PreparedProvenance *>(prepared->back().get())
+                                      : nullptr;
+            m_provenance = caption ? caption->text
+                                   : qs(provenanceCaption(data->checkpoint, QCoreApplication::applicationVersion().toStdString(),
+                                                          QDate::currentDate().toString(Qt::ISODate).toStdString()));
             setProperty("atlasProvenance", m_provenance); // what a table copied from any view cites
             const QString synthetic = data->checkpoint.synthetic() ? tr(" (synthetic demo)") : QString();
             setWindowTitle(tr("%1%2 — Checkpoint Atlas").arg(m_currentLabel, synthetic));
         });
     connect(m_loader, &CheckpointLoader::biasesReady, this, [this](std::shared_ptr<const BiasAudit> audit) {
         m_currentBiases = audit;
-        forEachView([&](AtlasView *v) { v->setBiases(audit); });
+        m_pendingBiases = audit; // a view still waiting gets them with the checkpoint
+        forEachView([&](AtlasView *v) {
+            if (!m_pendingViews.contains(v)) v->setBiases(audit);
+        });
     });
     auto done = [this](const QString &message) {
         m_progress->hide();
@@ -291,14 +320,19 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
         m_statusText->setText(message);
     };
     connect(m_loader, &CheckpointLoader::finished, this, [this, done] {
+        applyAllPending();
         done(tr("%1 — layout in %2 s, biases by %3 s; %4")
                  .arg(m_currentLabel)
                  .arg(m_loader->layoutMs() / 1000.0, 0, 'f', 2)
                  .arg(m_loader->totalMs() / 1000.0, 0, 'f', 2)
                  .arg(m_progress->format()));
     });
-    connect(m_loader, &CheckpointLoader::cancelled, this, [done] { done(tr("Load cancelled.")); });
+    connect(m_loader, &CheckpointLoader::cancelled, this, [this, done] {
+        applyAllPending();
+        done(tr("Load cancelled."));
+    });
     connect(m_loader, &CheckpointLoader::failed, this, [this, done](const QString &message, int) {
+        applyAllPending();
         done(tr("Load failed."));
         showError(message);
     });
@@ -371,6 +405,30 @@ AtlasView *MainWindow::view(const QString &fileStem) const
     for (AtlasView *v : m_views)
         if (v->fileStem() == fileStem) return v;
     return nullptr;
+}
+
+void MainWindow::applyPending(AtlasView *v)
+{
+    if (!m_pendingViews.removeOne(v) || !m_pendingData) return;
+    const int i = int(m_views.indexOf(v));
+    const auto p = m_pendingPrepared && i >= 0 && std::size_t(i) < m_pendingPrepared->size()
+                       ? (*m_pendingPrepared)[std::size_t(i)]
+                       : nullptr;
+    guarded(v, [&] { v->setCheckpoint(m_pendingData, p); });
+    if (m_pendingBiases) guarded(v, [&] { v->setBiases(m_pendingBiases); });
+}
+
+void MainWindow::applyNextPending()
+{
+    if (m_pendingViews.isEmpty()) return;
+    applyPending(m_pendingViews.front());
+    if (!m_pendingViews.isEmpty()) QTimer::singleShot(0, this, &MainWindow::applyNextPending);
+}
+
+void MainWindow::applyAllPending()
+{
+    while (!m_pendingViews.isEmpty())
+        applyPending(m_pendingViews.front());
 }
 
 void MainWindow::showView(AtlasView *view)

@@ -2,6 +2,7 @@
 
 #include "job_threads.h"
 
+#include "atlas_view.h"
 #include "loaded_checkpoint.h"
 #include "source_spec.h"
 
@@ -127,6 +128,14 @@ private:
     QString m_provenance; // the caption every exported figure carries
     std::shared_ptr<const LoadedCheckpoint> m_current;  // A: what the views show
     std::shared_ptr<const BiasAudit> m_currentBiases;
+    // Views that have not yet been given the checkpoint just loaded (applyPending gives it to one).
+    QList<AtlasView *> m_pendingViews;
+    std::shared_ptr<const LoadedCheckpoint> m_pendingData;
+    std::shared_ptr<const PreparedViews> m_pendingPrepared;
+    std::shared_ptr<const BiasAudit> m_pendingBiases;
+    void applyPending(AtlasView *v);
+    void applyNextPending();
+    void applyAllPending();
     CheckpointLoader *m_compareLoader = nullptr;        // B, for the Compare view
     QString m_compareLabel;
     QAction *m_compareAction = nullptr;

@@ -130,6 +130,7 @@ QLabel *makeHeading(const QString &text, QWidget *parent)
     f.setPointSizeF(f.pointSizeF() * 1.25);
     f.setWeight(QFont::DemiBold);
     l->setFont(f);
+    l->setWordWrap(true); // a long heading (llama.cpp's names) wraps in a narrow window or column
     return l;
 }
 

@@ -682,6 +682,24 @@ private slots:
         window.show();
         QVERIFY(openAndWait(window, dir.path()));
         QVERIFY(window.errorText().isEmpty());
+        // Every view of a GGUF copy lays out for a 16 cm column with 8-pt text (its longer llama.cpp names
+        // included: a heading that did not wrap held the Router bias view too wide).
+        {
+            QTemporaryDir out;
+            for (AtlasView *v : window.views()) {
+                if (!window.figureSkipReason(v).isEmpty()) continue;
+                window.showView(v);
+                QCoreApplication::processEvents();
+                FigureOptions document;
+                document.columnCm = 16;
+                FigureReport report;
+                QString error;
+                QVERIFY2(exportWidget(v, out.filePath(v->fileStem() + QStringLiteral(".svg")), &error, window.captionFor(v),
+                                      document, &report),
+                         qPrintable(error));
+                QVERIFY2(report.smallestPt >= 7.95, qPrintable(QStringLiteral("%1: %2 pt at %3 px").arg(v->fileStem()).arg(report.smallestPt).arg(report.layout.width())));
+            }
+        }
         const LoadedCheckpoint &data = *window.current();
         auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));
         QCOMPARE(overview->cardValue(QStringLiteral("Shards")), QStringLiteral("1 GGUF file"));

@@ -211,6 +211,7 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     // A layer picked in one view is shown in all of them (Anatomy, IndexShare, Router bias, Routing).
     for (AtlasView *v : m_views)
         connect(v, &AtlasView::layerSelected, this, [this, v](int layer) {
+            applyAllPending(); // a view still waiting would follow the layer on the old checkpoint
             m_layer = layer;
             for (AtlasView *other : m_views)
                 if (other != v) other->followLayer(layer);
@@ -294,6 +295,8 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             m_pendingPrepared = prepared;
             m_pendingBiases.reset();
             m_pendingViews = m_views;
+            // The Overview before any other: its cache card follows what the Cache view computes on arrival.
+            applyPending(m_views.front());
             if (auto *shown = qobject_cast<AtlasView *>(m_stack->currentWidget())) applyPending(shown);
             QTimer::singleShot(0, this, &MainWindow::applyNextPending);
             const auto *caption = prepared && prepared->size() > std::size_t(m_views.size())
@@ -422,13 +425,18 @@ void MainWindow::applyNextPending()
 {
     if (m_pendingViews.isEmpty()) return;
     applyPending(m_pendingViews.front());
-    if (!m_pendingViews.isEmpty()) QTimer::singleShot(0, this, &MainWindow::applyNextPending);
+    if (!m_pendingViews.isEmpty())
+        QTimer::singleShot(0, this, &MainWindow::applyNextPending);
+    else
+        applyAllPending(); // nothing left: lets the data go
 }
 
 void MainWindow::applyAllPending()
 {
     while (!m_pendingViews.isEmpty())
         applyPending(m_pendingViews.front());
+    m_pendingData.reset(); // every view holds it now
+    m_pendingPrepared.reset();
 }
 
 void MainWindow::showView(AtlasView *view)
@@ -465,6 +473,7 @@ void MainWindow::visit(Place place)
 
 void MainWindow::applyPlace(const Place &place)
 {
+    applyAllPending();
     m_navigating = true;
     m_sidebar->setCurrentRow(place.view);
     if (place.layer >= 0 && place.layer != m_layer) {
@@ -708,6 +717,7 @@ void MainWindow::chooseComparison()
 void MainWindow::compareWith(const QString &source, const QString &revision)
 {
     if (!m_current) return;
+    applyAllPending(); // the Compare view's "Reading B…" is not then cleared by the checkpoint arriving
     const auto spec = sourceSpecFor(source, revision, tr("Could not compare."));
     if (!spec) return;
     m_compareLabel = source + (revision.isEmpty() ? QString() : QLatin1Char('@') + revision);
@@ -928,6 +938,7 @@ QString MainWindow::figureSkipReason(const AtlasView *v) const
 
 QStringList MainWindow::exportAllTo(const QString &dir, QStringList *skipped)
 {
+    applyAllPending(); // every figure of the checkpoint its caption names
     QStringList failures;
     for (int n = 0; n < m_views.size(); ++n) {
         AtlasView *v = m_views[n];

@@ -877,6 +877,14 @@ private slots:
         cacheView->setPreset(CachePreset::Vllm);
         QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")),
                  groupDigitsQ(78 * 1152 + 21 * 132) + QStringLiteral(" B/token"));
+        // Reloaded with the Cache view on screen at vLLM's count (the views get the checkpoint one by one),
+        // the card still says what the Cache view counts.
+        window.showView(cacheView);
+        QVERIFY(openAndWait(window, m_full.path()));
+        QCOMPARE(overview->cardValue(QStringLiteral("KV + index cache")),
+                 groupDigitsQ(cacheView->budget().bytesPerToken) + QStringLiteral(" B/token"));
+        QCOMPARE(cacheView->budget().bytesPerToken, std::uint64_t(78 * 1152 + 21 * 132)); // the preset kept
+        window.showView(overview);
         cacheView->setPreset(CachePreset::Article);
         // The chosen context's figure is drawn and labelled on the chart; hovering reads any context.
         {

@@ -113,6 +113,7 @@ bool ChartWidget::eventFilter(QObject *watched, QEvent *event)
         if (me->button() == Qt::LeftButton && m_plot->axisRect()->rect().contains(pos.toPoint()))
             emit clicked(m_plot->xAxis->pixelToCoord(pos.x()), m_plot->yAxis->pixelToCoord(pos.y()));
     }
+    if (watched == m_plot && event->type() == QEvent::Resize && m_sideLabelStart > 0) fitSideLabels();
     if (watched == m_plot && event->type() == QEvent::Paint && g_vectorOutput) {
         // The painter is redirected to the export device: draw the plot's items, not its pixmaps.
         QCPPainter painter(m_plot);
@@ -122,6 +123,24 @@ bool ChartWidget::eventFilter(QObject *watched, QEvent *event)
         return true;
     }
     return QWidget::eventFilter(watched, event);
+}
+
+// The x axis of a single stack reaches far enough right that its widest part label fits at the plot's
+// width now: with the axis from -0.6 to u and the labels from s, (u - s) / (u + 0.6) of the axis' pixels
+// must hold the label, so u = (s W + 0.6 a) / (W - a) for a label a pixels wide on a W-pixel axis.
+void ChartWidget::fitSideLabels()
+{
+    const double lower = -0.6, normal = m_labels.size() - 0.4;
+    // The axis' width at the plot's size now (its margins as last laid out: a resize has not re-laid it out yet).
+    QCPAxisRect *rect = m_plot->axisRect();
+    const int besides = rect->width() > 0 ? m_plot->viewport().width() - rect->width() : 80; // axis labels, margins
+    const double w = m_plot->width() - besides, a = m_sideLabelPx;
+    double upper = normal;
+    if (w > a + 20) upper = std::max(normal, (m_sideLabelStart * w - lower * a) / (w - a));
+    if (std::abs(m_plot->xAxis->range().upper - upper) > 1e-9) {
+        m_plot->xAxis->setRange(lower, upper);
+        m_plot->replot(QCustomPlot::rpQueuedReplot);
+    }
 }
 
 ChartWidget::~ChartWidget() = default;
@@ -200,6 +219,8 @@ void ChartWidget::showPlot(bool plot)
 
 void ChartWidget::clear()
 {
+    m_sideLabelStart = 0;
+    m_sideLabelPx = 0;
     m_pointLabels.clear();
     m_levels.clear();
     showPlot(m_emptyMessage.isEmpty());
@@ -214,6 +235,8 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                            const QString &valueLabel, bool logValues, bool stacked)
 {
     stacked = stacked && !logValues; // a stack on a log axis would misstate every part above the first
+    m_sideLabelStart = 0;
+    m_sideLabelPx = 0;
     m_pointLabels.clear();
     m_levels.clear();
     showPlot(true);
@@ -353,6 +376,9 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
                 base += v;
             }
             double floor = minGap * 0.5; // clear of the axis
+            m_sideLabelStart = i + width / 2 + 0.02;
+            for (const auto &part : parts)
+                m_sideLabelPx = std::max(m_sideLabelPx, QFontMetrics(font()).horizontalAdvance(part.second) + 10);
             for (auto &[y, text] : parts) {
                 y = std::max(y, floor);
                 floor = y + minGap;
@@ -366,6 +392,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
         }
     }
     if (hi > 0) m_plot->yAxis->setRange(0, hi * (stacked && m_valueFormat ? 1.25 : 1.12)); // room for printed totals
+    if (m_sideLabelStart > 0) fitSideLabels();
     m_plot->legend->setVisible(series.size() > 1);
     fitLegend();
     applyPalette();

@@ -112,6 +112,10 @@ private:
     void fitLegend();
     QCPItemText *addValueText(double x, double y, const QString &text, bool above, int gap);
     QHash<QString, int> m_markers; // marker lines per legend name
+    // A single stack's part labels, printed right of it: the x axis keeps room for the widest at any width.
+    double m_sideLabelStart = 0; // where they start, in axis units (0: no such labels)
+    int m_sideLabelPx = 0;       // the widest, in pixels
+    void fitSideLabels();
 };
 
 } // namespace atlas

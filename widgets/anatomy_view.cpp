@@ -485,10 +485,7 @@ double LayerDiagramWidget::draw(QPainter *p, double width)
         // a light block, not a solid dark one (the page is the window's colour; stages have no fill).
         const double a = b.skipped ? 0.05 : b.cached ? 0.30 : 0.12;
         const QColor page = palette().color(QPalette::Window);
-        const QColor solid = c.toRgb();
-        const QColor fill = QColor::fromRgbF(float(solid.redF() * solid.alphaF() * a + page.redF() * (1 - solid.alphaF() * a)),
-                                             float(solid.greenF() * solid.alphaF() * a + page.greenF() * (1 - solid.alphaF() * a)),
-                                             float(solid.blueF() * solid.alphaF() * a + page.blueF() * (1 - solid.alphaF() * a)));
+        const QColor fill = mixColour(page, c, c.toRgb().alphaF() * a);
         p->setPen(QPen(c, b.cached && !b.skipped ? 2.2 : 1.2,
                        b.kind == BoxKind::Note || b.skipped ? Qt::DashLine : Qt::SolidLine));
         p->setBrush(fill);

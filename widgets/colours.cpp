@@ -57,4 +57,11 @@ QString bannerStyle(Banner banner, const QString &extraRules)
         .arg(QLatin1String(background), QLatin1String(text), QLatin1String(border), extraRules);
 }
 
+QColor mixColour(const QColor &from, const QColor &to, double t)
+{
+    const QColor a = from.toRgb(), b = to.toRgb();
+    return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t), float(a.greenF() + (b.greenF() - a.greenF()) * t),
+                            float(a.blueF() + (b.blueF() - a.blueF()) * t));
+}
+
 } // namespace atlas

@@ -22,6 +22,9 @@ enum class Tone {
 bool darkTheme();
 QColor toneColor(Tone tone);
 QString toneHex(Tone tone); // "#RRGGBB", for rich text
+// `from` moved a fraction t of the way to `to`, opaque: a faint colour as it shows over `from` (an SVG renderer
+// that ignores fill-opacity then draws it as meant).
+QColor mixColour(const QColor &from, const QColor &to, double t);
 
 // The style sheet of a banner over a view: the synthetic-checkpoint notice or an error.
 enum class Banner { Notice, Error };

@@ -1,6 +1,7 @@
 #include "view_export.h"
 
 #include "atlas_view.h"
+#include "colours.h"
 
 #include <QLabel>
 #include <QApplication>
@@ -721,12 +722,6 @@ private:
     QStringList m_settings;
 };
 
-QColor mixed(const QColor &a, const QColor &b, double t)
-{
-    return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * t), float(a.greenF() + (b.greenF() - a.greenF()) * t),
-                            float(a.blueF() + (b.blueF() - a.blueF()) * t));
-}
-
 // The widget, then the caption in a strip of its own below it; a cut table's foot says what it leaves out.
 // Every colour painted here is opaque (a faint colour mixed with the page): an SVG renderer that ignores
 // fill-opacity draws it as it is meant.
@@ -748,10 +743,10 @@ void paintFigure(QPainter &p, QWidget *widget, const QString &caption, const std
     const QColor page = widget->palette().color(QPalette::Window), ink = widget->palette().color(QPalette::WindowText);
     for (const CutNote &note : notes) {
         const QColor base = widget->palette().color(QPalette::Base);
-        p.fillRect(note.strip, mixed(base, ink, 0.04));
-        p.setPen(QPen(mixed(base, ink, 0.25), 1));
+        p.fillRect(note.strip, mixColour(base, ink, 0.04));
+        p.setPen(QPen(mixColour(base, ink, 0.25), 1));
         p.drawLine(note.strip.topLeft(), note.strip.topRight());
-        p.setPen(mixed(ink, base, 0.3));
+        p.setPen(mixColour(ink, base, 0.3));
         p.setFont(widget->font());
         p.drawText(note.strip.adjusted(8, 0, -8, 0), Qt::AlignLeft | Qt::AlignVCenter,
                    QFontMetrics(widget->font()).elidedText(note.text, Qt::ElideRight, note.strip.width() - 16));
@@ -763,7 +758,7 @@ void paintFigure(QPainter &p, QWidget *widget, const QString &caption, const std
     for (int i = 0; i < lines.size(); ++i) {
         const QRect strip(0, widget->height() + i * kCaptionHeight, widget->width(), kCaptionHeight);
         p.fillRect(strip, page);
-        p.setPen(mixed(ink, page, 0.3));
+        p.setPen(mixColour(ink, page, 0.3));
         p.drawText(strip.adjusted(20, 0, -20, 0), Qt::AlignLeft | Qt::AlignVCenter,
                    QFontMetrics(f).elidedText(lines[i], Qt::ElideMiddle, strip.width() - 40));
     }
@@ -977,7 +972,7 @@ bool exportWidget(QWidget *widget, const QString &path, QString *error, const QS
             const QColor ink(QLatin1Char('#') + m.captured(1));
             const double alpha = m.captured(2).toDouble();
             opaque += alpha < 0.004 ? QStringLiteral("fill=\"none\"")
-                                    : QStringLiteral("fill=\"%1\" fill-opacity=\"1\"").arg(mixed(page, ink, alpha).name());
+                                    : QStringLiteral("fill=\"%1\" fill-opacity=\"1\"").arg(mixColour(page, ink, alpha).name());
             from = m.capturedEnd();
         }
         opaque += QStringView(body).mid(from);

@@ -17,6 +17,7 @@
 #include "synthetic_layout.h"
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -125,32 +126,45 @@ int launch(char **argv)
     return 0;
 }
 
-bool timeProcess(std::vector<std::string> argv, double &seconds, long &peakKb)
+// This program run again with `args` in a fresh process: what it printed, when it exited 0.
+std::optional<std::string> runSelf(std::vector<std::string> args)
 {
     int fds[2];
-    if (pipe(fds) != 0) return false;
+    if (pipe(fds) != 0) return std::nullopt;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<std::string> all = {"/proc/self/exe", "--launch"};
-    all.insert(all.end(), argv.begin(), argv.end());
-    std::vector<char *> args;
-    for (auto &a : all)
-        args.push_back(a.data());
-    args.push_back(nullptr);
+    args.insert(args.begin(), "/proc/self/exe");
+    std::vector<char *> argv;
+    for (auto &a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
     pid_t pid;
-    if (posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, args.data(), environ) != 0) return false;
+    const bool spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ) == 0;
+    posix_spawn_file_actions_destroy(&actions);
     close(fds[1]);
-    char buf[256] = {};
-    ssize_t n = 0, got;
-    while (n < ssize_t(sizeof buf - 1) && (got = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0)
-        n += got;
+    if (!spawned) {
+        close(fds[0]);
+        return std::nullopt;
+    }
+    std::string out;
+    char buf[256];
+    for (ssize_t got; (got = read(fds[0], buf, sizeof buf)) > 0;)
+        out.append(buf, std::size_t(got));
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+    return out;
+}
+
+bool timeProcess(std::vector<std::string> argv, double &seconds, long &peakKb)
+{
+    argv.insert(argv.begin(), "--launch");
+    const auto out = runSelf(std::move(argv));
     int code = -1;
-    return n > 0 && std::sscanf(buf, "%lf %ld %d", &seconds, &peakKb, &code) == 3 && code == 0;
+    return out && std::sscanf(out->c_str(), "%lf %ld %d", &seconds, &peakKb, &code) == 3 && code == 0;
 }
 
 double median(std::vector<double> v)
@@ -194,26 +208,10 @@ int compareWithPython(const std::string &dir)
 }
 
 // One run of measureOnce(dir) in a fresh process: wall seconds, peak RSS (KB), tensors.
-bool spawnMeasure(const char *self, const std::string &dir, double &t, long &kb, unsigned long &tensors)
+bool spawnMeasure(const std::string &dir, double &t, long &kb, unsigned long &tensors)
 {
-    int fds[2];
-    if (pipe(fds) != 0) return false;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::string arg = dir;
-    char *args[] = {const_cast<char *>(self), arg.data(), nullptr};
-    pid_t pid;
-    if (posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, args, environ) != 0) return false;
-    close(fds[1]);
-    char buf[256] = {};
-    const ssize_t n = read(fds[0], buf, sizeof buf - 1);
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return n > 0 && std::sscanf(buf, "%lf %ld %lu", &t, &kb, &tensors) == 3 && WIFEXITED(status) &&
-           WEXITSTATUS(status) == 0;
+    const auto out = runSelf({dir});
+    return out && std::sscanf(out->c_str(), "%lf %ld %lu", &t, &kb, &tensors) == 3;
 }
 
 // A large layout written once under the build tree, then opened in `runs` fresh processes: the median.
@@ -238,7 +236,7 @@ int measureLarge(const char *self, const std::string &name, const std::filesyste
     for (int run = 0; run < runs; ++run) {
         double t = 0;
         long kb = 0;
-        if (!spawnMeasure(self, dir.string(), t, kb, tensors)) {
+        if (!spawnMeasure(dir.string(), t, kb, tensors)) {
             std::fprintf(stderr, "%s: run %d failed\n", name.c_str(), run + 1);
             return 1;
         }
@@ -281,7 +279,7 @@ int main(int argc, char **argv)
         double t = 0;
         long kb = 0;
         unsigned long tensors = 0;
-        if (!spawnMeasure(argv[0], dir.string(), t, kb, tensors)) {
+        if (!spawnMeasure(dir.string(), t, kb, tensors)) {
             std::fprintf(stderr, "run %d failed\n", run);
             return 1;
         }

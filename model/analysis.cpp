@@ -147,8 +147,12 @@ bool isQuantScale(std::string_view name, Dtype dtype)
                                                                 ".g_idx",
                                                                 ".scales"};
     if (dtype == Dtype::F8_E8M0) return true;
+    if (name.empty()) return false;
+    // Asked of every tensor: the last character rules out nearly every suffix before any comparison
+    // (a ".weight" is held against ".weight_zero_point" alone).
+    const char last = name.back();
     for (auto suffix : kSuffixes)
-        if (endsWith(name, suffix)) return true;
+        if (suffix.back() == last && endsWith(name, suffix)) return true;
     // Ascend W8A8's rotation applied before the quantised matmuls (vllm-ascend's MTP layer: self.rot of
     // the hidden state): a quantisation aid the BF16 model does not have, so not a parameter.
     return name == "rot.weight" || endsWith(name, ".rot.weight");
@@ -413,16 +417,36 @@ std::vector<std::string> findTowerPrefixes(const Checkpoint &ckpt, const std::ve
     std::size_t k = 0;
     std::string_view lastPrefix;
     Count *last = nullptr; // the previous name's prefix's count (map nodes do not move)
+    bool lastLayers = false;
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors) {
             if (outside[k++]) continue;
-            if (const auto b = blockPrefix(t.name)) {
+            const std::string_view name = t.name;
+            // Consecutive names nearly always share the previous one's prefix and its "layers." or
+            // "blocks." word: then blockPrefix() would stop at the same place, as every segment before
+            // it is the same (only the number after the word is read).
+            if (last) {
+                const std::string_view word = lastLayers ? "layers." : "blocks.";
+                if (name.size() > lastPrefix.size() + word.size() && name.starts_with(lastPrefix) &&
+                    name.substr(lastPrefix.size(), word.size()) == word) {
+                    const std::size_t from = lastPrefix.size() + word.size();
+                    const std::size_t dot = name.find('.', from);
+                    const int n = dot == std::string_view::npos ? -1 : parseInt(name.substr(from, dot - from));
+                    if (n >= 0) {
+                        last->elements += t.numel;
+                        if (lastLayers) last->maxLayer = std::max(last->maxLayer, n);
+                        continue;
+                    }
+                }
+            }
+            if (const auto b = blockPrefix(name)) {
                 if (!last || b->prefix != lastPrefix) last = &counts[b->prefix], lastPrefix = b->prefix;
+                lastLayers = b->layers;
                 auto &c = *last;
                 c.elements += t.numel;
                 if (b->layers) {
                     c.layers = true;
-                    const int n = placeOf(t.name.substr(b->prefix.size())).layer;
+                    const int n = placeOf(name.substr(b->prefix.size())).layer;
                     c.maxLayer = std::max(c.maxLayer, n);
                 }
             }
@@ -485,26 +509,46 @@ std::string activeHostRows(const ModelConfig &cfg, CheckpointAnalysis &a)
 // A config whose MTP count the tensors do not bear out is said once in `note` (DeepSeek-V4-Flash-0731
 // holds mtp.0-mtp.2 under num_nextn_predict_layers: 1; a config naming MTP modules none of which are on
 // disk).
-int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::vector<std::optional<Category>> &roles,
-                int &mainLayers, std::string *note = nullptr)
+// Where each tensor sits, found once (countLayers) and read again by the walk in analyze(): its layer (-1
+// outside the decoder's layers) and where its name inside the layer starts.
+struct NamePlace
 {
-    std::set<int> present, mtpBlocks;
+    std::int32_t layer = -1;
+    std::uint32_t rest = 0;
+};
+
+int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::vector<std::optional<Category>> &roles,
+                int &mainLayers, std::vector<NamePlace> &places, std::string *note = nullptr)
+{
+    // Layer numbers met, as marks (asked of every tensor: no tree insert per name).
+    std::vector<char> present(static_cast<std::size_t>(kMaxConfigLayers + 2 * kMaxConfigMtpLayers), 0);
+    const auto has = [&](std::int64_t n) {
+        return n >= 0 && n < static_cast<std::int64_t>(present.size()) && present[static_cast<std::size_t>(n)];
+    };
+    std::set<int> mtpBlocks;
+    places.clear();
+    places.reserve(ckpt.tensorCount());
     std::size_t k = 0;
     for (const auto &s : ckpt.shards)
         for (const auto &t : s.tensors) {
             const auto outside = a.outsideLayersGiven(t.name, roles[k++]);
-            if (outside == Category::Mtp) {
-                if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
-                    mtpBlocks.insert(block->layer);
+            if (outside) {
+                places.push_back({});
+                if (outside == Category::Mtp)
+                    if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
+                        mtpBlocks.insert(block->layer);
                 continue;
             }
-            if (const int layer = outside ? -1 : placeOf(t.name).layer;
-                layer >= 0 && layer < kMaxConfigLayers + kMaxConfigMtpLayers)
-                present.insert(layer);
+            const TensorPlace place = placeOf(t.name);
+            places.push_back({place.layer, place.layer >= 0
+                                               ? static_cast<std::uint32_t>(place.rest.data() - t.name.data())
+                                               : 0u});
+            if (place.layer >= 0 && place.layer < kMaxConfigLayers + kMaxConfigMtpLayers)
+                present[static_cast<std::size_t>(place.layer)] = 1;
         }
     auto runFrom = [&](int first, int limit) {
         int n = 0;
-        while (n < limit && present.count(first + n))
+        while (n < limit && has(first + n))
             ++n;
         return n;
     };
@@ -516,12 +560,12 @@ int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::
     mainLayers = static_cast<int>(*cfg.numHiddenLayers);
     // MTP blocks named apart (mtp.N.*) follow the decoder layers, as vLLM places them.
     for (int block : mtpBlocks)
-        present.insert(mainLayers + block);
+        if (mainLayers + block < static_cast<int>(present.size())) present[static_cast<std::size_t>(mainLayers + block)] = 1;
     int extra = runFrom(mainLayers, static_cast<int>(kMaxConfigMtpLayers));
     if (cfg.numNextnPredictLayers) {
         const std::int64_t declared = std::clamp<std::int64_t>(*cfg.numNextnPredictLayers, 0, kMaxConfigMtpLayers);
         for (int i = 0; i < static_cast<int>(declared); ++i)
-            if (present.count(mainLayers + i)) extra = std::max(extra, i + 1);
+            if (has(mainLayers + i)) extra = std::max(extra, i + 1);
         const auto d = std::to_string(*cfg.numNextnPredictLayers);
         if (note && extra != *cfg.numNextnPredictLayers)
             *note = extra == 0 ? "config.json declares " + d + " MTP layer" + (d == "1" ? "" : "s") + " (" +
@@ -602,19 +646,31 @@ public:
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
             m_fp4Modules.contains(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return keep("NVFP4 g16");
-        if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight"))
-            return keep("INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
-                        (m_cfg.method.empty() ? std::string("AWQ/GPTQ") : m_cfg.method) + ")");
+        // The words of the formats below depend on the config alone: made once each, not per tensor.
+        if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight")) {
+            if (m_awqFormat.empty())
+                m_awqFormat = "INT" + std::to_string(m_cfg.bits ? m_cfg.bits : 4) + " (" +
+                              (m_cfg.method.empty() ? std::string("AWQ/GPTQ") : m_cfg.method) + ")";
+            return m_awqFormat;
+        }
         if (fp4Pairs(t)) return keep("FP4 e2m1 g32 (I8 pairs, E8M0 scales)");
-        if (const int bits = mlxBits(t); bits > 0)
-            return keep("MLX " + std::to_string(bits) + "-bit" +
-                        (m_cfg.mlxGroupSize ? " g" + std::to_string(m_cfg.mlxGroupSize) : std::string()));
+        if (const int bits = mlxBits(t); bits > 0) {
+            auto &words = m_mlxFormats[bits];
+            if (words.empty())
+                words = "MLX " + std::to_string(bits) + "-bit" +
+                        (m_cfg.mlxGroupSize ? " g" + std::to_string(m_cfg.mlxGroupSize) : std::string());
+            return words;
+        }
         if ((t.dtype == Dtype::I32 || t.dtype == Dtype::U8) && endsWith(t.name, ".weight_packed")) {
             const QuantGroup *g = groupFor(std::string_view(t.name).substr(0, t.name.size() - 14));
             if (!g || !g->numBits) return keep("packed I32 (bits unknown)");
-            std::string f = (g->type == "float" ? "FP" : "INT") + std::to_string(g->numBits);
-            if (g->groupSize > 0) f += " g" + std::to_string(g->groupSize);
-            return keep(f + (g->symmetric ? " symmetric" : " asymmetric"));
+            auto &words = m_groupFormats[g];
+            if (words.empty()) {
+                words = (g->type == "float" ? "FP" : "INT") + std::to_string(g->numBits);
+                if (g->groupSize > 0) words += " g" + std::to_string(g->groupSize);
+                words += g->symmetric ? " symmetric" : " asymmetric";
+            }
+            return words;
         }
         if (t.dtype == Dtype::F8_E4M3 && t.shape.size() == 2) {
             const TensorInfo *const *found = m_blockScales.find(
@@ -727,6 +783,9 @@ private:
     std::array<std::uint64_t, 3> m_lastBlock{UINT64_MAX, UINT64_MAX, UINT64_MAX};
     std::string m_lastBlockFormat;
     std::string m_format; // what formatOf() said last
+    std::string m_awqFormat;                                  // AWQ / GPTQ words, made at the first
+    std::map<int, std::string> m_mlxFormats;                  // MLX words by bits
+    std::map<const QuantGroup *, std::string> m_groupFormats; // compressed-tensors words by group
     const std::string &keep(std::string_view words)
     {
         m_format.assign(words.data(), words.size());
@@ -1008,7 +1067,8 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         a.warnings.push_back(p + "* holds numbered blocks of its own beside the decoder's layers: counted as an "
                                  "encoder tower (in the total, not active per text token)");
     std::string mtpNote;
-    a.layerCount = countLayers(ckpt, a, outsideRoles, a.mainLayers, &mtpNote);
+    std::vector<NamePlace> places;
+    a.layerCount = countLayers(ckpt, a, outsideRoles, a.mainLayers, places, &mtpNote);
     if (!mtpNote.empty()) a.warnings.push_back(mtpNote);
     a.layers.resize(static_cast<std::size_t>(a.layerCount));
     for (int i = 0; i < a.layerCount; ++i) {
@@ -1055,7 +1115,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             if ((++seen & 4095) == 0) stopIfCancelled(cancel);
             // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
             const std::optional<Category> outside = a.outsideLayersGiven(t.name, knownRole);
-            TensorPlace place = outside ? TensorPlace{-1, t.name} : placeOf(t.name);
+            const NamePlace &found = places[seen - 1];
+            TensorPlace place = found.layer >= 0 ? TensorPlace{found.layer, std::string_view(t.name).substr(found.rest)}
+                                                 : TensorPlace{-1, t.name};
             if (outside == Category::Mtp)
                 if (const auto block = mtpBlockPlace(t.name);
                     block && block->layer < kMaxConfigMtpLayers && a.mainLayers + block->layer < layerCount)

@@ -205,6 +205,7 @@ int runInspect(const std::vector<std::string> &args)
         const auto failures = checkExpectations(report, o.expectations);
         for (const auto &f : failures)
             printText(std::cerr, f + "\n");
+        leaveForExit(std::move(result));
         return failures.empty() ? kExitOk : kExitExpectation;
     });
 }

@@ -503,12 +503,6 @@ std::string activeHostRows(const ModelConfig &cfg, CheckpointAnalysis &a)
     return "; the " + what + " count no active parameters (config.json does not say how many rows a token reads)";
 }
 
-// The layers the model has: num_hidden_layers from the config (or, without it, the run of layer
-// numbers 0, 1, 2, ... found on disk), then the MTP layers as the tensors show them: the run that
-// follows on disk, or as far as num_nextn_predict_layers reaches when its layers are there with gaps.
-// A config whose MTP count the tensors do not bear out is said once in `note` (DeepSeek-V4-Flash-0731
-// holds mtp.0-mtp.2 under num_nextn_predict_layers: 1; a config naming MTP modules none of which are on
-// disk).
 // Where each tensor sits, found once (countLayers) and read again by the walk in analyze(): its layer (-1
 // outside the decoder's layers) and where its name inside the layer starts.
 struct NamePlace
@@ -517,6 +511,12 @@ struct NamePlace
     std::uint32_t rest = 0;
 };
 
+// The layers the model has: num_hidden_layers from the config (or, without it, the run of layer
+// numbers 0, 1, 2, ... found on disk), then the MTP layers as the tensors show them: the run that
+// follows on disk, or as far as num_nextn_predict_layers reaches when its layers are there with gaps.
+// A config whose MTP count the tensors do not bear out is said once in `note` (DeepSeek-V4-Flash-0731
+// holds mtp.0-mtp.2 under num_nextn_predict_layers: 1; a config naming MTP modules none of which are on
+// disk).
 int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::vector<std::optional<Category>> &roles,
                 int &mainLayers, std::vector<NamePlace> &places, std::string *note = nullptr)
 {

@@ -674,6 +674,26 @@ private slots:
             QCOMPARE(a.mainLayers, 3);
             QVERIFY(a.layersWithoutTensors.empty());
         }
+        // The decoder is told by its run of layer numbers, read from names that follow one another with the
+        // same prefix (findTowerPrefixes reads those from the previous name): "a." has more elements but
+        // 4 layers, "b." the 6 that num_hidden_layers says, so "b." is the decoder and "a." (the larger) is
+        // no tower. Were b's run misread, "a." would be the decoder by its elements and "b." a tower. A
+        // "blocks" word under a's prefix and a name whose number does not parse change nothing.
+        {
+            std::vector<Tensor> ab;
+            for (int i = 0; i < 4; ++i)
+                ab.push_back({"a.layers." + std::to_string(i) + ".fc1.weight", "BF16", {8 * h, h}});
+            ab.push_back({"a.blocks.0.fc1.weight", "BF16", {v}});
+            ab.push_back({"a.layers.final.weight", "BF16", {v}});
+            for (int i = 0; i < 6; ++i)
+                ab.push_back({"b.layers." + std::to_string(i) + ".fc1.weight", "BF16", {h, h}});
+            QTemporaryDir dir;
+            fixture::writeCheckpoint(dir.path().toStdString(), {{"model_type", "llama"}, {"num_hidden_layers", 6}}, ab);
+            const CheckpointAnalysis a = open(dir.path());
+            QVERIFY(a.towerPrefixes.empty());
+            QCOMPARE(a.mainLayers, 6);
+            QCOMPARE(category(a, Category::Encoders), std::uint64_t(0));
+        }
         std::vector<Tensor> w;
         for (int i = 0; i < 4; ++i)
             w.push_back({"model.encoder.layers." + std::to_string(i) + ".fc1.weight", "BF16", {4 * h, h}});

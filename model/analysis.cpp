@@ -607,20 +607,19 @@ public:
             for (const auto &t : s.tensors)
                 if (t.dtype == Dtype::F8_E4M3 && endsWith(t.name, ".weight_scale"))
                     m_fp4Modules.insert(std::string_view(t.name).substr(0, t.name.size() - 13), 1);
-                else if (endsWith(t.name, ".weight_scale_inv"))
-                    m_blockScales.insert(std::string_view(t.name).substr(0, t.name.size() - 17), &t);
-                else if (t.dtype == Dtype::F8_E8M0 && endsWith(t.name, ".scale")) // DeepSeek-V4: w1.scale
-                    m_blockScales.insert(std::string_view(t.name).substr(0, t.name.size() - 6), &t);
+                else if (const std::string_view module = blockScaleModule(t); module.data())
+                    keepBlockScale(module, &t);
         compileTargets();
     }
 
-    std::optional<std::uint64_t> logical(const TensorInfo &t)
+    // `next`: the tensor after t in its shard, if any (its block scale, most often: see blockScaleOf).
+    std::optional<std::uint64_t> logical(const TensorInfo &t, const TensorInfo *next)
     {
         if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return t.numel * 2; // MXFP4: two per byte
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
             m_fp4Modules.contains(std::string_view(t.name).substr(0, t.name.size() - 7)))
             return t.numel * 2;                                    // NVFP4
-        if (fp4Pairs(t)) return t.numel * 2;                       // DeepSeek-V4 experts
+        if (fp4Pairs(t, next)) return t.numel * 2;                 // DeepSeek-V4 experts
         if (const int bits = mlxBits(t); bits > 0 && (t.numel * 32) % static_cast<std::uint64_t>(bits) == 0)
             return t.numel * 32 / static_cast<std::uint64_t>(bits);
         if (t.dtype == Dtype::I32 && endsWith(t.name, ".qweight")) // AWQ / GPTQ
@@ -640,7 +639,7 @@ public:
     // What a parameter tensor is stored as, in the words the Overview shows: "MXFP4", "NVFP4 g16",
     // "INT4 g64 symmetric", "INT4 (awq)", "FP8 e4m3 128x128", or its dtype.
     // The words live in this unpacker until the next call (no string made per tensor in the common case).
-    const std::string &formatOf(const TensorInfo &t)
+    const std::string &formatOf(const TensorInfo &t, const TensorInfo *next)
     {
         if (t.dtype == Dtype::U8 && endsWith(t.name, "_blocks")) return keep("MXFP4");
         if (t.dtype == Dtype::U8 && endsWith(t.name, ".weight") &&
@@ -653,7 +652,7 @@ public:
                               (m_cfg.method.empty() ? std::string("AWQ/GPTQ") : m_cfg.method) + ")";
             return m_awqFormat;
         }
-        if (fp4Pairs(t)) return keep("FP4 e2m1 g32 (I8 pairs, E8M0 scales)");
+        if (fp4Pairs(t, next)) return keep("FP4 e2m1 g32 (I8 pairs, E8M0 scales)");
         if (const int bits = mlxBits(t); bits > 0) {
             auto &words = m_mlxFormats[bits];
             if (words.empty())
@@ -673,9 +672,8 @@ public:
             return words;
         }
         if (t.dtype == Dtype::F8_E4M3 && t.shape.size() == 2) {
-            const TensorInfo *const *found = m_blockScales.find(
-                std::string_view(t.name).substr(0, t.name.size() - (endsWith(t.name, ".weight") ? 7 : 0)));
-            const TensorInfo *scale = found ? *found : nullptr;
+            const TensorInfo *scale =
+                blockScaleOf(std::string_view(t.name).substr(0, t.name.size() - (endsWith(t.name, ".weight") ? 7 : 0)), next);
             const std::vector<std::uint64_t> *scaleShape = scale ? &scale->shape : nullptr;
             if (scaleShape && scaleShape->size() == 2 && (*scaleShape)[0] && (*scaleShape)[1]) {
                 // The block edge b with ceil(n / b) scales along a dimension: the power of two that
@@ -706,12 +704,38 @@ public:
         return keep(dtypeName(t.dtype));
     }
     // DeepSeek-V4's FP4 experts: two e2m1 values per I8 byte, an F8_E8M0 ".scale" per 32 logical values.
-    bool fp4Pairs(const TensorInfo &t) const
+    bool fp4Pairs(const TensorInfo &t, const TensorInfo *next) const
     {
         if (t.dtype != Dtype::I8 || !endsWith(t.name, ".weight") || t.shape.empty()) return false;
-        const TensorInfo *const *found = m_blockScales.find(std::string_view(t.name).substr(0, t.name.size() - 7));
-        if (!found || (*found)->dtype != Dtype::F8_E8M0 || (*found)->shape.empty()) return false;
-        return (*found)->shape.back() * 32 == t.shape.back() * 2;
+        const TensorInfo *scale = blockScaleOf(std::string_view(t.name).substr(0, t.name.size() - 7), next);
+        if (!scale || scale->dtype != Dtype::F8_E8M0 || scale->shape.empty()) return false;
+        return scale->shape.back() * 32 == t.shape.back() * 2;
+    }
+    // The module whose block scales t holds ("X" of X.weight_scale_inv, or of an F8_E8M0 X.scale as
+    // DeepSeek-V4's w1.scale), or a null view.
+    static std::string_view blockScaleModule(const TensorInfo &t)
+    {
+        if (endsWith(t.name, ".weight_scale_inv")) return std::string_view(t.name).substr(0, t.name.size() - 17);
+        if (t.dtype == Dtype::F8_E8M0 && endsWith(t.name, ".scale")) return std::string_view(t.name).substr(0, t.name.size() - 6);
+        return {};
+    }
+    void keepBlockScale(std::string_view module, const TensorInfo *scale)
+    {
+        bool fresh = false;
+        const TensorInfo *&kept = m_blockScales.tryEmplace(module, fresh);
+        if (fresh)
+            kept = scale;
+        else
+            m_blockScalesUnique = false; // the first one found stays, as before
+    }
+    // The block scales of `module`. A shard's names are sorted, so X.weight_scale_inv mostly follows
+    // X.weight: when no module has two scale tensors, a `next` that is the module's scale is the one the
+    // table holds, and the look-up (a cache miss in a table of 60k names) is skipped.
+    const TensorInfo *blockScaleOf(std::string_view module, const TensorInfo *next) const
+    {
+        if (next && m_blockScalesUnique && blockScaleModule(*next) == module) return next;
+        const TensorInfo *const *found = m_blockScales.find(module);
+        return found ? *found : nullptr;
     }
     // MLX: a U32 weight holds 32 / bits values per word, the bits its module's override or the config's
     // (mlx_lm utils quantize: "quantization": {"group_size", "bits", per-module entries}); 0 otherwise.
@@ -793,6 +817,7 @@ private:
     }
     NameMap<char> m_fp4Modules;                      // modules with an NVFP4 weight_scale
     NameMap<const TensorInfo *> m_blockScales;       // module -> its block scales
+    bool m_blockScalesUnique = true;                 // no module met a second scale tensor
     std::map<std::string, std::optional<ModulePattern>> m_patterns; // "re:" target -> pattern (none: refused)
     std::vector<std::string> m_refusals;
     std::uint64_t m_unknown = 0;
@@ -1109,8 +1134,14 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::vector<unsigned> seenOnDisk(static_cast<std::size_t>(layerCount), 0);
     NameMap<std::pair<LayerRole, unsigned>> roleOfRest; // views into the names
     std::size_t seen = 0;
+    // The last format counted, and its tally: most tensors have the format of the one before them.
+    std::size_t lastFormatCategory = kCategoryCount;
+    std::uint64_t *lastFormatTally = nullptr;
+    std::string lastFormat;
     for (const auto &s : ckpt.shards) {
+        const TensorInfo *const shardEnd = s.tensors.data() + s.tensors.size();
         for (const auto &t : s.tensors) {
+            const TensorInfo *const next = &t + 1 < shardEnd ? &t + 1 : nullptr;
             const std::optional<Category> knownRole = outsideRoles[seen];
             if ((++seen & 4095) == 0) stopIfCancelled(cancel);
             // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
@@ -1188,7 +1219,7 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                 continue;
             }
             std::uint64_t elements = t.numel;
-            if (const auto packed = unpacker.logical(t)) {
+            if (const auto packed = unpacker.logical(t, next)) {
                 elements = *packed;
                 if (t.end > t.begin) a.packedElements.push_back({t.shard, t.begin, elements});
             }
@@ -1198,7 +1229,14 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             byDtypeSeen[di] = 1;
             tallies[ci].quant[di].add(t, elements);
             tallies[ci].quantSeen[di] = 1;
-            formats[ci][unpacker.formatOf(t)] += elements;
+            if (const std::string &format = unpacker.formatOf(t, next); ci == lastFormatCategory && format == lastFormat) {
+                *lastFormatTally += elements;
+            } else {
+                lastFormatTally = &formats[ci][format];
+                *lastFormatTally += elements;
+                lastFormatCategory = ci;
+                lastFormat = format;
+            }
             if (layer) layer->params.add(t, elements);
             if (cat == Category::Other) b.otherTensors.push_back(std::string(t.name));
             if (cat == Category::HostTables && !t.shape.empty() && t.shape[0] > 0)

@@ -25,7 +25,7 @@ public:
         for (std::size_t i = h & m_mask;; i = (i + 1) & m_mask) {
             Slot &s = m_slots[i];
             if (!s.used) {
-                s = {key.data(), static_cast<std::uint32_t>(key.size()), tagOf(h), true, V{}};
+                s = {key.data(), static_cast<std::uint32_t>(key.size()), tagOf(h), static_cast<std::uint32_t>(h), true, V{}};
                 ++m_size;
                 fresh = true;
                 return s.value;
@@ -72,6 +72,9 @@ private:
         const char *data = nullptr;
         std::uint32_t length = 0; // names longer than 4 GiB do not occur: the index refuses them
         std::uint32_t tag = 0;
+        // The hash's slot half, kept: growing moves slots without hashing their names again (h & m_mask is
+        // home & m_mask while the table holds fewer than 2^32 slots, 128 GiB of them).
+        std::uint32_t home = 0;
         bool used = false;
         V value{};
     };
@@ -98,7 +101,7 @@ private:
         m_mask = m_slots.size() - 1;
         for (const Slot &s : old)
             if (s.used)
-                for (std::size_t i = hashOf(keyOf(s)) & m_mask;; i = (i + 1) & m_mask)
+                for (std::size_t i = s.home & m_mask;; i = (i + 1) & m_mask)
                     if (!m_slots[i].used) {
                         m_slots[i] = s;
                         break;

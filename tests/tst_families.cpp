@@ -954,6 +954,16 @@ private slots:
                                   {"layers.0.ffn.experts.1.w1.scale", "F8_E8M0", {16, 1}}});
         const CheckpointAnalysis c = open(dir3.path());
         QCOMPARE(c.budget.total, std::uint64_t(16 * 64 + 16 * 32));
+
+        // A module with two scale tensors: the first met (by name, w.scale before w.weight_scale_inv) gives
+        // the blocks, though the other one is the tensor after the weight (analysis.cpp, blockScaleOf).
+        QTemporaryDir dir4;
+        fixture::writeCheckpoint(dir4.path().toStdString(), {{"model_type", "deepseek_v4"}},
+                                 {{"layers.0.attn.wq_a.scale", "F8_E8M0", {2, 1}},
+                                  {"layers.0.attn.wq_a.weight", "F8_E4M3", {256, 128}},
+                                  {"layers.0.attn.wq_a.weight_scale_inv", "F32", {2, 1}}});
+        const CheckpointAnalysis d = open(dir4.path());
+        QCOMPARE(formatOf(d, Category::Attention), std::string("FP8 e4m3 128x128 ue8m0"));
     }
 
     void linearAttentionState()

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <future>
 #include <unordered_map>
 
 namespace atlas {
@@ -68,7 +69,49 @@ public:
     std::vector<std::string> files;
     std::optional<std::uint64_t> totalSize;
     bool sawWeightMap = false;
+    bool sawMetadata = false;
     int repeatedWeightMaps = 0;
+
+    // For the second half of a document: the reading starts inside weight_map, a key next.
+    void resumeInWeightMap()
+    {
+        m_started = true;
+        m_depth = 2;
+        m_inWeightMap = true;
+        sawWeightMap = true;
+    }
+    bool inWeightMap() const { return m_depth == 2 && m_inWeightMap; }
+    // Appends what `later` read after the point where this reading stopped (a key of weight_map): the result
+    // is what one reading of the whole text gives.
+    void append(IndexHandler &&later)
+    {
+        if (later.repeatedWeightMaps) {
+            // A weight_map given again in the later half: the last one counts, and only the later half has it.
+            repeatedWeightMaps += later.repeatedWeightMaps;
+            names = std::move(later.names);
+            entries = std::move(later.entries);
+            files = std::move(later.files);
+        } else {
+            if (names.size() + later.names.size() > UINT32_MAX)
+                fail(HeaderProblem::BadIndex, "the tensor names of weight_map exceed 4 GiB");
+            const auto shift = static_cast<std::uint32_t>(names.size());
+            names += later.names;
+            std::vector<std::uint32_t> slot(later.files.size());
+            for (std::size_t f = 0; f < later.files.size(); ++f) {
+                auto [it, fresh] = m_fileSlot.try_emplace(later.files[f], static_cast<std::uint32_t>(files.size()));
+                if (fresh) files.push_back(later.files[f]);
+                slot[f] = it->second;
+            }
+            entries.reserve(entries.size() + later.entries.size());
+            for (auto e : later.entries) {
+                e.offset += shift;
+                e.shard = slot[e.shard];
+                entries.push_back(e);
+            }
+        }
+        if (later.sawMetadata) totalSize = later.totalSize;
+        sawMetadata = sawMetadata || later.sawMetadata;
+    }
 
     bool null() { return value("null"); }
     bool boolean(bool) { return value("a boolean"); }
@@ -138,6 +181,7 @@ public:
                 m_lastFile = -1;
             }
             if (m_inMetadata) totalSize.reset();
+            sawMetadata = sawMetadata || m_inMetadata;
             sawWeightMap = sawWeightMap || m_inWeightMap;
         } else if (m_depth == 2 && m_inWeightMap) {
             fail(HeaderProblem::BadIndex, "weight_map entry for '" + m_key + "' is not a file name");
@@ -201,9 +245,35 @@ private:
     std::unordered_map<std::string, std::uint32_t> m_fileSlot;
 };
 
+
+// Where an entry of weight_map may begin at or after `from`: the quote of a key after `", "` (the quote
+// before the comma not escaped), or npos within `window` bytes. Only a guess: the reading of the first half
+// says whether a key of weight_map begins there.
+std::size_t entryStartAfter(std::string_view t, std::size_t from, std::size_t window)
+{
+    auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+    for (std::size_t i = from; i < t.size() && i < from + window; ++i) {
+        if (t[i] != ',') continue;
+        std::size_t j = i;
+        while (j > 0 && space(t[j - 1]))
+            --j;
+        if (j == 0 || t[j - 1] != '"') continue;
+        std::size_t slashes = 0;
+        for (std::size_t k = j - 1; k > 0 && t[k - 1] == '\\'; --k)
+            ++slashes;
+        if (slashes % 2) continue;
+        std::size_t k = i + 1;
+        while (k < t.size() && space(t[k]))
+            ++k;
+        if (k < t.size() && t[k] == '"') return k;
+    }
+    return std::string_view::npos;
+}
+
 } // namespace
 
-CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view text, const std::atomic<bool> *cancel)
+CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view text, const std::atomic<bool> *cancel,
+                                     std::size_t splitFrom)
 {
     auto fail = [&](HeaderProblem p, const std::string &what) {
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": " + what, p);
@@ -213,7 +283,47 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
     // 57 MB index would otherwise hold its text, the arena and the arena's previous copy at once). Pages
     // never written are never resident.
     handler.names.reserve(text.size());
-    if (!parseJson(text, handler)) fail(HeaderProblem::BadIndex, "not valid JSON");
+    // A large index is read in two halves at once: the second from a guessed key of weight_map near the
+    // middle, the first up to that key. When the first reading does stop there (inside weight_map, a key
+    // next), the two readings joined are the one reading; otherwise the first simply reads on to the end.
+    // Either way the first half's fault is the one told, as a single reading would meet it first.
+    const std::size_t split =
+        text.size() >= splitFrom ? entryStartAfter(text, text.size() / 2, 1u << 16) : std::string_view::npos;
+    if (split == std::string_view::npos) {
+        if (!parseJson(text, handler)) fail(HeaderProblem::BadIndex, "not valid JSON");
+    } else {
+        JsonPart later{split, 2};
+        IndexHandler second(file, cancel);
+        second.resumeInWeightMap();
+        auto reading = std::async(std::launch::async, [&] {
+            second.names.reserve(text.size() - split);
+            if (!parseJson(text, second, &later)) fail(HeaderProblem::BadIndex, "not valid JSON");
+        });
+        JsonPart first;
+        first.stopAt = split;
+        first.stopObjects = 2;
+        bool ok = false;
+        try {
+            ok = parseJson(text, handler, &first);
+        } catch (...) {
+            reading.wait();
+            throw;
+        }
+        if (!ok) {
+            reading.wait();
+            fail(HeaderProblem::BadIndex, "not valid JSON");
+        }
+        if (first.stopped && handler.inWeightMap()) {
+            reading.get(); // the later half's fault, if any, is the document's
+            handler.append(std::move(second));
+        } else {
+            reading.wait();
+            if (first.stopped) { // a key at that byte, but not one of weight_map: read on from there
+                JsonPart rest{split, 2};
+                if (!parseJson(text, handler, &rest)) fail(HeaderProblem::BadIndex, "not valid JSON");
+            }
+        }
+    }
     if (!handler.sawWeightMap) fail(HeaderProblem::BadIndex, "no weight_map object");
     if (handler.entries.empty()) fail(HeaderProblem::BadIndex, "weight_map is empty");
 

@@ -2,6 +2,7 @@
 
 #include "safetensors.h" // isValidUtf8
 
+#include <algorithm>
 #include <charconv>
 #include <clocale>
 #include <cmath>
@@ -26,13 +27,26 @@ namespace atlas {
 // start_object(std::size_t), end_object(), start_array(std::size_t), end_array(),
 // parse_error(std::size_t byte, const std::string &message). A callback returning false stops the
 // reading; parseJson then returns false. parse_error's return value is returned.
-template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, Handler &h)
+//
+// A part of a document (two threads reading the halves of a large one): `part` starts the reading at
+// byte `start` inside `objects` open objects, where a key follows a comma, and stops it (stopped = true,
+// parseJson true) when a key is about to be read at byte `stopAt` inside `objects` open objects. Byte
+// positions in messages are the whole text's.
+struct JsonPart
+{
+    std::size_t start = 0;
+    std::size_t objects = 0; // resume inside this many objects, a key next (0: the document's start)
+    std::size_t stopAt = static_cast<std::size_t>(-1);
+    std::size_t stopObjects = 0;
+    bool stopped = false;
+};
+template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, Handler &h, JsonPart *part = nullptr)
 {
     const char *const begin = text.data();
-    const char *p = begin;
+    const char *p = begin + (part ? std::min(part->start, text.size()) : 0);
     const char *const end = begin + text.size();
     std::string buffer;
-    std::vector<char> stack; // '{' or '['
+    std::vector<char> stack(part ? part->objects : 0, '{'); // '{' or '['
     static constexpr std::size_t kUnknownSize = static_cast<std::size_t>(-1);
 
     auto error = [&](const char *at, const std::string &what) {
@@ -208,7 +222,7 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
     };
 
     // Expecting: a value (after '[', ',' in an array, ':' or at the top), or a key / '}' in an object.
-    enum class Want { Value, FirstValueOrEnd, KeyOrEnd, Key, AfterValue } want = Want::Value;
+    enum class Want { Value, FirstValueOrEnd, KeyOrEnd, Key, AfterValue } want = stack.empty() ? Want::Value : Want::Key;
     for (;;) {
         skipSpace();
         if (want == Want::AfterValue) {
@@ -234,6 +248,11 @@ template <typename Handler> [[nodiscard]] bool parseJson(std::string_view text, 
                 if (!close()) return false;
                 want = Want::AfterValue;
                 continue;
+            }
+            if (part && want == Want::Key && std::size_t(p - begin) == part->stopAt &&
+                stack.size() == part->stopObjects && stack.back() == '{') {
+                part->stopped = true;
+                return true;
             }
             if (*p != '"') return error(p, "expected a string key");
             const char *at = p;

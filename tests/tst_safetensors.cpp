@@ -271,6 +271,97 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(AtlasError, parseCheckpointIndex("i.json", R"({"weight_map":{"a":"m.st","a":"n.st"}})"));
     }
 
+    // Index names as written: escaped names, one-letter names with one-letter files, a weight_map given
+    // twice (the last one counts) and the names of 4,096 entries.
+    void indexNamesAsWritten()
+    {
+        // q\"x, b\\s, \u00e9t\u00e9, a surrogate pair and t\n, spelt with nlohmann's escapes.
+        const std::string escaped =
+            "{\"metadata\":{\"total_size\":1},\"weight_map\":{" + nlohmann::json("q\"x").dump() + ":\"m.st\"," +
+            nlohmann::json("b\\s").dump() + ":\"m.st\",\"\\u00e9t\\u00e9\":\"m.st\",\"\\ud83d\\ude00.w\":\"n.st\"," +
+            nlohmann::json("t\n").dump() + ":\"n.st\"}}";
+        const auto idx = parseCheckpointIndex("i.json", escaped);
+        std::vector<std::string> names;
+        for (const std::uint32_t i : idx.byName)
+            names.emplace_back(idx.name(idx.entries[i]));
+        QCOMPARE(names, (std::vector<std::string>{"b\\s", "q\"x", "t\n", "\xc3\xa9t\xc3\xa9", "\xf0\x9f\x98\x80.w"}));
+
+        std::string tight = "{\"weight_map\":{}, \"weight_map\":{";
+        std::vector<std::string> expected;
+        for (int i = 0; i < 4096; ++i) {
+            const std::string name = i < 26 ? std::string(1, char('a' + i)) : "n" + std::to_string(i);
+            tight += (i ? "," : "") + ("\"" + name + "\":\"" + std::string(1, char('a' + i % 3)) + "\"");
+            expected.push_back(name);
+        }
+        tight += "}}";
+        const auto t = parseCheckpointIndex("i.json", tight);
+        QCOMPARE(t.warnings.size(), std::size_t(1)); // the repeated weight_map, said
+        QCOMPARE(t.size(), expected.size());
+        std::sort(expected.begin(), expected.end());
+        for (std::size_t i = 0; i < expected.size(); ++i)
+            QCOMPARE(std::string(t.name(t.entries[t.byName[i]])), expected[i]);
+        QCOMPARE(t.shardOf("b").value_or(9), 1u);
+    }
+
+    // A large index is read in two halves on two threads (parseCheckpointIndex's splitFrom): whatever falls
+    // at the middle, the answer is the one reading's, or its error.
+    void indexReadInHalves()
+    {
+        auto entries = [](int n, const std::string &prefix) {
+            std::string t;
+            for (int i = 0; i < n; ++i)
+                t += (i ? ",\n  \"" : "\"") + prefix + std::to_string(i) + ".weight\": \"model-" +
+                     std::to_string(1 + i % 7) + ".safetensors\"";
+            return t;
+        };
+        const std::string map = "\"weight_map\": {" + entries(3000, "model.layers.") + "}";
+        const std::string meta = "\"metadata\": {\"total_size\": 12345}";
+        // A string with an escaped quote and comma (`\",\"`) and a long metadata string at the middle.
+        std::string tricky = "\"weight_map\": {";
+        for (int i = 0; i < 2000; ++i)
+            tricky += std::string(i ? "," : "") + "\"a\\\",\\\"b" + std::to_string(i) + "\":\"m.st\"";
+        tricky += "}";
+        const std::vector<std::string> documents = {
+            "{" + meta + ", " + map + "}",
+            "{" + map + ", " + meta + "}",                            // metadata after the map
+            "{" + tricky + "}",                                       // the guess falls inside names
+            "{\"metadata\": {" + entries(6000, "note") + "}, " + map + "}", // the middle inside metadata
+            "{" + map + ", \"weight_map\": {\"x.weight\": \"model-2.safetensors\"}}", // given twice: the last counts
+            "{" + map.substr(0, map.size() - 1) + ", \"late\": 7}}",  // a bad entry in the second half
+            "{" + map.substr(0, 40) + "7, " + map.substr(40) + "}",   // a bad entry at the start
+            "{" + map.substr(0, map.size() - 1) + ", \"x\": \"../up.safetensors\"}}",
+            "{" + map + ", \"" + "model.layers.5.weight\": 1}",
+            "{" + map.substr(0, map.size() - 1) + ", \"model.layers.5.weight\": \"model-1.safetensors\"}}", // twice
+            "{" + map + "} trailing",
+        };
+        auto read = [](const std::string &doc, std::size_t splitFrom) -> std::string {
+            try {
+                const CheckpointIndex x = parseCheckpointIndex("i.json", doc, nullptr, splitFrom);
+                std::string out = std::to_string(x.totalSize.value_or(0)) + "|";
+                for (const auto &f : x.shardFiles)
+                    out += f + ",";
+                for (const auto &e : x.entries)
+                    out += std::string(x.name(e)) + ":" + std::to_string(e.shard) + ";";
+                for (const auto i : x.byName)
+                    out += std::to_string(i) + ",";
+                for (const auto &w : x.warnings)
+                    out += w;
+                return out;
+            } catch (const AtlasError &e) {
+                return std::string("error: ") + e.what();
+            }
+        };
+        for (const auto &doc : documents) {
+            const std::string one = read(doc, SIZE_MAX), two = read(doc, 0);
+            QVERIFY2(one == two, (one.substr(0, 200) + "\n  vs\n" + two.substr(0, 200)).c_str());
+        }
+        QVERIFY(read(documents[0], 0).starts_with("12345|model-1.safetensors,"));
+        QVERIFY(read(documents[1], 0).starts_with("12345|"));
+        QVERIFY(read(documents[4], 0).starts_with("0|model-2.safetensors,x.weight:0;0,"));
+        QVERIFY(read(documents[5], 0).find("'late' is a number") != std::string::npos);
+        QVERIFY(read(documents[9], 0).find("twice") != std::string::npos);
+    }
+
     void naturalOrder()
     {
         QVERIFY(naturalLess("layers.9", "layers.10"));

@@ -2,7 +2,10 @@
 
 #include "errors.h"
 
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
+
+#include "shared_libraries.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -60,19 +63,19 @@ std::string HttpResponse::header(const std::string &lowerName) const
 
 std::string originOf(const std::string &url)
 {
-    CURLU *u = curl_url();
+    CURLU *u = lib::curl_url();
     std::string out;
-    if (curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+    if (lib::curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
         char *scheme = nullptr, *host = nullptr, *port = nullptr;
-        if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-            curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK)
+        if (lib::curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+            lib::curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+            lib::curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK)
             out = lower(scheme) + "://" + lower(host) + ":" + port;
-        curl_free(scheme);
-        curl_free(host);
-        curl_free(port);
+        lib::curl_free(scheme);
+        lib::curl_free(host);
+        lib::curl_free(port);
     }
-    curl_url_cleanup(u);
+    lib::curl_url_cleanup(u);
     return out;
 }
 
@@ -86,7 +89,7 @@ std::optional<double> parseRetryAfter(const std::string &value)
         return static_cast<double>(std::stol(v));
     }
     if (v.size() > 64) return std::nullopt;
-    const time_t when = curl_getdate(v.c_str(), nullptr);
+    const time_t when = lib::curl_getdate(v.c_str(), nullptr);
     if (when < 0) return std::nullopt;
     return std::max(0.0, std::difftime(when, std::time(nullptr)));
 }
@@ -159,25 +162,25 @@ struct HttpClient::Transfer
 HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
     : m_options(std::move(options)), m_receipts(std::move(receipts))
 {
-    std::call_once(g_curlInit, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    std::call_once(g_curlInit, [] { lib::curl_global_init(CURL_GLOBAL_DEFAULT); });
     if (!m_receipts) m_receipts = std::make_shared<ReceiptLog>();
-    m_multi = curl_multi_init();
-    curl_multi_setopt(m_multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
-    curl_multi_setopt(m_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+    m_multi = lib::curl_multi_init();
+    lib::curl_multi_setopt(m_multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    lib::curl_multi_setopt(m_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
                       static_cast<long>(std::max(1, m_options.connections)));
-    curl_multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+    lib::curl_multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS,
                       static_cast<long>(std::max(1, m_options.connections)));
 
     if (!m_options.extraCaFiles.empty()) {
         // Extra trust adds to the system store: write one bundle with both.
         std::string bundle;
-        CURL *probe = curl_easy_init();
+        CURL *probe = lib::curl_easy_init();
         char *defaultCa = nullptr;
-        if (curl_easy_getinfo(probe, CURLINFO_CAINFO, &defaultCa) == CURLE_OK && defaultCa) {
+        if (lib::curl_easy_getinfo(probe, CURLINFO_CAINFO, &defaultCa) == CURLE_OK && defaultCa) {
             std::ifstream in(defaultCa, std::ios::binary);
             bundle.assign(std::istreambuf_iterator<char>(in), {});
         }
-        curl_easy_cleanup(probe);
+        lib::curl_easy_cleanup(probe);
         for (const auto &file : m_options.extraCaFiles) {
             std::ifstream in(file, std::ios::binary);
             if (!in) throw AtlasError(ErrorKind::Source, file + ": cannot read the CA bundle");
@@ -196,54 +199,54 @@ HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
 
 HttpClient::~HttpClient()
 {
-    curl_multi_cleanup(m_multi);
+    lib::curl_multi_cleanup(m_multi);
     if (!m_caBundle.empty()) ::unlink(m_caBundle.c_str());
 }
 
 void HttpClient::configure(Transfer &t)
 {
     CURL *e = t.easy;
-    curl_easy_reset(e);
-    curl_easy_setopt(e, CURLOPT_URL, t.url.c_str());
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, m_options.connectTimeoutSeconds);
+    lib::curl_easy_reset(e);
+    lib::curl_easy_setopt(e, CURLOPT_URL, t.url.c_str());
+    lib::curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+    lib::curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    lib::curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    lib::curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    lib::curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    lib::curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    lib::curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, m_options.connectTimeoutSeconds);
     // A minimum transfer rate: a server that trickles bytes just often enough to dodge the stall
     // detector still fails once the average stays below it for lowSpeedSeconds.
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, m_options.minBytesPerSecond);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, m_options.lowSpeedSeconds);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "ckpt-atlas/0.1");
-    if (!m_caBundle.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, m_caBundle.c_str());
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::onHeader);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::onBody);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Transfer::onProgress);
-    curl_easy_setopt(e, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    lib::curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, m_options.minBytesPerSecond);
+    lib::curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, m_options.lowSpeedSeconds);
+    lib::curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    lib::curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
+    lib::curl_easy_setopt(e, CURLOPT_USERAGENT, "ckpt-atlas/0.1");
+    if (!m_caBundle.empty()) lib::curl_easy_setopt(e, CURLOPT_CAINFO, m_caBundle.c_str());
+    lib::curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::onHeader);
+    lib::curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    lib::curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::onBody);
+    lib::curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    lib::curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    lib::curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Transfer::onProgress);
+    lib::curl_easy_setopt(e, CURLOPT_XFERINFODATA, &t);
+    lib::curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
     if (t.request->offset) {
         const std::uint64_t first = *t.request->offset;
         const std::uint64_t last = first + std::max<std::uint64_t>(t.request->length, 1) - 1;
         const std::string range = std::to_string(first) + "-" + std::to_string(last);
-        curl_easy_setopt(e, CURLOPT_RANGE, range.c_str()); // curl copies the string
+        lib::curl_easy_setopt(e, CURLOPT_RANGE, range.c_str()); // curl copies the string
     }
-    curl_slist_free_all(t.headerList);
+    lib::curl_slist_free_all(t.headerList);
     t.headerList = nullptr;
     // The token goes to the endpoint's own origin only, never across a redirect to storage, and
     // never in cleartext: over https only, whatever origin was configured.
     if (!m_options.token.empty() && !m_options.tokenOrigin.empty() &&
         originOf(t.url) == m_options.tokenOrigin && isHttpsUrl(t.url)) {
         const std::string auth = "Authorization: Bearer " + m_options.token;
-        t.headerList = curl_slist_append(t.headerList, auth.c_str());
+        t.headerList = lib::curl_slist_append(t.headerList, auth.c_str());
     }
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headerList);
+    lib::curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headerList);
     t.response.body.clear();
     t.response.headers.clear();
     t.response.cutOff = false;
@@ -271,7 +274,7 @@ public:
             t.request = &requests[i];
             t.url = requests[i].url;
             t.cancel = cancel;
-            t.easy = curl_easy_init();
+            t.easy = lib::curl_easy_init();
             t.notBefore = Clock::now();
             m_waiting.push_back(&t);
         }
@@ -280,10 +283,10 @@ public:
     {
         for (auto &t : m_transfers) {
             if (t.easy) {
-                curl_multi_remove_handle(m_client.m_multi, t.easy);
-                curl_easy_cleanup(t.easy);
+                lib::curl_multi_remove_handle(m_client.m_multi, t.easy);
+                lib::curl_easy_cleanup(t.easy);
             }
-            curl_slist_free_all(t.headerList);
+            lib::curl_slist_free_all(t.headerList);
         }
     }
 
@@ -293,10 +296,10 @@ public:
             checkCancelAndDeadline();
             startDue();
             int running = 0;
-            curl_multi_perform(m_client.m_multi, &running);
+            lib::curl_multi_perform(m_client.m_multi, &running);
             reportBytes();
             int left = 0;
-            while (CURLMsg *msg = curl_multi_info_read(m_client.m_multi, &left))
+            while (CURLMsg *msg = lib::curl_multi_info_read(m_client.m_multi, &left))
                 if (msg->msg == CURLMSG_DONE) finished(msg);
             if (m_done >= m_transfers.size()) break;
             sleep();
@@ -330,7 +333,7 @@ private:
             if ((*it)->notBefore <= now &&
                 m_active < static_cast<std::size_t>(std::max(1, options().maxInFlight))) {
                 m_client.configure(**it);
-                curl_multi_add_handle(m_client.m_multi, (*it)->easy);
+                lib::curl_multi_add_handle(m_client.m_multi, (*it)->easy);
                 ++m_active;
                 it = m_waiting.erase(it);
             } else {
@@ -353,12 +356,12 @@ private:
     void finished(CURLMsg *msg)
     {
         Transfer *t = nullptr;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char **>(&t));
+        lib::curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char **>(&t));
         const CURLcode code = msg->data.result;
-        curl_multi_remove_handle(m_client.m_multi, t->easy);
+        lib::curl_multi_remove_handle(m_client.m_multi, t->easy);
         --m_active;
         long status = 0;
-        curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+        lib::curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
         ++t->response.attempts;
         if (m_onProgress) m_onProgress(0, 1);
         if (m_cancel && m_cancel->load()) {
@@ -406,7 +409,7 @@ private:
                     (promised.empty() ? std::string("bytes it promised")
                                       : promised.substr(0, 20) + " bytes it promised");
         } else
-            error = curl_easy_strerror(code);
+            error = lib::curl_easy_strerror(code);
         m_client.record(t, status, error);
         const bool tls = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR ||
                          code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_CERTPROBLEM;
@@ -424,7 +427,7 @@ private:
     bool followRedirect(Transfer &t, long status)
     {
         char *location = nullptr;
-        curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_URL, &location);
+        lib::curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_URL, &location);
         if (!location) return false;
         // Once a request is on https it stays there: a Location that leaves TLS (http://, or any
         // other scheme) is refused, not followed, whatever the host.
@@ -482,7 +485,7 @@ private:
                     .count();
             timeoutMs = static_cast<int>(std::clamp<long long>(ms, 0, 50));
         }
-        curl_multi_poll(m_client.m_multi, nullptr, 0, timeoutMs, nullptr);
+        lib::curl_multi_poll(m_client.m_multi, nullptr, 0, timeoutMs, nullptr);
     }
 
     HttpClient &m_client;
@@ -504,7 +507,7 @@ void HttpClient::record(Transfer &t, long status, const std::string &note)
     }
     r.status = status;
     long version = 0;
-    curl_easy_getinfo(t.easy, CURLINFO_HTTP_VERSION, &version);
+    lib::curl_easy_getinfo(t.easy, CURLINFO_HTTP_VERSION, &version);
     r.httpVersion = version == CURL_HTTP_VERSION_2_0 ? 2
                     : version == CURL_HTTP_VERSION_3 ? 3
                     : version                        ? 1

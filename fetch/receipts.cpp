@@ -1,6 +1,6 @@
 #include "receipts.h"
 
-#include <openssl/evp.h>
+#include "shared_libraries.h"
 
 #include <algorithm>
 
@@ -82,8 +82,8 @@ std::string redactUrl(std::string_view url)
 std::string sha256Hex(std::string_view bytes)
 {
     unsigned char digest[32];
-    unsigned int len = 0;
-    EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr);
+    const unsigned len = 32;
+    sha256Digest(bytes.data(), bytes.size(), digest);
     static const char *hex = "0123456789abcdef";
     std::string out;
     for (unsigned i = 0; i < len; ++i) {

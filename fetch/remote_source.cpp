@@ -4,7 +4,10 @@
 #include "safetensors.h"
 #include "untrusted_text.h"
 
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
+
+#include "shared_libraries.h"
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -39,9 +42,9 @@ std::string readFirstLine(const std::string &path)
 // Every byte a URL would misread escaped, slashes too (a revision such as refs/pr/1 is one segment).
 std::string escapeAll(const std::string &text)
 {
-    char *e = curl_easy_escape(nullptr, text.c_str(), static_cast<int>(text.size()));
+    char *e = lib::curl_easy_escape(nullptr, text.c_str(), static_cast<int>(text.size()));
     std::string out = e ? e : text;
-    curl_free(e);
+    lib::curl_free(e);
     return out;
 }
 
@@ -54,9 +57,9 @@ std::string escapePath(const std::string &file)
     for (;;) {
         const std::size_t slash = file.find('/', start);
         const std::string part = file.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-        char *e = curl_easy_escape(nullptr, part.c_str(), static_cast<int>(part.size()));
+        char *e = lib::curl_easy_escape(nullptr, part.c_str(), static_cast<int>(part.size()));
         out += e ? e : part;
-        curl_free(e);
+        lib::curl_free(e);
         if (slash == std::string::npos) break;
         out += '/';
         start = slash + 1;

@@ -1,0 +1,106 @@
+#define CURL_DISABLE_TYPECHECK
+#include <curl/curl.h>
+
+#include "shared_libraries.h"
+
+#include "errors.h"
+
+#include <dlfcn.h>
+
+#include <initializer_list>
+#include <string>
+
+namespace atlas {
+
+namespace {
+
+// The first of `names` that opens, or an error naming them and why the last one did not.
+void *openLibrary(std::initializer_list<const char *> names, std::string &error)
+{
+    for (const char *name : names) {
+        if (void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return handle;
+        const char *why = dlerror();
+        error = std::string(name) + " could not be opened (" + (why ? why : "unknown reason") + ")";
+    }
+    return nullptr;
+}
+
+template <typename F> bool bind(void *handle, const char *symbol, F &out, std::string &error)
+{
+    out = reinterpret_cast<F>(dlsym(handle, symbol));
+    if (!out && error.empty()) error = std::string("the library has no ") + symbol;
+    return out != nullptr;
+}
+
+struct LoadedCurl
+{
+    CurlFunctions f{};
+    std::string error;
+    LoadedCurl()
+    {
+        void *h = openLibrary({"libcurl.so.4", "libcurl.so"}, error);
+        if (!h) return;
+        error.clear();
+        bind(h, "curl_global_init", f.global_init, error);
+        bind(h, "curl_easy_init", f.easy_init, error);
+        bind(h, "curl_easy_cleanup", f.easy_cleanup, error);
+        bind(h, "curl_easy_reset", f.easy_reset, error);
+        bind(h, "curl_easy_setopt", f.easy_setopt, error);
+        bind(h, "curl_easy_getinfo", f.easy_getinfo, error);
+        bind(h, "curl_easy_strerror", f.easy_strerror, error);
+        bind(h, "curl_easy_escape", f.easy_escape, error);
+        bind(h, "curl_free", f.free, error);
+        bind(h, "curl_getdate", f.getdate, error);
+        bind(h, "curl_slist_append", f.slist_append, error);
+        bind(h, "curl_slist_free_all", f.slist_free_all, error);
+        bind(h, "curl_multi_init", f.multi_init, error);
+        bind(h, "curl_multi_cleanup", f.multi_cleanup, error);
+        bind(h, "curl_multi_setopt", f.multi_setopt, error);
+        bind(h, "curl_multi_add_handle", f.multi_add_handle, error);
+        bind(h, "curl_multi_remove_handle", f.multi_remove_handle, error);
+        bind(h, "curl_multi_perform", f.multi_perform, error);
+        bind(h, "curl_multi_poll", f.multi_poll, error);
+        bind(h, "curl_multi_info_read", f.multi_info_read, error);
+        bind(h, "curl_url", f.url, error);
+        bind(h, "curl_url_cleanup", f.url_cleanup, error);
+        bind(h, "curl_url_set", f.url_set, error);
+        bind(h, "curl_url_get", f.url_get, error);
+    }
+};
+
+struct LoadedCrypto
+{
+    const void *(*sha256)() = nullptr; // EVP_sha256, an EVP_MD *
+    int (*digest)(const void *, std::size_t, unsigned char *, unsigned int *, const void *, void *) = nullptr;
+    std::string error;
+    LoadedCrypto()
+    {
+        void *h = openLibrary({"libcrypto.so.3", "libcrypto.so"}, error);
+        if (!h) return;
+        error.clear();
+        bind(h, "EVP_sha256", sha256, error);
+        bind(h, "EVP_Digest", digest, error);
+    }
+};
+
+} // namespace
+
+const CurlFunctions &curlFunctions()
+{
+    static const LoadedCurl curl;
+    if (!curl.error.empty())
+        throw AtlasError(ErrorKind::Source, "libcurl is needed for network sources and " + curl.error);
+    return curl.f;
+}
+
+void sha256Digest(const void *bytes, std::size_t length, unsigned char out[32])
+{
+    static const LoadedCrypto crypto;
+    if (!crypto.error.empty())
+        throw AtlasError(ErrorKind::Source, "libcrypto is needed for SHA-256 digests and " + crypto.error);
+    unsigned int written = 0;
+    if (crypto.digest(bytes, length, out, &written, crypto.sha256(), nullptr) != 1 || written != 32)
+        throw AtlasError(ErrorKind::Source, "libcrypto's SHA-256 failed");
+}
+
+} // namespace atlas

@@ -451,6 +451,19 @@ private slots:
         QVERIFY(failures[0].find("the report says " + total) != std::string::npos);
         QVERIFY(failures[1].find("no such path") != std::string::npos);
     }
+
+    // Last: every test above read local folders, and none of that opened libcurl or libcrypto (they are
+    // opened at their first use, fetch/shared_libraries.h: a local start does not pay for loading them).
+    void localReadsLoadNoNetworkLibrary()
+    {
+        std::ifstream maps("/proc/self/maps");
+        std::string line, mapped;
+        while (std::getline(maps, line))
+            mapped += line + "\n";
+        QVERIFY(mapped.find("libc.so") != std::string::npos); // the list is readable
+        QVERIFY2(mapped.find("libcurl") == std::string::npos, "libcurl is mapped");
+        QVERIFY2(mapped.find("libcrypto") == std::string::npos, "libcrypto is mapped");
+    }
 };
 
 QTEST_APPLESS_MAIN(TestLayouts)

@@ -29,6 +29,7 @@
 #include "report_command.h"
 #include "untrusted_text.h"
 #include "view_export.h"
+#include "wrap_label.h"
 
 #include <thread>
 #include <QAction>
@@ -81,7 +82,7 @@ struct PreparedProvenance final : PreparedView
 MainWindow::MainWindow(bool interactive, QWidget *parent)
     : QMainWindow(parent), m_interactive(interactive), m_loader(new CheckpointLoader(this)),
       m_routing(new RoutingRunner(this)), m_sidebar(new QListWidget(this)), m_stack(new QStackedWidget(this)),
-      m_error(new QLabel(this)), m_statusText(new QLabel(this)), m_progress(new QProgressBar(this)),
+      m_error(new WrapLabel(this)), m_statusText(new QLabel(this)), m_progress(new QProgressBar(this)),
       m_cancel(new QToolButton(this))
 {
     initAtlasResources();
@@ -265,6 +266,9 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
                         .arg(binaryBytesQ(bytes))
                         .arg(requests));
             });
+    m_applyNext = new QTimer(this);
+    m_applyNext->setSingleShot(true);
+    connect(m_applyNext, &QTimer::timeout, this, &MainWindow::applyNextPending);
     // The heavy part of showing a checkpoint (the Layers tree) is prepared on the loader's thread.
     // So is the figures' provenance line (a local folder's is a hash of its headers), after the views' parts.
     m_loader->setPreparer([views = m_views, version = QCoreApplication::applicationVersion()](
@@ -298,7 +302,8 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             // The Overview before any other: its cache card follows what the Cache view computes on arrival.
             applyPending(m_views.front());
             if (auto *shown = qobject_cast<AtlasView *>(m_stack->currentWidget())) applyPending(shown);
-            QTimer::singleShot(0, this, &MainWindow::applyNextPending);
+            m_applyAfterPaint = true;
+            m_applyNext->start(100);
             const auto *caption = prepared && prepared->size() > std::size_t(m_views.size())
                                       ? dynamic_cast<const PreparedProvenance *>(prepared->back().get())
                                       : nullptr;
@@ -423,10 +428,11 @@ void MainWindow::applyPending(AtlasView *v)
 
 void MainWindow::applyNextPending()
 {
+    m_applyAfterPaint = false;
     if (m_pendingViews.isEmpty()) return;
     applyPending(m_pendingViews.front());
     if (!m_pendingViews.isEmpty())
-        QTimer::singleShot(0, this, &MainWindow::applyNextPending);
+        m_applyNext->start(1);
     else
         applyAllPending(); // nothing left: lets the data go
 }
@@ -960,6 +966,16 @@ QString MainWindow::exportFileName(int viewIndex, const QString &stem, QLatin1St
 {
     // "01-overview.png": numbered from 1 in sidebar order, the same number for every format.
     return QStringLiteral("%1-%2%3").arg(viewIndex + 1, 2, 10, QLatin1Char('0')).arg(stem, suffix);
+}
+
+bool MainWindow::event(QEvent *event)
+{
+    const bool handled = QMainWindow::event(event);
+    if (event->type() == QEvent::UpdateRequest && m_applyAfterPaint) { // the view on screen is painted
+        m_applyAfterPaint = false;
+        if (m_applyNext->isActive()) m_applyNext->start(1);
+    }
+    return handled;
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

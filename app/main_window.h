@@ -18,6 +18,7 @@ class QListWidget;
 class QMenu;
 class QProgressBar;
 class QStackedWidget;
+class QTimer;
 class QToolButton;
 
 namespace atlas {
@@ -92,6 +93,7 @@ public:
     void themeChanged();
 
 protected:
+    bool event(QEvent *event) override;
     void closeEvent(QCloseEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
@@ -133,6 +135,12 @@ private:
     std::shared_ptr<const LoadedCheckpoint> m_pendingData;
     std::shared_ptr<const PreparedViews> m_pendingPrepared;
     std::shared_ptr<const BiasAudit> m_pendingBiases;
+    // The views after the one on screen wait until the window has painted it: the first waits for the
+    // paint (or 100 ms, if none comes), each next one for a 1 ms timer. A posted call or a zero timer would
+    // run in the same stretch as the layout and paint the view before it posted, and the two would be one
+    // stall.
+    QTimer *m_applyNext = nullptr;
+    bool m_applyAfterPaint = false;
     void applyPending(AtlasView *v);
     void applyNextPending();
     void applyAllPending();

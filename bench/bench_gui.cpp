@@ -4,7 +4,8 @@
 // late it fires: the longest gap is the longest the window could not answer. Prints the figures.
 //
 //   bench_gui            the whole scenario once (QT_QPA_PLATFORM=offscreen unless set)
-//   ATLAS_BENCH_GAPS=1   also print each gap over 12 ms and when in its step it came (to find the cause)
+//   ATLAS_BENCH_GAPS=1   also print each gap over 12 ms, when in its step it came and its CLOCK_MONOTONIC
+//                        end (for `perf record -k CLOCK_MONOTONIC` and `perf report --time`)
 #include "atlas_application.h"
 #include "atlas_view.h"
 #include "checkpoint_loader.h"
@@ -21,6 +22,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <ctime>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -39,9 +41,12 @@ public:
             const qint64 now = m_clock.nsecsElapsed();
             if (m_last >= 0) {
                 const double gapMs = double(now - m_last) / 1e6 - 1.0;
-                if (gapMs > 12 && m_traceGaps)
-                    std::fprintf(stderr, "gap of %.1f ms at %.1f ms into \"%s\"\n", gapMs,
-                                 double(now - m_stepStart) / 1e6, m_step.c_str());
+                if (gapMs > 12 && m_traceGaps) {
+                    timespec ts;
+                    clock_gettime(CLOCK_MONOTONIC, &ts);
+                    std::fprintf(stderr, "gap of %.1f ms at %.1f ms into \"%s\" (monotonic %.6f)\n", gapMs,
+                                 double(now - m_stepStart) / 1e6, m_step.c_str(), ts.tv_sec + ts.tv_nsec / 1e9);
+                }
                 double &worst = m_worstByStep[m_step];
                 worst = std::max(worst, gapMs);
             }

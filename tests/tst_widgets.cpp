@@ -33,6 +33,7 @@
 #include "support/test_hub.h"
 #include "view_export.h"
 #include "focus_ring.h"
+#include "wrap_label.h"
 
 #include <QAbstractItemModelTester>
 #include <QDir>
@@ -105,6 +106,62 @@ private slots:
         MainWindow::applyTheme(MainWindow::Theme::Light);
         synth::writeCheckpoint(synth::glm5Fp8(), m_full.path().toStdString());
         synth::writeCheckpoint(synth::smallLayout(), m_small.path().toStdString());
+    }
+
+    // WrapLabel remembers heights per width: each answer must still be QLabel's after any change that moves the
+    // text, and a change must be seen (a stale height would clip a card's value or leave a gap under it).
+    void wrapLabelAnswersAsQLabel()
+    {
+        QWidget page;
+        auto *cached = new WrapLabel(&page);
+        auto *plain = new QLabel(&page);
+        plain->setWordWrap(true);
+        const QList<int> widths{60, 140, 320, 900};
+        auto heights = [&](QLabel *l) {
+            QList<int> h;
+            for (int w : widths)
+                h << l->heightForWidth(w);
+            return h;
+        };
+        QStringList wrong;
+        auto same = [&](const char *step) {
+            const QList<int> want = heights(plain);
+            const QList<int> once = heights(cached), again = heights(cached); // again: from what it remembers
+            if (once != want || again != want) wrong << QString::fromLatin1(step);
+            return want;
+        };
+        auto both = [&](const std::function<void(QLabel *)> &change) {
+            change(cached);
+            change(plain);
+        };
+        const QString sentence = QStringLiteral("Every header is faithful and the weights are empty; the router biases are made up.");
+        both([&](QLabel *l) { l->setText(sentence); });
+        const QList<int> first = same("plain text");
+        both([&](QLabel *l) { l->setText(sentence + QStringLiteral(" ") + sentence); });
+        QVERIFY(same("longer text") != first);
+        both([&](QLabel *l) { l->setText(QStringLiteral("<b>Synthetic.</b> ") + sentence); });
+        same("rich text");
+        both([&](QLabel *l) { l->setTextFormat(Qt::PlainText); });
+        same("shown as plain");
+        const QList<int> before = same("before the font");
+        both([&](QLabel *l) {
+            QFont f = l->font();
+            f.setPointSizeF(f.pointSizeF() * 1.6);
+            l->setFont(f);
+        });
+        QVERIFY(same("larger font") != before);
+        const QList<int> beforeMargins = heights(cached);
+        both([&](QLabel *l) { l->setContentsMargins(30, 8, 30, 8); });
+        QVERIFY(same("contents margins") != beforeMargins);
+        both([&](QLabel *l) { l->setIndent(24); });
+        same("indent");
+        both([&](QLabel *l) { l->setMargin(6); });
+        same("margin");
+        both([&](QLabel *l) { l->setStyleSheet(QStringLiteral("font-size: 7pt")); });
+        same("style sheet");
+        both([&](QLabel *l) { l->setWordWrap(false); });
+        same("no wrap");
+        QVERIFY2(wrong.isEmpty(), qPrintable(QStringLiteral("heights differ from QLabel's after: ") + wrong.join(QStringLiteral(", "))));
     }
 
     void layerTreeModel()

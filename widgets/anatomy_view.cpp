@@ -2,6 +2,7 @@
 
 #include "anatomy_graph.h"
 #include "colours.h"
+#include "wrap_label.h"
 
 #include <QComboBox>
 #include <QEvent>
@@ -800,7 +801,7 @@ void LayerDiagramWidget::mousePressEvent(QMouseEvent *event)
 // ---------------------------------------------------------------------------------------------
 
 AnatomyView::AnatomyView(QWidget *parent)
-    : AtlasView(parent), m_summary(new QLabel(this)), m_stack(new LayerStackWidget(this)),
+    : AtlasView(parent), m_summary(new WrapLabel(this)), m_stack(new LayerStackWidget(this)),
       m_diagram(new LayerDiagramWidget(this)), m_mode(new QComboBox(this))
 {
     m_summary->setWordWrap(true);

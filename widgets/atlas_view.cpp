@@ -7,6 +7,7 @@
 
 #include "report.h"
 #include "untrusted_text.h"
+#include "wrap_label.h"
 
 #include <QAbstractItemView>
 #include <QComboBox>
@@ -53,10 +54,10 @@ QString percentQ(double fraction, int decimals)
 namespace {
 
 // The sentence of an empty or not-applicable view, over the whole view and following its size.
-class EmptyState final : public QLabel
+class EmptyState final : public WrapLabel
 {
 public:
-    explicit EmptyState(QWidget *parent) : QLabel(parent)
+    explicit EmptyState(QWidget *parent) : WrapLabel(parent)
     {
         setAlignment(Qt::AlignCenter);
         setWordWrap(true);
@@ -125,7 +126,7 @@ void AtlasView::setNotApplicable(const QString &why)
 
 QLabel *makeHeading(const QString &text, QWidget *parent)
 {
-    auto *l = new QLabel(text, parent);
+    auto *l = new WrapLabel(text, parent);
     QFont f = l->font();
     f.setPointSizeF(f.pointSizeF() * 1.25);
     f.setWeight(QFont::DemiBold);
@@ -147,7 +148,7 @@ void applyCaptionPalette(QLabel *l)
 
 QLabel *makeCaption(const QString &text, QWidget *parent)
 {
-    auto *l = new QLabel(text, parent);
+    auto *l = new WrapLabel(text, parent);
     l->setWordWrap(true);
     l->setProperty("atlasCaption", true);
     applyCaptionPalette(l);

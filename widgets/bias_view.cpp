@@ -9,6 +9,7 @@
 #include "chart_widget.h"
 #include "colours.h"
 #include "reflow_grid.h"
+#include "wrap_label.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -65,7 +66,7 @@ QFrame *summaryCard(QWidget *parent, QLabel **value, const QString &name)
     v->setContentsMargins(10, 6, 10, 6);
     v->setSpacing(2);
     v->addWidget(makeCaption(name, frame));
-    *value = new QLabel(QStringLiteral("—"), frame);
+    *value = new WrapLabel(QStringLiteral("—"), frame);
     QFont f = (*value)->font();
     f.setWeight(QFont::DemiBold);
     f.setPointSizeF(f.pointSizeF() * 1.2);
@@ -88,9 +89,9 @@ QString BiasView::summaryValue(const QString &name) const
 }
 
 BiasView::BiasView(QWidget *parent)
-    : AtlasView(parent), m_heading(makeHeading(tr("Router bias"), this)), m_status(new QLabel(this)),
+    : AtlasView(parent), m_heading(makeHeading(tr("Router bias"), this)), m_status(new WrapLabel(this)),
       m_body(new QWidget(this)), m_layer(new QComboBox(this)),
-      m_layerSummary(new QLabel(this)), m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)),
+      m_layerSummary(new WrapLabel(this)), m_histogram(new ChartWidget(this)), m_levels(new ChartWidget(this)),
       m_table(makeTable({tr("Layer"), tr("Dtype"), tr("Min"), tr("Max"), tr("Spread"), tr("Stored distinct"),
                          tr("BF16 distinct"), tr("Zero-logit (ties)")},
                         this))

@@ -3,6 +3,7 @@
 #include "chart_widget.h"
 #include "explain.h"
 #include "working_links.h"
+#include "wrap_label.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -23,7 +24,7 @@ CacheView::CacheView(QWidget *parent)
     : AtlasView(parent), m_context(new QSpinBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
       m_kv(new QComboBox(this)), m_preset(new QComboBox(this)), m_entry(new QComboBox(this)),
       m_state(new QComboBox(this)), m_chart(new ChartWidget(this)), m_parts(new ChartWidget(this)),
-      m_breakdown(new QLabel(this)), m_textTimer(new QTimer(this))
+      m_breakdown(new WrapLabel(this)), m_textTimer(new QTimer(this))
 {
     m_context->setRange(1, 1 << 30);
     m_context->setGroupSeparatorShown(true);

@@ -3,6 +3,7 @@
 #include "colours.h"
 
 #include "chart_widget.h"
+#include "wrap_label.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -41,8 +42,8 @@ QString jsonText(const nlohmann::json &v)
 } // namespace
 
 CompareView::CompareView(QWidget *parent)
-    : AtlasView(parent), m_sources(new QLabel(this)), m_summary(makeCaption(QString(), this)), m_lead(new QLabel(this)),
-      m_empty(new QLabel(this)), m_results(new QWidget(this)),
+    : AtlasView(parent), m_sources(new WrapLabel(this)), m_summary(makeCaption(QString(), this)), m_lead(new WrapLabel(this)),
+      m_empty(new WrapLabel(this)), m_results(new QWidget(this)),
       m_compare(new QPushButton(tr("Compare With…"), this)), m_filter(new QLineEdit(this)),
       m_changes(makeTable({tr("Change"), tr("What"), tr("A"), tr("B"), tr("Tensors")}, this)),
       m_chart(new ChartWidget(this)),

@@ -3,6 +3,7 @@
 #include "colours.h"
 
 #include "cache_budget.h"
+#include "wrap_label.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -186,7 +187,7 @@ void IndexStrip::paintEvent(QPaintEvent *)
 }
 
 IndexShareView::IndexShareView(QWidget *parent)
-    : AtlasView(parent), m_strip(new IndexStrip(this)), m_summary(new QLabel(this)),
+    : AtlasView(parent), m_strip(new IndexStrip(this)), m_summary(new WrapLabel(this)),
       m_mismatches(makeCaption(QString(), this)),
       m_table(makeTable({tr("Layer"), tr("Kind"), tr("Indexer"), tr("Reuses layer"),
                          tr("Indexer tensors on disk"), tr("Parameters")},

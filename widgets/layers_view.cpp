@@ -1,6 +1,7 @@
 #include "layers_view.h"
 
 #include "layer_tree_model.h"
+#include "wrap_label.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -45,7 +46,7 @@ protected:
 LayersView::LayersView(QWidget *parent)
     : AtlasView(parent), m_model(new LayerTreeModel(this)), m_proxy(new MarkedRowsProxy(this)),
       m_tree(new QTreeView(this)), m_filter(new QLineEdit(this)), m_debounce(new QTimer(this)),
-      m_summary(makeCaption(QString(), this)), m_noMatch(new QLabel(this)), m_count(makeCaption(QString(), this))
+      m_summary(makeCaption(QString(), this)), m_noMatch(new WrapLabel(this)), m_count(makeCaption(QString(), this))
 {
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(LayerTreeModel::SortRole);

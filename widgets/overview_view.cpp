@@ -10,6 +10,7 @@
 #include "explain.h"
 #include "working_links.h"
 #include "reflow_grid.h"
+#include "wrap_label.h"
 
 #include <QCheckBox>
 #include <QGuiApplication>
@@ -56,7 +57,7 @@ QFrame *card(QWidget *parent, QLabel **value, const QString &name)
     auto *v = new QVBoxLayout(frame);
     v->setContentsMargins(14, 10, 14, 10);
     auto *caption = makeCaption(name, frame);
-    *value = new QLabel(QStringLiteral("—"), frame);
+    *value = new WrapLabel(QStringLiteral("—"), frame);
     // A narrow window wraps a long value onto a second line rather than holding the page wide.
     (*value)->setWordWrap(true);
     frame->setMinimumWidth(170);
@@ -70,7 +71,7 @@ QFrame *card(QWidget *parent, QLabel **value, const QString &name)
     label->setContextMenuPolicy(Qt::CustomContextMenu);
     QObject::connect(label, &QWidget::customContextMenuRequested, label, [label, name](const QPoint &at) {
         QMenu menu(label);
-        QAction *copy = menu.addAction(QObject::tr("Copy Value with Its Source"));
+        menu.addAction(QObject::tr("Copy Value with Its Source"));
         const QString working = label->property("working").toString();
         QAction *copyWorking = working.isEmpty() ? nullptr : menu.addAction(QObject::tr("Copy the Working"));
         QAction *chosen = menu.exec(label->mapToGlobal(at));
@@ -91,7 +92,7 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     QWidget *page = v->parentWidget();
     v->setSpacing(12);
 
-    m_banner = new QLabel(page);
+    m_banner = new WrapLabel(page);
     m_banner->setObjectName(QStringLiteral("syntheticBanner"));
     m_banner->setWordWrap(true);
     m_banner->setText(
@@ -103,7 +104,7 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->addWidget(m_banner);
 
     v->addWidget(makeHeading(tr("Checkpoint"), page));
-    m_identity = new QLabel(page);
+    m_identity = new WrapLabel(page);
     m_identity->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_identity->setWordWrap(true);
     v->addWidget(m_identity);
@@ -130,7 +131,7 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
         });
     }
     v->addWidget(boxes);
-    m_fits = new QLabel(page);
+    m_fits = new WrapLabel(page);
     m_fits->setObjectName(QStringLiteral("fits"));
     m_fits->setWordWrap(true);
     m_fits->setTextFormat(Qt::RichText);

@@ -6,6 +6,7 @@
 #include "explain.h"
 #include "reflow_grid.h"
 #include "working_links.h"
+#include "wrap_label.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -58,7 +59,7 @@ PlanView::PlanView(QWidget *parent)
       m_context(spin(1, 1 << 30, 131072, this)), m_cacheFrom(new QComboBox(this)), m_kv(new QComboBox(this)),
       m_state(new QComboBox(this)), m_customGib(new QDoubleSpinBox(this)), m_fraction(new QDoubleSpinBox(this)),
       m_reserve(new QDoubleSpinBox(this)), m_mtp(new QCheckBox(tr("load the MTP layers (speculative decoding)"), this)),
-      m_verdict(new QLabel(this)), m_details(new QLabel(this)), m_chart(new ChartWidget(this)),
+      m_verdict(new WrapLabel(this)), m_details(new WrapLabel(this)), m_chart(new ChartWidget(this)),
       m_pareto(new ChartWidget(this))
 {
     m_pareto->setTitle(tr("Smallest deployments"));
@@ -120,7 +121,7 @@ PlanView::PlanView(QWidget *parent)
     // squeezing the controls.
     auto *v = makeScrollingPage(this);
     v->addWidget(makeHeading(tr("Capacity plan: GPUs, parallelism and cache room"), this));
-    m_ggufNote = new QLabel(tr("A GGUF copy: vLLM and SGLang serve safetensors checkpoints, so these plans count this "
+    m_ggufNote = new WrapLabel(tr("A GGUF copy: vLLM and SGLang serve safetensors checkpoints, so these plans count this "
                                "copy's bytes as if they loaded it. llama.cpp on one GPU (-ngl, --n-cpu-moe): the "
                                "Overview's Fits on, or <tt>ckpt-atlas plan --engine llama.cpp</tt>."),
                             this);

@@ -8,6 +8,7 @@
 #include "bias_report.h"
 #include "chart_widget.h"
 #include "errors.h"
+#include "wrap_label.h"
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -26,10 +27,10 @@ namespace atlas {
 RoutingView::RoutingView(QWidget *parent)
     : AtlasView(parent), m_tokens(new QSpinBox(this)), m_seed(new QSpinBox(this)),
       m_std(new QDoubleSpinBox(this)), m_logitsFile(new QLineEdit(this)),
-      m_run_(new QPushButton(tr("Simulate"), this)), m_status(new QLabel(this)),
+      m_run_(new QPushButton(tr("Simulate"), this)), m_status(new WrapLabel(this)),
       m_note(makeCaption(QString::fromLatin1(kSyntheticLogitsNote), this)), m_changed(new ChartWidget(this)),
       m_layer(new QComboBox(this)), m_variant(new QComboBox(this)), m_load(new ChartWidget(this)),
-      m_engine(new QComboBox(this)), m_engineWhy(new QLabel(this)), m_declared(new QLabel(this))
+      m_engine(new QComboBox(this)), m_engineWhy(new WrapLabel(this)), m_declared(new WrapLabel(this))
 {
     m_tokens->setRange(1, 1 << 20);
     m_tokens->setValue(4096);

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <QFont>
+#include <QLabel>
+#include <QMargins>
+
+#include <array>
+#include <utility>
+
+namespace atlas {
+
+// A word-wrapped QLabel that remembers its height at the last few widths. QLabel lays its text out
+// again at every heightForWidth, and one relayout of a page asks each label the same width two to
+// four times (the box layouts' minimum and preferred heights, the ReflowGrid's rows, the scroll
+// area's fit): on the Overview that was two thirds of the open's longest stall. The answers are
+// QLabel's own; they are forgotten when the text, its format, font, margins, indent, alignment or
+// the style change.
+class WrapLabel : public QLabel
+{
+public:
+    explicit WrapLabel(QWidget *parent = nullptr);
+    explicit WrapLabel(const QString &text, QWidget *parent = nullptr);
+    int heightForWidth(int width) const override;
+
+protected:
+    bool event(QEvent *e) override;
+
+private:
+    // What the height depends on besides the width (QLabelPrivate::sizeForWidth reads these).
+    struct Shape
+    {
+        QString text;
+        QFont font;
+        QMargins contents;
+        int format = 0, alignment = 0, indent = 0, margin = 0;
+        bool wordWrap = false;
+        bool operator==(const Shape &o) const
+        {
+            return wordWrap == o.wordWrap && format == o.format && alignment == o.alignment && indent == o.indent &&
+                   margin == o.margin && contents == o.contents && text == o.text && font == o.font;
+        }
+    };
+    Shape shape() const;
+    void forget() const { m_known = m_next = 0; }
+
+    mutable Shape m_shape;
+    mutable std::array<std::pair<int, int>, 4> m_heights{}; // (width, height), the newest at m_next - 1
+    mutable int m_known = 0, m_next = 0;
+};
+
+} // namespace atlas

@@ -18,7 +18,7 @@ void ByteSource::throwIfCancelled() const
 }
 
 BatchAnswer ByteSource::readBatch(const std::vector<std::string> &files,
-                                  const std::vector<RangeRequest> &speculative)
+                                  const std::vector<RangeRequest> &speculative, const std::vector<std::string> &)
 {
     BatchAnswer out;
     for (const auto &f : files)

@@ -43,9 +43,12 @@ public:
     virtual std::optional<std::string> readSmallFile(const std::string &file) = 0;
     // A batch of ranges; a source may serve them concurrently. Answers come back in request order.
     virtual std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) = 0;
-    // Small files and speculative ranges at once (by default one after the other).
+    // Small files and speculative ranges at once (by default one after the other). `locate` names files
+    // whose location a source that redirects may learn in the same batch, for the reads that follow (the
+    // Hub's shards while the index downloads); others ignore it.
     virtual BatchAnswer readBatch(const std::vector<std::string> &files,
-                                  const std::vector<RangeRequest> &speculative);
+                                  const std::vector<RangeRequest> &speculative,
+                                  const std::vector<std::string> &locate = {});
     // The files the source is known to hold, when it can say without a request (the Hub's listing).
     virtual std::vector<std::string> knownFiles() const { return {}; }
     // The files to choose GGUF files from: the listing where there is one (a local folder's own and its

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -110,6 +111,8 @@ struct HttpClient::Transfer
     std::uint64_t reportedBytes = 0;
     std::chrono::steady_clock::time_point lastActivity;
     bool stalled = false;
+    std::string origin, originOfUrl; // url's origin, and the url it was taken from
+    std::string activeOrigin;        // where it was sent, while in flight
 
     std::uint64_t limit() const { return request->offset ? request->length : request->maxBody; }
 
@@ -231,6 +234,7 @@ void HttpClient::configure(Transfer &t)
     lib::curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Transfer::onProgress);
     lib::curl_easy_setopt(e, CURLOPT_XFERINFODATA, &t);
     lib::curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    if (t.request->locate) lib::curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     if (t.request->offset) {
         const std::uint64_t first = *t.request->offset;
         const std::uint64_t last = first + std::max<std::uint64_t>(t.request->length, 1) - 1;
@@ -325,16 +329,27 @@ private:
                                                     (m_transfers.size() > 1 ? " and others" : ""));
     }
 
-    // Transfers whose time has come, up to the in-flight cap.
+    // Transfers whose time has come, up to the in-flight cap of each origin.
     void startDue()
     {
         const auto now = Clock::now();
         for (auto it = m_waiting.begin(); it != m_waiting.end();) {
-            if ((*it)->notBefore <= now &&
-                m_active < static_cast<std::size_t>(std::max(1, options().maxInFlight))) {
-                m_client.configure(**it);
-                lib::curl_multi_add_handle(m_client.m_multi, (*it)->easy);
+            if ((*it)->notBefore > now) {
+                ++it;
+                continue;
+            }
+            Transfer &t = **it;
+            if (t.originOfUrl != t.url) { // a redirect moved it
+                t.origin = originOf(t.url);
+                t.originOfUrl = t.url;
+            }
+            std::size_t &toOrigin = m_activeByOrigin[t.origin];
+            if (toOrigin < static_cast<std::size_t>(std::max(1, options().maxInFlight))) {
+                m_client.configure(t);
+                lib::curl_multi_add_handle(m_client.m_multi, t.easy);
                 ++m_active;
+                ++toOrigin;
+                t.activeOrigin = t.origin;
                 it = m_waiting.erase(it);
             } else {
                 ++it;
@@ -360,6 +375,7 @@ private:
         const CURLcode code = msg->data.result;
         lib::curl_multi_remove_handle(m_client.m_multi, t->easy);
         --m_active;
+        --m_activeByOrigin[t->activeOrigin];
         long status = 0;
         lib::curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
         ++t->response.attempts;
@@ -371,6 +387,10 @@ private:
         const bool cutByUs = code == CURLE_WRITE_ERROR && t->response.cutOff;
         if (code != CURLE_OK && !cutByUs) {
             transportFailure(*t, code, status);
+            return;
+        }
+        if (isRedirect(status) && t->request->locate) {
+            located(*t, status);
             return;
         }
         if (isRedirect(status) && t->redirects >= options().maxRedirects) {
@@ -422,6 +442,22 @@ private:
         if (code == CURLE_PEER_FAILED_VERIFICATION)
             message += " (the server's certificate is not trusted; add its CA with --ca-bundle)";
         complete(t, status, message);
+    }
+
+    // A locate request's redirect: its Location is the answer, unless it leaves https (then it fails,
+    // and the read that follows it for real says why).
+    void located(Transfer &t, long status)
+    {
+        char *location = nullptr;
+        lib::curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_URL, &location);
+        if (!location || (isHttpsUrl(t.url) && !isHttpsUrl(location))) {
+            m_client.record(t, status, "location refused");
+            complete(t, status, "no usable Location");
+            return;
+        }
+        m_client.record(t, status, "located");
+        t.url = location;
+        complete(t, status, {});
     }
 
     bool followRedirect(Transfer &t, long status)
@@ -492,6 +528,7 @@ private:
     std::vector<Transfer> m_transfers;
     std::vector<Transfer *> m_waiting; // not yet added, or backing off
     std::size_t m_active = 0;
+    std::map<std::string, std::size_t> m_activeByOrigin; // of m_active
     std::size_t m_done = 0;
     const std::atomic<bool> *m_cancel;
     const std::function<void(std::uint64_t, std::uint64_t)> &m_onProgress;

@@ -20,6 +20,9 @@ struct HttpRequest
     std::optional<std::uint64_t> offset; // a Range request when set, with length
     std::uint64_t length = 0;
     std::uint64_t maxBody = 256ull << 20; // larger bodies are cut off
+    // A HEAD whose redirect is answered, not followed: where the file is (finalUrl is the Location).
+    // huggingface_hub learns a file's storage URL the same way (file_download.py, get_hf_file_metadata).
+    bool locate = false;
 };
 
 struct HttpResponse
@@ -44,8 +47,9 @@ public:
     struct Options
     {
         int connections = 16;
-        // Transfers in flight at once: below the 100-128 streams HTTP/2 servers allow on one
-        // connection, so that a large batch never makes curl open a burst of extra connections.
+        // Transfers in flight at once to one origin: below the 100-128 streams HTTP/2 servers allow on
+        // one connection, so that a large batch never makes curl open a burst of extra connections. Per
+        // origin, so that the Hub's resolves and the storage's ranges of one batch do not wait on each other.
         int maxInFlight = 96;
         std::vector<std::string> extraCaFiles; // added to the system trust store
         std::string token;                     // Bearer token, sent to tokenOrigin only

@@ -195,7 +195,8 @@ HttpRequest RemoteSource::rangeRequest(const RangeRequest &r)
 }
 
 BatchAnswer RemoteSource::readBatch(const std::vector<std::string> &files,
-                                    const std::vector<RangeRequest> &speculative)
+                                    const std::vector<RangeRequest> &speculative,
+                                    const std::vector<std::string> &locate)
 {
     std::vector<HttpRequest> http;
     std::vector<std::size_t> fileSlot(files.size(), SIZE_MAX);
@@ -209,7 +210,23 @@ BatchAnswer RemoteSource::readBatch(const std::vector<std::string> &files,
     const std::size_t firstRange = http.size();
     for (const auto &r : speculative)
         http.push_back(rangeRequest(r));
+    const std::size_t firstLocate = http.size();
+    std::vector<const std::string *> located;
+    for (const auto &file : locate) {
+        if (knownAbsent(file)) continue;
+        HttpRequest req;
+        req.url = urlFor(file);
+        if (req.url != fileUrl(file)) continue; // known already
+        req.locate = true;
+        http.push_back(std::move(req));
+        located.push_back(&file);
+    }
     auto responses = http.empty() ? std::vector<HttpResponse>() : perform(http);
+    // A location is only a shortcut: a failed or refused one leaves the file to be read the usual way.
+    for (std::size_t k = 0; k < located.size(); ++k) {
+        const HttpResponse &r = responses[firstLocate + k];
+        if (r.transportError.empty() && r.status >= 300 && r.status < 400) remember(*located[k], r);
+    }
     BatchAnswer out;
     for (std::size_t i = 0; i < files.size(); ++i)
         out.files.push_back(fileSlot[i] == SIZE_MAX ? std::nullopt

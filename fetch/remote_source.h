@@ -21,7 +21,8 @@ public:
     std::optional<std::string> readSmallFile(const std::string &file) override;
     std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) override;
     BatchAnswer readBatch(const std::vector<std::string> &files,
-                          const std::vector<RangeRequest> &speculative) override;
+                          const std::vector<RangeRequest> &speculative,
+                          const std::vector<std::string> &locate = {}) override;
 
     ReceiptLog &receipts() { return m_client.receipts(); }
 

@@ -13,6 +13,7 @@
 #include <QTest>
 
 #include <fstream>
+#include <map>
 #include <thread>
 
 using namespace atlas;
@@ -123,6 +124,32 @@ private slots:
                 QVERIFY(r.url.find(m_hub.endpoint()) == std::string::npos);
             }
         }
+        // Each shard but the probed first was located in the index's batch (a HEAD to the Hub, its redirect
+        // answered, not followed), so its header was then one range read straight from the storage: no
+        // resolve before it. Receipts are logged as answers end, and a batch ends before the next begins.
+        const std::string probed = remote.checkpoint.shards.front().file;
+        std::map<std::string, int> located, resolvedRanges;
+        bool shardRangeSeen = false, locatedLate = false;
+        for (const auto &r : remote.receipts->all()) {
+            const std::string file = r.url.substr(r.url.rfind('/') + 1);
+            if (r.note == "located") {
+                ++located[file];
+                locatedLate = locatedLate || shardRangeSeen;
+                QCOMPARE(r.status, 302L);
+                QCOMPARE(r.bytes, std::uint64_t(0));
+                QVERIFY(r.url.find(m_hub.endpoint()) == 0);
+            } else if (r.rangeOffset && file != probed) {
+                if (r.status == 302) ++resolvedRanges[file];
+                else shardRangeSeen = true;
+            }
+        }
+        QCOMPARE(located.size(), std::size_t(140));
+        QVERIFY(!located.count(probed));
+        for (const auto &[file, n] : located)
+            QVERIFY2(n == 1, file.c_str());
+        QVERIFY2(resolvedRanges.empty(), resolvedRanges.empty() ? "" : resolvedRanges.begin()->first.c_str());
+        QVERIFY(shardRangeSeen);
+        QVERIFY(!locatedLate);
     }
 
     void biasesByteExact_data()

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -86,6 +89,32 @@ struct HeaderBudget
         return limit > used ? limit - used : 0;
     }
 };
+
+// A shard name of a numbered set, "model-00003-of-00141.safetensors": its prefix ("model-"), the width
+// of its numbers (5) and the set's size (141); nullopt for any other name.
+struct ShardSet
+{
+    std::string_view prefix;
+    std::size_t digits = 0;
+    std::size_t count = 0;
+};
+std::optional<ShardSet> shardSetOf(std::string_view name)
+{
+    constexpr std::string_view ext = ".safetensors";
+    if (!name.ends_with(ext)) return std::nullopt;
+    name.remove_suffix(ext.size());
+    const auto of = name.rfind("-of-");
+    if (of == std::string_view::npos) return std::nullopt;
+    const std::string_view total = name.substr(of + 4), head = name.substr(0, of);
+    const auto dash = head.rfind('-');
+    if (dash == std::string_view::npos) return std::nullopt;
+    const std::string_view number = head.substr(dash + 1);
+    auto allDigits = [](std::string_view d) {
+        return !d.empty() && d.size() <= 6 && d.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    if (!allDigits(total) || number.size() != total.size() || !allDigits(number)) return std::nullopt;
+    return ShardSet{head.substr(0, dash + 1), total.size(), static_cast<std::size_t>(std::stoul(std::string(total)))};
+}
 
 // Holds a shard's answer at exactly its header (8 + headerLength bytes), charging the budget for what
 // more is needed before it is read, and giving back what a longer first read brought beyond it.
@@ -253,15 +282,18 @@ private:
             m_guess = candidates.front();
         // The Hub answers each shard's resolve with a redirect to its storage. Learned in this batch, while
         // the index downloads, each header is then one range read to the storage, with no resolve before it
-        // (a round trip less). The shards of the probed one's set only ("-of-00141.safetensors").
+        // (a round trip less). Only the probed shard's set: "model-00001-of-00141.safetensors" locates the
+        // other "model-NNNNN-of-00141.safetensors", at most 140 of them, whatever else the listing holds.
         std::vector<std::string> locate;
         if (!local && m_source.info().kind == SourceKind::Hub && !m_guess.empty())
-            if (const auto of = m_guess.rfind("-of-"); of != std::string::npos) {
-                const std::string set = m_guess.substr(of);
-                for (const auto &f : candidates)
-                    if (f != m_guess && f.ends_with(set) && !(m_options.cache && m_options.cache->hasShard(f)))
+            if (const auto set = shardSetOf(m_guess))
+                for (const auto &f : candidates) {
+                    if (locate.size() + 1 >= set->count) break;
+                    const auto other = shardSetOf(f);
+                    if (f != m_guess && other && other->prefix == set->prefix && other->count == set->count &&
+                        other->digits == set->digits && !(m_options.cache && m_options.cache->hasShard(f)))
                         locate.push_back(f);
-            }
+                }
         if (!toRead.empty() || !m_guess.empty()) {
             std::vector<RangeRequest> speculative;
             if (!m_guess.empty()) {

@@ -441,6 +441,8 @@ void MainWindow::applyAllPending()
 {
     while (!m_pendingViews.isEmpty())
         applyPending(m_pendingViews.front());
+    m_applyNext->stop();
+    m_applyAfterPaint = false;
     m_pendingData.reset(); // every view holds it now
     m_pendingPrepared.reset();
 }

@@ -35,6 +35,8 @@ constexpr std::uint64_t kProbeRead = 128 * 1024;
 // What a guessed first read allows per tensor beyond its name (a rank-4 entry with large offsets
 // takes about 110 bytes).
 constexpr double kMaxGuessPerTensor = 512;
+// Shards located in the index's batch at most (the rest are resolved when read, as before).
+constexpr std::size_t kMaxLocated = 4096;
 
 struct PendingShard
 {
@@ -283,12 +285,12 @@ private:
         // The Hub answers each shard's resolve with a redirect to its storage. Learned in this batch, while
         // the index downloads, each header is then one range read to the storage, with no resolve before it
         // (a round trip less). Only the probed shard's set: "model-00001-of-00141.safetensors" locates the
-        // other "model-NNNNN-of-00141.safetensors", at most 140 of them, whatever else the listing holds.
+        // other "model-NNNNN-of-00141.safetensors", at most 140 of them (and kMaxLocated), whatever else the listing holds.
         std::vector<std::string> locate;
         if (!local && m_source.info().kind == SourceKind::Hub && !m_guess.empty())
             if (const auto set = shardSetOf(m_guess))
                 for (const auto &f : candidates) {
-                    if (locate.size() + 1 >= set->count) break;
+                    if (locate.size() + 1 >= std::min<std::size_t>(set->count, kMaxLocated)) break;
                     const auto other = shardSetOf(f);
                     if (f != m_guess && other && other->prefix == set->prefix && other->count == set->count &&
                         other->digits == set->digits && !(m_options.cache && m_options.cache->hasShard(f)))

@@ -33,6 +33,13 @@ bool isRedirect(long s)
     return s == 301 || s == 302 || s == 303 || s == 307 || s == 308;
 }
 
+bool isHttpUrl(const std::string &url) // http:// in any case
+{
+    return url.size() >= 7 && std::equal(url.begin(), url.begin() + 7, "http://", [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) == b;
+           });
+}
+
 std::string lower(std::string s)
 {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -389,8 +396,13 @@ private:
             transportFailure(*t, code, status);
             return;
         }
-        if (isRedirect(status) && t->request->locate) {
-            located(*t, status);
+        if (t->request->locate) { // only a shortcut: answered at once, never retried
+            if (isRedirect(status)) {
+                located(*t, status);
+            } else {
+                m_client.record(*t, status, "not located");
+                complete(*t, status, {});
+            }
             return;
         }
         if (isRedirect(status) && t->redirects >= options().maxRedirects) {
@@ -409,6 +421,11 @@ private:
     // A failed connection, a stalled or too-slow body: retried with backoff, except for TLS trust.
     void transportFailure(Transfer &t, CURLcode code, long status)
     {
+        if (t.request->locate) { // only a shortcut: not worth a retry
+            m_client.record(t, status, "not located: " + std::string(lib::curl_easy_strerror(code)));
+            complete(t, status, lib::curl_easy_strerror(code));
+            return;
+        }
         // libcurl 7.88 answers a response header line beyond its 100 KiB buffer with "Out of memory".
         // (8.6 and later call it CURLE_TOO_LARGE.)
         bool hugeHeader = code == CURLE_OUT_OF_MEMORY && t.liveStatus != 0;
@@ -450,7 +467,8 @@ private:
     {
         char *location = nullptr;
         lib::curl_easy_getinfo(t.easy, CURLINFO_REDIRECT_URL, &location);
-        if (!location || (isHttpsUrl(t.url) && !isHttpsUrl(location))) {
+        const bool web = location && (isHttpsUrl(location) || isHttpUrl(location));
+        if (!web || (isHttpsUrl(t.url) && !isHttpsUrl(location))) {
             m_client.record(t, status, "location refused");
             complete(t, status, "no usable Location");
             return;

@@ -116,7 +116,7 @@ private slots:
         auto *cached = new WrapLabel(&page);
         auto *plain = new QLabel(&page);
         plain->setWordWrap(true);
-        const QList<int> widths{60, 140, 320, 900};
+        const QList<int> widths{60, 100, 140, 320, 600, 900}; // more than it keeps: old answers are replaced
         auto heights = [&](QLabel *l) {
             QList<int> h;
             for (int w : widths)
@@ -157,8 +157,15 @@ private slots:
         same("indent");
         both([&](QLabel *l) { l->setMargin(6); });
         same("margin");
-        both([&](QLabel *l) { l->setStyleSheet(QStringLiteral("font-size: 7pt")); });
-        same("style sheet");
+        const QList<int> beforeSheet = heights(cached);
+        both([&](QLabel *l) {
+            l->setStyleSheet(QStringLiteral("font-size: 7pt"));
+            l->ensurePolished(); // the sheet's font applies when polished
+        });
+        QVERIFY(same("style sheet") != beforeSheet);
+        const QList<int> beforeMinimum = heights(cached);
+        both([&](QLabel *l) { l->setMinimumHeight(300); });
+        QVERIFY(same("minimum height") != beforeMinimum);
         both([&](QLabel *l) { l->setWordWrap(false); });
         same("no wrap");
         QVERIFY2(wrong.isEmpty(), qPrintable(QStringLiteral("heights differ from QLabel's after: ") + wrong.join(QStringLiteral(", "))));

@@ -16,7 +16,8 @@ WrapLabel::WrapLabel(const QString &text, QWidget *parent) : QLabel(text, parent
 
 WrapLabel::Shape WrapLabel::shape() const
 {
-    return {text(), font(), contentsMargins(), int(textFormat()), int(alignment()), indent(), margin(), wordWrap()};
+    return {text(),   font(),   contentsMargins(), minimumSize(), int(textFormat()), int(alignment()),
+            indent(), margin(), wordWrap(),        !pixmap().isNull()};
 }
 
 int WrapLabel::heightForWidth(int width) const

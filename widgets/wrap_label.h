@@ -13,8 +13,8 @@ namespace atlas {
 // again at every heightForWidth, and one relayout of a page asks each label the same width two to
 // four times (the box layouts' minimum and preferred heights, the ReflowGrid's rows, the scroll
 // area's fit): on the Overview that was two thirds of the open's longest stall. The answers are
-// QLabel's own; they are forgotten when the text, its format, font, margins, indent, alignment or
-// the style change.
+// QLabel's own; they are forgotten when the text, its format, font, margins, indent, alignment, minimum
+// size, pixmap or the style change.
 class WrapLabel : public QLabel
 {
 public:
@@ -32,12 +32,14 @@ private:
         QString text;
         QFont font;
         QMargins contents;
+        QSize minimum; // sizeForWidth expands to it
         int format = 0, alignment = 0, indent = 0, margin = 0;
-        bool wordWrap = false;
+        bool wordWrap = false, pixmap = false;
         bool operator==(const Shape &o) const
         {
-            return wordWrap == o.wordWrap && format == o.format && alignment == o.alignment && indent == o.indent &&
-                   margin == o.margin && contents == o.contents && text == o.text && font == o.font;
+            return wordWrap == o.wordWrap && pixmap == o.pixmap && format == o.format && alignment == o.alignment &&
+                   indent == o.indent && margin == o.margin && contents == o.contents && minimum == o.minimum &&
+                   text == o.text && font == o.font;
         }
     };
     Shape shape() const;

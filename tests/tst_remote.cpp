@@ -75,6 +75,10 @@ private slots:
         m_hub.addRepo("gated/small", synth::smallLayout(), true);
         m_hub.addRepo("atlas/truncated", synth::smallLayout());
         m_hub.addRepo("atlas/missing-shard", synth::smallLayout());
+        for (const char *answer : {"http", "429", "200", "404"}) {
+            m_hub.addRepo(std::string("hostile/head-") + answer, synth::smallLayout());
+            m_hub.setHeadAnswer(std::string("hostile/head-") + answer, answer);
+        }
         // A GGUF repository as quantisers publish them: a split set in a folder, a single file beside it.
         m_hub.addRepoFiles("atlas/glm5-gguf", [](const std::string &folder) {
             synth::writeGguf(synth::glm5Fp8(), synth::ggufUdQ2KXL(), folder + "/UD-Q2_K_XL", "GLM-5.2-UD-Q2_K_XL");
@@ -150,6 +154,51 @@ private slots:
         QVERIFY2(resolvedRanges.empty(), resolvedRanges.empty() ? "" : resolvedRanges.begin()->first.c_str());
         QVERIFY(shardRangeSeen);
         QVERIFY(!locatedLate);
+    }
+
+    // Locating is only a shortcut: a HEAD answered with a redirect out of https, an error, a 429 or a 200
+    // is recorded once, never retried and never followed, and the shard is then read through the Hub's
+    // redirect as before (nginx answers HEAD so, GET as usual; see TestHub::setHeadAnswer).
+    void locateAnswersThatAreNotUsed_data()
+    {
+        QTest::addColumn<QString>("answer");
+        QTest::addColumn<QString>("note");
+        QTest::newRow("redirect to http") << QStringLiteral("http") << QStringLiteral("location refused");
+        QTest::newRow("429") << QStringLiteral("429") << QStringLiteral("not located");
+        QTest::newRow("200") << QStringLiteral("200") << QStringLiteral("not located");
+        QTest::newRow("404") << QStringLiteral("404") << QStringLiteral("not located");
+    }
+    void locateAnswersThatAreNotUsed()
+    {
+        QFETCH(QString, answer);
+        QFETCH(QString, note);
+        const std::string repo = "hostile/head-" + answer.toStdString();
+        const std::size_t plainBefore = m_hub.plainLog().size();
+        const Loaded remote = load("hf://" + repo, m_trusted);
+        QVERIFY(reportOf(remote.checkpoint) == reportOf(load(m_hub.repoFolder(repo)).checkpoint));
+        QCOMPARE(m_hub.plainLog().size(), plainBefore); // nothing went out in cleartext
+        const std::string probed = remote.checkpoint.shards.front().file;
+        std::map<std::string, int> heads, storageRanges;
+        for (const auto &r : remote.receipts->all()) {
+            const std::string file = r.url.substr(r.url.rfind('/') + 1);
+            QVERIFY2(r.note != "located", file.c_str());
+            if (r.note.rfind(note.toStdString(), 0) == 0) ++heads[file];
+            if (r.rangeOffset && r.status == 206) {
+                QVERIFY2(r.url.find(m_hub.storageUrl(repo)) == 0, r.url.c_str());
+                ++storageRanges[file];
+            }
+        }
+        QCOMPARE(heads.size(), remote.checkpoint.shards.size() - 1);
+        QVERIFY(!heads.count(probed));
+        for (const auto &[file, n] : heads)
+            QVERIFY2(n == 1, (file + ": " + std::to_string(n)).c_str());
+        QCOMPARE(storageRanges.size(), remote.checkpoint.shards.size());
+        // The Hub saw exactly one HEAD per located shard.
+        const std::string log = m_hub.hubLog();
+        const std::string head = "\"HEAD /" + repo + "/";
+        std::size_t sent = 0;
+        for (std::size_t at = log.find(head); at != std::string::npos; at = log.find(head, at + 1)) ++sent;
+        QCOMPARE(sent, heads.size());
     }
 
     void biasesByteExact_data()

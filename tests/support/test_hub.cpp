@@ -266,8 +266,14 @@ bool TestHub::start(QString *error)
         hubLocations += "    location ^~ /api/models/" + repo + "/revision/ {\n" + auth +
                         "        add_header X-Error-Code RevisionNotFound always; return 404;\n    }\n";
         // Resolve answers for the commit and for "main" (what clients that skip the API ask for).
+        std::string head;
+        if (info.headAnswer == "http")
+            head = "        if ($request_method = HEAD) { return 302 http://127.0.0.1:" + std::to_string(m_plainPort) +
+                   "/" + repo + "/" + info.commit + "/$file; }\n";
+        else if (!info.headAnswer.empty())
+            head = "        if ($request_method = HEAD) { return " + info.headAnswer + "; }\n";
         hubLocations += "    location ~ ^/" + repo + "/(?:resolve|raw)/(" + info.commit +
-                        "|main)/(?<file>.+)$ {\n" + auth + "        if (!-f " + r + "/storage/" + repo + "/" +
+                        "|main)/(?<file>.+)$ {\n" + auth + head + "        if (!-f " + r + "/storage/" + repo + "/" +
                         info.commit +
                         "/$file) { add_header X-Error-Code EntryNotFound always; return 404; }\n"
                         "        return 302 " +

@@ -36,6 +36,10 @@ public:
     // The Hub's resolve redirects to the storage host in cleartext (http://), as a downgrading Hub
     // would. Before start().
     void setCleartextStorage(bool on) { m_cleartextStorage = on; }
+    // How the Hub answers a HEAD of a repo's resolve URL (what a client sends to learn a file's storage
+    // URL without reading it), where its GET still redirects to the storage host: "http" redirects to the
+    // cleartext storage host, a number answers that status. Call before start().
+    void setHeadAnswer(const std::string &repo, const std::string &answer) { m_repos[repo].headAnswer = answer; }
     int hubPort() const { return m_hubPort; }
     int storagePort() const { return m_storagePort; }
     bool start(QString *error);
@@ -62,6 +66,7 @@ private:
         std::string commit;
         bool gated = false;
         std::map<std::string, std::string> revisions; // further revisions: name -> commit
+        std::string headAnswer;                        // setHeadAnswer
     };
     QTemporaryDir m_dir;
     QProcess m_nginx;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,14 @@ namespace atlas {
 void ByteSource::throwIfCancelled() const
 {
     stopIfCancelled(m_cancel);
+}
+
+bool ByteSource::viewSmallFile(const std::string &file, const std::function<void(std::string_view)> &use)
+{
+    const std::optional<std::string> text = readSmallFile(file);
+    if (!text) return false;
+    use(*text);
+    return true;
 }
 
 BatchAnswer ByteSource::readBatch(const std::vector<std::string> &files,
@@ -116,16 +125,54 @@ SourceInfo LocalDirectorySource::info() const
     return {SourceKind::Local, m_dir, {}, {}};
 }
 
+namespace {
+
+// A config or index file, opened: -1 when it does not exist; too large a one is refused, naming it.
+int openSmallFile(const std::string &path, std::uint64_t *size)
+{
+    const int fd = openRegularFile(path, size);
+    if (fd >= 0 && *size > kSmallFileLimit) {
+        ::close(fd);
+        throw AtlasError(ErrorKind::Source, path + ": " + std::to_string(*size) +
+                                                " bytes is too large for a config or index file");
+    }
+    return fd;
+}
+
+} // namespace
+
+bool LocalDirectorySource::viewSmallFile(const std::string &file, const std::function<void(std::string_view)> &use)
+{
+    throwIfCancelled();
+    const std::string path = m_dir + "/" + file;
+    std::uint64_t size = 0;
+    FileDescriptor f{openSmallFile(path, &size)};
+    if (f.fd < 0) return false;
+    // Mapped, its pages taken from the page cache in one call: reading it into new memory costs the
+    // kernel a fault, a cleared page and a copy per 4 KiB (10 ms for 11 MB, against 0.2 ms mapped).
+    // A file system that cannot map it is read as any other. (A file cut short by another process while
+    // mapped would fault on access, as with every reader that maps: the checkpoint must not change while
+    // it is read.)
+    void *const map = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f.fd, 0) : MAP_FAILED;
+    if (map == MAP_FAILED) return ByteSource::viewSmallFile(file, use);
+    struct Unmap
+    {
+        void *at;
+        std::size_t length;
+        ~Unmap() { ::munmap(at, length); }
+    } unmap{map, static_cast<std::size_t>(size)};
+    noteTraffic(size, 1);
+    use(std::string_view(static_cast<const char *>(map), static_cast<std::size_t>(size)));
+    return true;
+}
+
 std::optional<std::string> LocalDirectorySource::readSmallFile(const std::string &file)
 {
     throwIfCancelled();
     const std::string path = m_dir + "/" + file;
     std::uint64_t size = 0;
-    FileDescriptor f{openRegularFile(path, &size)};
+    FileDescriptor f{openSmallFile(path, &size)};
     if (f.fd < 0) return std::nullopt;
-    if (size > kSmallFileLimit)
-        throw AtlasError(ErrorKind::Source, path + ": " + std::to_string(size) +
-                                                " bytes is too large for a config or index file");
     std::string out(static_cast<std::size_t>(size), '\0');
     std::size_t got = 0;
     while (got < out.size()) {

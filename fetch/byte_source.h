@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace atlas {
@@ -41,6 +42,10 @@ public:
     virtual SourceInfo info() const = 0;
     // A small whole file (config.json, the index); nullopt when it does not exist.
     virtual std::optional<std::string> readSmallFile(const std::string &file) = 0;
+    // The same file handed to `use` where it lies, when the source can do so without a copy (a local
+    // folder maps it: the 11 MB index of a 141-shard checkpoint is then never copied into new memory);
+    // by default read with readSmallFile. False when it does not exist; the view lasts only during `use`.
+    virtual bool viewSmallFile(const std::string &file, const std::function<void(std::string_view)> &use);
     // A batch of ranges; a source may serve them concurrently. Answers come back in request order.
     virtual std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) = 0;
     // Small files and speculative ranges at once (by default one after the other). `locate` names files
@@ -91,6 +96,7 @@ public:
     explicit LocalDirectorySource(std::string directory);
     SourceInfo info() const override;
     std::optional<std::string> readSmallFile(const std::string &file) override;
+    bool viewSmallFile(const std::string &file, const std::function<void(std::string_view)> &use) override;
     std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) override;
     std::vector<std::string> listFiles() const override;
 

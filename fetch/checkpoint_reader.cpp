@@ -260,6 +260,7 @@ private:
         const bool sidecarInBatch =
             local || (!listed.empty() && std::find(listed.begin(), listed.end(), smallNames[2]) != listed.end());
         bool sidecarApart = false;
+        bool viewIndex = false;
         for (std::size_t i = 0; i < smallNames.size(); ++i) {
             if (i == 2 && !sidecarInBatch) {
                 sidecarApart = listed.empty(); // a listing without it: not there
@@ -271,6 +272,8 @@ private:
                 small[i] = *cached;
             else if (i == 2 && sidecarApart)
                 ; // read apart, below
+            else if (i == 1 && local)
+                viewIndex = true; // parsed where it lies, below
             else
                 toRead.push_back(smallNames[i]);
             if (i == 2 && cached) sidecarApart = false;
@@ -334,11 +337,15 @@ private:
             }
         }
         m_ckpt.source = m_source.info(); // after the first read: a Hub source knows its commit by now
-        if (small[1]) {
-            m_index = parseCheckpointIndex("model.safetensors.index.json", *small[1], m_source.cancelFlag());
+        if (viewIndex)
+            m_source.viewSmallFile(smallNames[1], [&](std::string_view text) {
+                m_index = parseCheckpointIndex(smallNames[1], text, m_source.cancelFlag());
+            });
+        else if (small[1])
+            m_index = parseCheckpointIndex(smallNames[1], *small[1], m_source.cancelFlag());
+        if (m_index)
             for (auto &w : m_index->warnings)
                 m_ckpt.warnings.push_back(std::move(w));
-        }
         // Kept only once accepted: a file that failed to parse is read again next time, not replayed.
         if (m_options.cache)
             for (std::size_t i = 0; i < smallNames.size(); ++i)

@@ -64,12 +64,15 @@ public:
             m_state = State::MetadataKey;
             return true;
         case State::EntryValue:
-            if (m_field == "dtype") {
-                auto d = dtypeFromName(v);
+            if (m_fieldKind == Field::Dtype) {
+                // Most entries repeat the dtype of the one before.
+                const auto d = v == m_lastDtypeName ? m_lastDtype : dtypeFromName(v);
                 if (!d)
                     fail(HeaderProblem::UnknownDtype, m_file,
                          "tensor " + quote(m_key) + " has unknown dtype " + quote(v));
                 m_dtype = *d;
+                m_lastDtype = d;
+                m_lastDtypeName = dtypeName(*d);
                 m_state = State::Entry;
                 return true;
             }
@@ -117,7 +120,11 @@ public:
         case State::Entry:
             // A field given twice is refused, as serde refuses it for the reference's TensorInfo
             // ("duplicate field"): which of the two a reader takes is not to be guessed.
-            if ((k == "dtype" && m_dtype) || (k == "shape" && m_hasShape) || (k == "data_offsets" && m_hasOffsets))
+            m_fieldKind = k == "dtype" ? Field::Dtype : k == "shape" ? Field::Shape
+                          : k == "data_offsets"               ? Field::Offsets
+                                                              : Field::Other;
+            if ((m_fieldKind == Field::Dtype && m_dtype) || (m_fieldKind == Field::Shape && m_hasShape) ||
+                (m_fieldKind == Field::Offsets && m_hasOffsets))
                 fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " gives " + quote(k) + " twice");
             m_field = k;
             m_state = State::EntryValue;
@@ -155,13 +162,13 @@ public:
     {
         switch (m_state) {
         case State::EntryValue:
-            if (m_field == "shape") {
+            if (m_fieldKind == Field::Shape) {
                 m_shape.clear();
                 m_hasShape = true;
                 m_state = State::ShapeArray;
                 return true;
             }
-            if (m_field == "data_offsets") {
+            if (m_fieldKind == Field::Offsets) {
                 m_offsets.clear();
                 m_hasOffsets = true;
                 m_state = State::OffsetsArray;
@@ -221,7 +228,7 @@ private:
 
     bool isKnownField() const
     {
-        return m_field == "dtype" || m_field == "shape" || m_field == "data_offsets";
+        return m_fieldKind != Field::Other;
     }
 
     bool number(std::uint64_t v)
@@ -330,8 +337,31 @@ private:
             const auto &names = *m_listed->sorted;
             std::size_t at = m_cursor;
             if (at >= names.size() || names[at] != m_key) {
-                const auto it = std::lower_bound(names.begin(), names.end(), std::string_view(m_key));
-                at = it != names.end() && *it == m_key ? static_cast<std::size_t>(it - names.begin()) : names.size();
+                // A header out of name order (module order: gate, up, down) mostly lands a few names away
+                // from the last: searched outwards from there, in steps that double, then bisected.
+                const std::string_view key(m_key);
+                std::size_t lo = 0, hi = names.size();
+                if (at < names.size()) {
+                    std::size_t step = 1;
+                    if (names[at] < key) {
+                        lo = at + 1;
+                        while (lo + step - 1 < hi && names[lo + step - 1] < key) {
+                            lo += step;
+                            step *= 2;
+                        }
+                        hi = std::min(hi, lo + step - 1);
+                    } else {
+                        hi = at;
+                        while (hi >= step && !(names[hi - step] < key)) {
+                            hi -= step;
+                            step *= 2;
+                        }
+                        lo = hi >= step ? hi - step + 1 : 0;
+                    }
+                }
+                const auto it = std::lower_bound(names.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                 names.begin() + static_cast<std::ptrdiff_t>(hi), key);
+                at = it != names.end() && *it == key ? static_cast<std::size_t>(it - names.begin()) : names.size();
             }
             if (at < names.size()) {
                 if (m_listed->found[at])
@@ -360,6 +390,9 @@ private:
     std::string m_key;   // tensor name or "__metadata__"
     std::string m_key2;  // metadata key
     std::string m_field; // field inside an entry
+    enum class Field { Dtype, Shape, Offsets, Other } m_fieldKind = Field::Other; // which m_field is
+    std::optional<Dtype> m_lastDtype;  // the dtype last read, and its name
+    std::string_view m_lastDtypeName;
     int m_skipDepth = 0;
     std::optional<Dtype> m_dtype;
     std::vector<std::uint64_t> m_shape;

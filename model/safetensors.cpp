@@ -4,6 +4,7 @@
 #include "json_sax.h"
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <cstring>
@@ -517,10 +518,93 @@ std::string_view ShardHeader::keepName(std::string_view name)
     return m_ownNames->add(name);
 }
 
-ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize,
-                             ListedNames *listed)
+namespace {
+
+// A header the fast reading below takes (besides its size: see kFastHeaderBytes): ASCII only, no escape
+// and no minus sign. So every string reads as its bytes, every number is a non-negative one whatever the
+// reader (simdjson hears "-0" as the integer 0, where the safetensors reference refuses it), and the
+// document is valid UTF-8. Real headers are such: names, dtypes, shapes and offsets. Any other is read by
+// parseJson alone.
+bool fastReadable(std::string_view json)
 {
-    if (!isValidUtf8(json)) fail(HeaderProblem::NotUtf8, file, "header is not valid UTF-8");
+    std::uint64_t high = 0;
+    std::size_t i = 0;
+    for (; i + 8 <= json.size(); i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, json.data() + i, 8);
+        high |= w;
+    }
+    for (; i < json.size(); ++i)
+        high |= static_cast<unsigned char>(json[i]);
+    return !(high & 0x8080808080808080ULL) && !std::memchr(json.data(), '\\', json.size()) &&
+           !std::memchr(json.data(), '-', json.size());
+}
+
+// The same calls parseJson makes, in the same order, from simdjson's validated document.
+bool replay(simdjson::dom::element e, HeaderHandler &h, std::string &buffer)
+{
+    using Type = simdjson::dom::element_type;
+    constexpr std::size_t kUnknownSize = static_cast<std::size_t>(-1);
+    switch (e.type()) {
+    case Type::OBJECT: {
+        if (!h.start_object(kUnknownSize)) return false;
+        const simdjson::dom::object object = e.get_object().value_unsafe(); // held: the loop walks it
+        for (const simdjson::dom::key_value_pair field : object) {
+            buffer.assign(field.key);
+            if (!h.key(buffer) || !replay(field.value, h, buffer)) return false;
+        }
+        return h.end_object();
+    }
+    case Type::ARRAY: {
+        if (!h.start_array(kUnknownSize)) return false;
+        const simdjson::dom::array array = e.get_array().value_unsafe();
+        for (const simdjson::dom::element v : array)
+            if (!replay(v, h, buffer)) return false;
+        return h.end_array();
+    }
+    case Type::STRING:
+        buffer.assign(e.get_string().value_unsafe());
+        return h.string(buffer);
+    case Type::INT64: // never negative here (fastReadable)
+        return h.number_unsigned(static_cast<std::uint64_t>(e.get_int64().value_unsafe()));
+    case Type::UINT64:
+        return h.number_unsigned(e.get_uint64().value_unsafe());
+    case Type::DOUBLE:
+        buffer.clear(); // HeaderHandler::number_float does not read the text
+        return h.number_float(e.get_double().value_unsafe(), buffer);
+    case Type::BOOL:
+        return h.boolean(e.get_bool().value_unsafe());
+    case Type::NULL_VALUE:
+        return h.null();
+    }
+    return false;
+}
+
+// Parses `json` with simdjson and replays it into the handler: nullopt when simdjson refuses it (the
+// caller then reads it with parseJson, which says where and why), else what the handler answered.
+// simdjson validates the whole document first (its grammar, its UTF-8, its depth up to 1024), and a
+// document it accepts is one parseJson accepts, read the same way (see fastReadable). Each thread keeps
+// its parser and buffer, sized for the largest header it met (a few times its bytes at most).
+std::optional<bool> readFast(std::string_view json, HeaderHandler &h)
+{
+    thread_local simdjson::dom::parser parser;
+    thread_local std::vector<char> padded;
+    padded.resize(json.size() + simdjson::SIMDJSON_PADDING);
+    std::memcpy(padded.data(), json.data(), json.size());
+    std::memset(padded.data() + json.size(), ' ', simdjson::SIMDJSON_PADDING);
+    simdjson::dom::element root;
+    if (parser.parse(padded.data(), json.size(), false).get(root) != simdjson::SUCCESS) return std::nullopt;
+    std::string buffer;
+    return replay(root, h, buffer);
+}
+
+} // namespace
+
+ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize,
+                             ListedNames *listed, std::size_t fastUpTo)
+{
+    const bool fast = json.size() <= fastUpTo && fastReadable(json); // ASCII, so valid UTF-8
+    if (!fast && !isValidUtf8(json)) fail(HeaderProblem::NotUtf8, file, "header is not valid UTF-8");
     if (json.empty() || json.front() != '{')
         fail(HeaderProblem::BadStart, file, "header does not start with '{'");
 
@@ -529,9 +613,20 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     out.headerLength = json.size();
     out.fileSize = fileSize;
     if (listed) out.tensors.reserve(listed->sorted->size()); // usually exactly what the header holds
-    HeaderHandler handler(file, out, listed);
-    if (!parseJson(json, handler)) fail(HeaderProblem::NotJson, file, "header is not valid JSON");
-    if (listed && handler.usedListed()) out.nameStores.push_back(listed->owner);
+    bool read = false;
+    if (fast) {
+        HeaderHandler handler(file, out, listed);
+        if (const std::optional<bool> answered = readFast(json, handler)) {
+            if (!*answered) fail(HeaderProblem::NotJson, file, "header is not valid JSON");
+            read = true;
+            if (listed && handler.usedListed()) out.nameStores.push_back(listed->owner);
+        }
+    }
+    if (!read) {
+        HeaderHandler handler(file, out, listed);
+        if (!parseJson(json, handler)) fail(HeaderProblem::NotJson, file, "header is not valid JSON");
+        if (listed && handler.usedListed()) out.nameStores.push_back(listed->owner);
+    }
 
     auto &ts = out.tensors;
     {

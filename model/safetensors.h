@@ -84,8 +84,13 @@ std::uint64_t parseHeaderLength(std::string_view file, std::string_view first8, 
 // Parses and validates the JSON header (exactly N bytes) of a file of fileSize bytes.
 // Throws AtlasError(Invalid) naming the file, the tensor and the rule broken.
 // With `listed`, names are matched against the index's list for this shard as they are read.
+// A header of up to `fastUpTo` bytes that is plain ASCII with no escapes and no minus sign (as real ones
+// are) is tokenised by simdjson, any other by the project's own reader; the answer, or the error, is the
+// same either way (tst_safetensors headerReadEitherWay, fuzz_headers). 0: always the project's reader.
+// 2 MiB bounds what each reading thread keeps for simdjson; Kimi-K3's shard headers are 0.8 MB.
+constexpr std::size_t kFastHeaderBytes = 2u << 20;
 ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize,
-                             ListedNames *listed = nullptr);
+                             ListedNames *listed = nullptr, std::size_t fastUpTo = kFastHeaderBytes);
 
 // numel x bits / 8, or throws on overflow / sub-byte misalignment.
 std::uint64_t tensorByteSize(std::string_view file, std::string_view tensor, Dtype dtype,

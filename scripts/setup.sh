@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
     build-essential cmake pkg-config clang
     qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev
-    nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
+    nlohmann-json3-dev libsimdjson-dev libcurl4-openssl-dev libssl-dev
     nginx openssl xvfb xauth
     fonts-dejavu-core locales desktop-file-utils appstream dpkg-dev file
 )

@@ -199,6 +199,98 @@ private slots:
         }
     }
 
+    // The same header read by simdjson (the fast path) and by the project's own reader gives the same
+    // tensors, metadata and listed names, or the same error (safetensors.h, parseShardHeader's fastUpTo).
+    void headerReadEitherWay()
+    {
+        const std::string a = entry("model.layers.0.mlp.w1.weight", "F8_E4M3", "[4,2]", 0, 8);
+        const std::string b = entry("model.layers.0.mlp.w1.weight_scale_inv", "F32", "[1,1]", 8, 12);
+        const std::string c = entry("lm_head.weight", "BF16", "[2]", 12, 16);
+        auto header = [&](const std::string &inside) { return "{" + inside + "}"; };
+        std::string deep = "{\"w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"x\":";
+        for (int i = 0; i < 2000; ++i)
+            deep += "[";
+        for (int i = 0; i < 2000; ++i)
+            deep += "]";
+        deep += "}}";
+        struct Doc
+        {
+            std::string text;
+            std::uint64_t data; // bytes after the header
+        };
+        const std::vector<Doc> documents = {
+            {header(a + "," + b + "," + c), 16},
+            {header(c + "," + a + "," + b) + "   ", 16},                                     // out of order, padded
+            {header("\"__metadata__\":{\"format\":\"pt\",\"note\":\"a b\"}," + a + "," + b + "," + c), 16},
+            {header("\"__metadata__\":null," + a + "," + b + "," + c), 16},
+            {header(a + "," + b + "," + c + ",\"__metadata__\":{\"format\":\"pt\"}"), 16}, // metadata last
+            {"{\"w\":{\"dtype\":\"U8\",\"extra\":{\"a\":[1,2.5,true,false,null,{\"b\":\"s\"}]},\"shape\":[2],"
+            "\"data_offsets\":[0,2]}}", 2},                                                  // unknown field
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"big\":18446744073709551615}}", 1},
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"huge\":18446744073709551616}}", 1},
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[9223372036854775808],\"data_offsets\":[0,1]}}", 1},
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[-0],\"data_offsets\":[0,0]}}", 0},           // refused as serde does
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}", 0},
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[1e0],\"data_offsets\":[0,1]}}", 1},
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[1.0],\"data_offsets\":[0,1]}}", 1},
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[true],\"data_offsets\":[0,1]}}", 1},
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1],\"dtype\":\"U8\"}}", 1}, // field twice
+            {"{\"w\":{\"dtype\":null,\"shape\":[1],\"data_offsets\":[0,1]}}", 1},
+            {"{\"w\":[1]}", 0},
+            {"{\"__metadata__\":{\"a\":1}}", 0},
+            {"{\"__metadata__\":{\"a\":\"x\",\"a\":\"y\"}}", 0},                                 // the last counts
+            {header(a + "," + a), 16},                                                          // a name twice
+            {header(a + ",\"w\":}"), 16},                                                       // bad JSON after an entry
+            {header(entry("w", "F7", "[1]", 0, 1) + ",\"x\":}"), 1},                           // bad dtype, then bad JSON
+            {header(a) + "x", 16},
+            {header(a + ",\"w\\u0041\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[8,8]}"), 8}, // an escape
+            {header(a + ",\"gewicht\xc3\xa4\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[8,8]}"), 8},
+            {header(a + ",\"w\x01\":{}"), 16},                                                  // a control character
+            {"{\"w\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}", 1},             // not closed
+            {deep, 1},                                                                         // beyond simdjson's depth
+            {"{}", 0},
+            {"{\"a\":\"\\ud800\"}", 0},
+        };
+        const std::vector<std::string_view> sorted = {"lm_head.weight", "model.layers.0.mlp.w1.weight",
+                                                      "model.layers.0.mlp.w1.weight_scale_inv", "w"};
+        auto read = [&](const Doc &doc, std::size_t fastUpTo, bool withList) -> std::string {
+            ListedNames listed;
+            listed.sorted = &sorted;
+            try {
+                const ShardHeader h = parseShardHeader("s.safetensors", doc.text, 8 + doc.text.size() + doc.data,
+                                                       withList ? &listed : nullptr, fastUpTo);
+                std::string out;
+                for (const auto &t : h.tensors) {
+                    out += std::string(t.name) + ":" + std::string(dtypeName(t.dtype)) + "[";
+                    for (auto d : t.shape)
+                        out += std::to_string(d) + ",";
+                    out += "]" + std::to_string(t.begin) + "-" + std::to_string(t.end) + ";";
+                }
+                for (const auto &[k, v] : h.metadata)
+                    out += k + "=" + v + ";";
+                if (withList) {
+                    for (char f : listed.found)
+                        out += f ? '1' : '0';
+                    for (auto u : listed.unlisted)
+                        out += "|" + std::string(u);
+                }
+                return out;
+            } catch (const AtlasError &e) {
+                return "error " + std::to_string(static_cast<int>(e.problem())) + ": " + e.what();
+            }
+        };
+        int accepted = 0;
+        for (const auto &doc : documents)
+            for (bool withList : {false, true}) {
+                const std::string fast = read(doc, kFastHeaderBytes, withList), own = read(doc, 0, withList);
+                QVERIFY2(fast == own, (doc.text.substr(0, 120) + "\n  fast: " + fast.substr(0, 300) +
+                                       "\n  own:  " + own.substr(0, 300)).c_str());
+                accepted += !own.starts_with("error");
+            }
+        QVERIFY(accepted >= 16); // both kinds of answer are compared
+        QVERIFY(read(documents[0], kFastHeaderBytes, true).ends_with("1110")); // listed names ticked off
+    }
+
     void unsafeShardNames_data()
     {
         QTest::addColumn<QString>("name");

@@ -135,18 +135,35 @@ ATLAS_KERNEL void bf16ScoresKernel(const float *__restrict table, const float *_
     for (int e = 0; e < n; ++e)
         rounded[e] = roundToBf16(s16[e]);
 }
+// The same computed, for the instruction sets whose sigmoid runs eight or sixteen lanes at once: cheaper
+// there than sixteen-lane gathers from the 256 KB table, and the same bits (the table is sigmoidRow of
+// every BF16 value; a NaN logit rounds to the one NaN the table holds for it, and stays that NaN).
+ATLAS_KERNEL void bf16ScoresComputedKernel(const float *__restrict row, float *__restrict s16,
+                                           float *__restrict rounded, int n)
+{
+    constexpr int kChunk = 64;
+    float r16[kChunk];
+    for (int first = 0; first < n; first += kChunk) {
+        const int m = n - first < kChunk ? n - first : kChunk;
+        for (int e = 0; e < m; ++e)
+            r16[e] = roundToBf16(row[first + e]);
+        sigmoidRowKernel(r16, s16 + first, m);
+    }
+    for (int e = 0; e < n; ++e)
+        rounded[e] = roundToBf16(s16[e]);
+}
 using Bf16ScoresFn = void (*)(const float *__restrict, const float *__restrict, float *__restrict, float *__restrict, int);
 void bf16ScoresBaseline(const float *__restrict t, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
 {
     bf16ScoresKernel(t, r, s, o, n);
 }
-ATLAS_V3 void bf16ScoresV3(const float *__restrict t, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
+ATLAS_V3 void bf16ScoresV3(const float *__restrict, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
 {
-    bf16ScoresKernel(t, r, s, o, n);
+    bf16ScoresComputedKernel(r, s, o, n);
 }
-ATLAS_V4 void bf16ScoresV4(const float *__restrict t, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
+ATLAS_V4 void bf16ScoresV4(const float *__restrict, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
 {
-    bf16ScoresKernel(t, r, s, o, n);
+    bf16ScoresComputedKernel(r, s, o, n);
 }
 
 using SigmoidRowFn = void (*)(const float *__restrict, float *__restrict, int);
@@ -475,12 +492,15 @@ ATLAS_V4 inline int packAtLeast16(const float *c, int E, float t, int *ci, float
 
 ATLAS_V4 inline void rankTopK16(const int *ci, float *cv, int n, int K, int *idx, float *val)
 {
+    // The places after the n-th read as NaN (beats nothing, equals nothing): masked loads, not a loop
+    // of stores whose length mispredicts.
     const int vectors = (n + 15) / 16;
-    for (int j = n; j < vectors * 16; ++j)
-        cv[j] = NAN;
     __m512 v[kRankMax / 16];
-    for (int k = 0; k < vectors; ++k)
-        v[k] = _mm512_loadu_ps(cv + 16 * k);
+    for (int k = 0; k < vectors; ++k) {
+        const int left = n - 16 * k;
+        const auto present = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+        v[k] = _mm512_mask_loadu_ps(_mm512_set1_ps(NAN), present, cv + 16 * k);
+    }
     int outIdx[kRankMax + 1];
     float outVal[kRankMax + 1];
     for (int i = 0; i < n; ++i) {
@@ -496,10 +516,15 @@ ATLAS_V4 inline void rankTopK16(const int *ci, float *cv, int n, int K, int *idx
         outIdx[at] = ci[i];
         outVal[at] = cv[i];
     }
+    // The kept places (at most kRankMax = 32) in two masked stores, not a call to memcpy per array.
     const int kept = n < K ? n : K;
-    for (int k = 0; k < kept; ++k) {
-        idx[k] = outIdx[k];
-        val[k] = outVal[k];
+    const auto low = static_cast<__mmask16>(kept >= 16 ? 0xFFFFu : (1u << kept) - 1u);
+    const auto high = static_cast<__mmask16>(kept >= 32 ? 0xFFFFu : kept <= 16 ? 0u : (1u << (kept - 16)) - 1u);
+    _mm512_mask_storeu_epi32(idx, low, _mm512_loadu_si512(outIdx));
+    _mm512_mask_storeu_ps(val, low, _mm512_loadu_ps(outVal));
+    if (high) {
+        _mm512_mask_storeu_epi32(idx + 16, high, _mm512_loadu_si512(outIdx + 16));
+        _mm512_mask_storeu_ps(val + 16, high, _mm512_loadu_ps(outVal + 16));
     }
 }
 #endif
@@ -587,6 +612,35 @@ ATLAS_KERNEL int packSumAtLeast(const float *s, const float *b, int E, float t, 
 #endif
     return packSumAtLeastGeneric<W>(s, b, E, t, bf16Sums, ci, cv);
 }
+
+#if ATLAS_ISA_DISPATCH
+// route's threshold with sixteen classes (e mod 16), on sixteen lanes: each class's best choice score,
+// then the largest of those that at least K of them reach, which is the K-th largest. E is a multiple of
+// 16; no score is NaN.
+ATLAS_V4 inline float kthLaneMax16(const float *c, int E, int K)
+{
+    // The masked forms with every lane set: GCC 12's unmasked ones take an "undefined" source that
+    // -Wmaybe-uninitialized reports (GCC bug 105593).
+    constexpr __mmask16 all = 0xFFFF;
+    __m512 m = _mm512_loadu_ps(c);
+    for (int e = 16; e < E; e += 16) // the new score where larger, as the scalar pass
+        m = _mm512_mask_max_ps(m, all, _mm512_loadu_ps(c + e), m);
+    alignas(64) float lane[16];
+    _mm512_store_ps(lane, m);
+    __m512i reach = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi32(1);
+    for (int j = 0; j < 16; ++j) // reach[l]: how many class maxima are at least lane l's
+        reach = _mm512_mask_add_epi32(reach, _mm512_cmp_ps_mask(_mm512_set1_ps(lane[j]), m, _CMP_GE_OQ), reach, one);
+    // The largest of those reached by K (the smallest class maximum always is: K <= 16).
+    const __mmask16 reached = _mm512_cmp_epi32_mask(reach, _mm512_set1_epi32(K), _MM_CMPINT_NLT);
+    __m512 x = _mm512_mask_blend_ps(reached, _mm512_set1_ps(-INFINITY), m);
+    x = _mm512_mask_max_ps(x, all, x, _mm512_mask_shuffle_f32x4(x, all, x, x, 0x4E));
+    x = _mm512_mask_max_ps(x, all, x, _mm512_mask_shuffle_f32x4(x, all, x, x, 0xB1));
+    x = _mm512_mask_max_ps(x, all, x, _mm512_mask_permute_ps(x, all, x, 0x4E));
+    x = _mm512_mask_max_ps(x, all, x, _mm512_mask_permute_ps(x, all, x, 0xB1));
+    return _mm512_cvtss_f32(x);
+}
+#endif
 
 template <int W>
 ATLAS_KERNEL int packAtLeast(const float *c, int E, float t, int *ci, float *cv)
@@ -715,7 +769,11 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
         float threshold = INFINITY;
         for (int e : *hint) {
             const float v = choice(e);
+#if defined(__SSE2__) // v < threshold ? v : threshold, in the float registers (no chain through cmov)
+            threshold = _mm_cvtss_f32(_mm_min_ss(_mm_set_ss(v), _mm_set_ss(threshold)));
+#else
             threshold = v < threshold ? v : threshold;
+#endif
         }
         const int n = packSumAtLeast<W>(scores, bias, E, threshold, bf16Sums, r.m_candIndex.data(), r.m_candValue.data());
         rankPacked(r.m_candIndex.data(), r.m_candValue.data(), n);
@@ -726,31 +784,37 @@ ATLAS_KERNEL void RouterKernel::route(Router &r, const float *scores, const floa
         // ascending order, gives exactly the full pass's answer, ties included. With K <= 8, sixteen
         // classes give as tight a t for less sorting.
         const int lanes = K <= 8 ? 16 : kLanes;
-        float laneMax[kLanes];
-        for (int l = 0; l < lanes; ++l)
-            laneMax[l] = c[l];
-        if (lanes == 16) {
-            for (int e = 16; e < E; e += 16)
-                for (int l = 0; l < 16; ++l)
-                    laneMax[l] = c[e + l] > laneMax[l] ? c[e + l] : laneMax[l];
-        } else {
-            for (int e = kLanes; e < E; e += kLanes)
-                for (int l = 0; l < kLanes; ++l)
-                    laneMax[l] = c[e + l] > laneMax[l] ? c[e + l] : laneMax[l];
-        }
-        float top[kLanes];
-        int n = 0;
-        for (int l = 0; l < lanes; ++l) { // the K largest lane maxima, descending
-            const float v = laneMax[l];
-            if (n == K && !(v > top[K - 1])) continue;
-            int pos = n < K ? n++ : K - 1;
-            while (pos > 0 && v > top[pos - 1]) {
-                top[pos] = top[pos - 1];
-                --pos;
+        const auto threshold = [&]() __attribute__((always_inline)) {
+#if ATLAS_ISA_DISPATCH
+            if constexpr (W == 16)
+                if (lanes == 16) return kthLaneMax16(c, E, K);
+#endif
+            float laneMax[kLanes];
+            for (int l = 0; l < lanes; ++l)
+                laneMax[l] = c[l];
+            if (lanes == 16) {
+                for (int e = 16; e < E; e += 16)
+                    for (int l = 0; l < 16; ++l)
+                        laneMax[l] = c[e + l] > laneMax[l] ? c[e + l] : laneMax[l];
+            } else {
+                for (int e = kLanes; e < E; e += kLanes)
+                    for (int l = 0; l < kLanes; ++l)
+                        laneMax[l] = c[e + l] > laneMax[l] ? c[e + l] : laneMax[l];
             }
-            top[pos] = v;
-        }
-        selectFrom(top[K - 1]);
+            // The K-th largest lane maximum is the largest one that at least K lane maxima reach:
+            // found by counting for each, with no branch on the scores (an insertion sort's branches
+            // mispredicted on every token).
+            float t = -INFINITY;
+            for (int l = 0; l < lanes; ++l) {
+                const float v = laneMax[l];
+                int reach = 0;
+                for (int j = 0; j < lanes; ++j)
+                    reach += laneMax[j] >= v;
+                t = reach >= K && v > t ? v : t;
+            }
+            return t;
+        };
+        selectFrom(threshold());
     } else {
         for (int e = 0; e < E; ++e)
             offer(e);
@@ -1348,13 +1412,14 @@ RoutingRun simulateRouting(const std::vector<LayerBias> &biases, const RouterCon
         // block per thread whatever --tokens says, and cancel is seen between blocks.
         // The block is no longer than the run (as checkRoutingMemory counts it): 16 tokens of a router
         // with 100,000 experts are 6 MB, not the 1.6 GB of a whole block.
-        std::vector<float> logits(static_cast<std::size_t>(std::min(kLogitBlockTokens, run.tokens)) *
-                                  static_cast<std::size_t>(router.experts));
+        // Not zeroed (4 MB a layer): every value is written before it is read.
+        const std::unique_ptr<float[]> logits(new float[static_cast<std::size_t>(std::min(kLogitBlockTokens, run.tokens)) *
+                                                        static_cast<std::size_t>(router.experts)]);
         run.layers[i] = simulateLayerBlocks(
             b.layer, router, b.values, run.tokens, opt.cancel, [&](std::uint32_t first, std::uint32_t count) {
                 if (opt.routed) opt.routed->fetch_add(count);
-                syntheticLogits(opt.seed, b.layer, first, count, router.experts, opt.logitStd, logits.data());
-                return static_cast<const float *>(logits.data());
+                syntheticLogits(opt.seed, b.layer, first, count, router.experts, opt.logitStd, logits.get());
+                return static_cast<const float *>(logits.get());
             });
     });
     return run;

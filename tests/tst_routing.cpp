@@ -631,7 +631,7 @@ private slots:
         struct Result
         {
             std::vector<std::uint32_t> sig, logits;
-            LayerRouting layer;
+            LayerRouting layer, special;
         };
         const auto run = [&] {
             Result r;
@@ -641,6 +641,14 @@ private slots:
             for (float v : s) r.sig.push_back(std::bit_cast<std::uint32_t>(v));
             for (float v : l) r.logits.push_back(std::bit_cast<std::uint32_t>(v));
             r.layer = simulateLayer(0, c, bias, l.data(), T);
+            // Logits no generator makes: NaN, infinities, beyond the sigmoid's clamp, signed zeros,
+            // subnormals, halfway between two BF16 values (the v3 / v4 builds compute the BF16
+            // logits' sigmoid where the baseline looks it up).
+            const float specials[] = {NAN, INFINITY, -INFINITY, 100.0f, -100.0f, 87.5f, -0.0f, 0.0f, 1e-40f,
+                                      -1e-40f, std::bit_cast<float>(0x3F808000u), std::bit_cast<float>(0x3F818000u)};
+            for (std::size_t i = 0; i < l.size(); i += 7)
+                l[i] = specials[(i / 7) % std::size(specials)];
+            r.special = simulateLayer(0, c, bias, l.data(), T);
             return r;
         };
         QVERIFY(setRoutingIsa(RoutingIsa::Baseline));
@@ -656,7 +664,11 @@ private slots:
                 QCOMPARE(r.layer.variants[v].changedSetFraction, base.layer.variants[v].changedSetFraction);
                 QCOMPARE(r.layer.variants[v].weightL1, base.layer.variants[v].weightL1);
                 QCOMPARE(r.layer.variants[v].load, base.layer.variants[v].load);
+                QCOMPARE(r.special.variants[v].changedSetFraction, base.special.variants[v].changedSetFraction);
+                QCOMPARE(r.special.variants[v].weightL1, base.special.variants[v].weightL1);
+                QCOMPARE(r.special.variants[v].load, base.special.variants[v].load);
             }
+            QCOMPARE(r.special.referenceLoad, base.special.referenceLoad);
         }
         // One the CPU cannot run is refused, and the one in use stays.
         if (isas.size() < 3) QVERIFY(!setRoutingIsa(RoutingIsa::X86_64_V4));

@@ -152,16 +152,14 @@ ATLAS_KERNEL void bf16ScoresComputedKernel(const float *__restrict row, float *_
     for (int e = 0; e < n; ++e)
         rounded[e] = roundToBf16(s16[e]);
 }
-using Bf16ScoresFn = void (*)(const float *__restrict, const float *__restrict, float *__restrict, float *__restrict, int);
-void bf16ScoresBaseline(const float *__restrict t, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
-{
-    bf16ScoresKernel(t, r, s, o, n);
-}
-ATLAS_V3 void bf16ScoresV3(const float *__restrict, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
+using Bf16ScoresFn = void (*)(const float *__restrict, float *__restrict, float *__restrict, int);
+// Only the baseline reads the table (made at its first use).
+void bf16ScoresBaseline(const float *__restrict r, float *__restrict s, float *__restrict o, int n);
+ATLAS_V3 void bf16ScoresV3(const float *__restrict r, float *__restrict s, float *__restrict o, int n)
 {
     bf16ScoresComputedKernel(r, s, o, n);
 }
-ATLAS_V4 void bf16ScoresV4(const float *__restrict, const float *__restrict r, float *__restrict s, float *__restrict o, int n)
+ATLAS_V4 void bf16ScoresV4(const float *__restrict r, float *__restrict s, float *__restrict o, int n)
 {
     bf16ScoresComputedKernel(r, s, o, n);
 }
@@ -255,9 +253,9 @@ bool setRoutingIsa(RoutingIsa isa)
     return true;
 }
 
-static void bf16Scores(const float *table, const float *row, float *s16, float *rounded, int n)
+static void bf16Scores(const float *row, float *s16, float *rounded, int n)
 {
-    forIsa<Bf16ScoresFn>(bf16ScoresBaseline, bf16ScoresV3, bf16ScoresV4)(table, row, s16, rounded, n);
+    forIsa<Bf16ScoresFn>(bf16ScoresBaseline, bf16ScoresV3, bf16ScoresV4)(row, s16, rounded, n);
 }
 
 void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
@@ -276,6 +274,13 @@ const std::vector<float> &sigmoidOfEveryBf16()
     }();
     return table;
 }
+
+namespace {
+void bf16ScoresBaseline(const float *__restrict r, float *__restrict s, float *__restrict o, int n)
+{
+    bf16ScoresKernel(sigmoidOfEveryBf16().data(), r, s, o, n);
+}
+} // namespace
 
 float sigmoid(float x)
 {
@@ -919,7 +924,6 @@ LayerRouting simulateLayerBlocks(int layer, const RouterConfig &config, const st
     const bool inLogits = config.bias == BiasUse::Logit;
     std::vector<float> zeros(static_cast<std::size_t>(E), 0.0f), z(inLogits ? zeros.size() : 0),
         sBias(z.size()), sBoth(z.size()), sTorch(zeros.size());
-    const std::vector<float> &bf16Sigmoid = sigmoidOfEveryBf16();
     Routing ref, var;
     std::uint64_t changed[kVariantCount] = {}, replaced[kVariantCount] = {}, reordered[kVariantCount] = {};
     double l1[kVariantCount] = {};
@@ -953,7 +957,7 @@ LayerRouting simulateLayerBlocks(int layer, const RouterConfig &config, const st
             sigmoidRow(row, s32.data(), E);
             // A BF16 logit has one of 65,536 values: its sigmoid is looked up (the same bits as computed),
             // and rounded for torch_bf16.
-            bf16Scores(bf16Sigmoid.data(), row, s16.data(), sTorch.data(), E);
+            bf16Scores(row, s16.data(), sTorch.data(), E);
         }
         // torch_bf16: every tensor BF16, each step rounded (the logits, the bias, their sum, the scores).
         if (inLogits) {

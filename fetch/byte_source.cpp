@@ -26,6 +26,13 @@ bool ByteSource::viewSmallFile(const std::string &file, const std::function<void
     return true;
 }
 
+void ByteSource::readRangesEach(const std::vector<RangeRequest> &requests, const EachAnswer &each)
+{
+    auto answers = readRanges(requests);
+    for (std::size_t i = 0; i < answers.size(); ++i)
+        each(i, std::move(answers[i]));
+}
+
 BatchAnswer ByteSource::readBatch(const std::vector<std::string> &files,
                                   const std::vector<RangeRequest> &speculative, const std::vector<std::string> &)
 {

@@ -48,6 +48,12 @@ public:
     virtual bool viewSmallFile(const std::string &file, const std::function<void(std::string_view)> &use);
     // A batch of ranges; a source may serve them concurrently. Answers come back in request order.
     virtual std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) = 0;
+    // The same batch, each answer handed to `each` (on the calling thread) as it comes; a source that
+    // serves ranges concurrently hands them in the order they arrive, so that work on the first can
+    // begin while the others are still on their way. A failure is thrown once every answer is in: the
+    // first in request order, as readRanges would throw it. By default readRanges, then each in order.
+    using EachAnswer = std::function<void(std::size_t index, RangeAnswer &&answer)>;
+    virtual void readRangesEach(const std::vector<RangeRequest> &requests, const EachAnswer &each);
     // Small files and speculative ranges at once (by default one after the other). `locate` names files
     // whose location a source that redirects may learn in the same batch, for the reads that follow (the
     // Hub's shards while the index downloads); others ignore it.

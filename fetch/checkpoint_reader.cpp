@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <array>
+#include <condition_variable>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -49,6 +52,7 @@ struct PendingShard
     bool haveFirst = false; // the first read already came (the probe)
     std::uint64_t held = 0; // bytes of this shard counted against the checkpoint's header budget
     ListedNames listed;     // what the parse found of `names`
+    bool handedOn = false; // its whole header came and went to be parsed while the batch goes on
 };
 
 // Counts header bytes against the checkpoint's budget before they are read, naming the shard that
@@ -141,9 +145,12 @@ std::uint64_t settleHeader(PendingShard &s, HeaderBudget &budget)
 
 // Reads the first bytes of the given shards in one batch, then the rest of any longer header.
 // No read asks for more than a header can hold (8 + kMaxHeaderLength bytes), and every byte is
-// granted by the budget before it is asked for.
+// granted by the budget before it is asked for. With `whole`, a shard whose first answer holds its
+// whole header is settled and handed to it as soon as that answer comes, while the batch goes on; the
+// shard is then another thread's and is not touched here again.
 void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
-                  const std::vector<std::size_t> &which, HeaderBudget &budget)
+                  const std::vector<std::size_t> &which, HeaderBudget &budget,
+                  const std::function<void(std::size_t)> &whole = {})
 {
     if (which.empty()) return;
     std::vector<RangeRequest> first;
@@ -156,11 +163,23 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
             first.push_back({shards[i].file, 0, granted});
             firstOf.push_back(i);
         }
-    auto answers = first.empty() ? std::vector<RangeAnswer>() : source.readRanges(first);
-    for (std::size_t k = 0; k < firstOf.size(); ++k) {
-        shards[firstOf[k]].answer = std::move(answers[k]);
-        shards[firstOf[k]].haveFirst = true;
-    }
+    if (!first.empty())
+        source.readRangesEach(first, [&](std::size_t k, RangeAnswer &&answer) {
+            auto &s = shards[firstOf[k]];
+            s.answer = std::move(answer);
+            s.haveFirst = true;
+            if (!whole) return;
+            try {
+                // Only what certainly holds its header; anything else (a longer header, a bad length
+                // prefix) is settled below, after the batch, in request order, as without `whole`.
+                if (8 + parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize) > s.held) return;
+                settleHeader(s, budget); // gives back what the guess brought beyond the header
+            } catch (const AtlasError &) {
+                return;
+            }
+            s.handedOn = true;
+            whole(firstOf[k]);
+        });
     // Shards whose first read held their whole header give back the rest first; only then are the
     // longer ones charged for what they still need, so that no guess counts twice.
     std::vector<RangeRequest> second;
@@ -168,6 +187,7 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
     for (int pass = 0; pass < 2; ++pass)
         for (std::size_t k = 0; k < which.size(); ++k) {
             auto &s = shards[which[k]];
+            if (s.handedOn) continue;
             const std::uint64_t need = 8 + parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
             if ((need <= s.held) != (pass == 0)) continue;
             if (const std::uint64_t missing = settleHeader(s, budget)) {
@@ -186,6 +206,74 @@ void fetchHeaders(ByteSource &source, std::vector<PendingShard> &shards,
         s.answer.bytes += more[k].bytes;
     }
 }
+
+// Parses headers on one more thread while the batch that brings them is still coming in (the calling
+// thread drives the transfers). The first failure is kept and told by finish(); what is handed after it
+// is not parsed. Destroyed without finish() (the batch failed), it stops and its failure is dropped:
+// the batch's own is the one told.
+class ParseAhead
+{
+public:
+    explicit ParseAhead(std::function<void(std::size_t)> parse)
+        : m_parse(std::move(parse)), m_thread([this] { work(); })
+    {
+    }
+    ~ParseAhead() { stop(); }
+    ParseAhead(const ParseAhead &) = delete;
+    ParseAhead &operator=(const ParseAhead &) = delete;
+
+    void hand(std::size_t i)
+    {
+        {
+            std::lock_guard hold(m_lock);
+            m_queue.push_back(i);
+        }
+        m_wake.notify_one();
+    }
+    // Waits for everything handed so far; rethrows the first failure.
+    void finish()
+    {
+        stop();
+        if (m_error) std::rethrow_exception(m_error);
+    }
+
+private:
+    void stop()
+    {
+        {
+            std::lock_guard hold(m_lock);
+            m_closed = true;
+        }
+        m_wake.notify_one();
+        if (m_thread.joinable()) m_thread.join();
+    }
+    void work()
+    {
+        std::size_t next = 0;
+        for (;;) {
+            std::size_t i;
+            {
+                std::unique_lock hold(m_lock);
+                m_wake.wait(hold, [&] { return next < m_queue.size() || m_closed; });
+                if (next >= m_queue.size()) return;
+                i = m_queue[next++];
+            }
+            if (m_error) continue; // the load fails with the first; the rest is not parsed
+            try {
+                m_parse(i);
+            } catch (...) {
+                m_error = std::current_exception();
+            }
+        }
+    }
+    std::function<void(std::size_t)> m_parse;
+    std::mutex m_lock;
+    std::condition_variable m_wake;
+    std::vector<std::size_t> m_queue;
+    bool m_closed = false;
+    std::exception_ptr m_error; // the worker's until joined
+    std::thread m_thread;
+};
 
 // One read of a checkpoint, step by step: the small files (with a probe of the first shard), the
 // shard list, what the header cache already holds, the headers themselves, their parsing, and the
@@ -421,10 +509,23 @@ private:
         else
             settleHeader(probe, m_budget); // its whole header is charged now, before more is read
         if (m_index && !probe.names.empty()) sizeGuessesFrom(probe, toFetch);
-        // The rest in one batch, with the remainder of the probe's header if it was longer.
+        // The rest in one batch, with the remainder of the probe's header if it was longer. Each header
+        // that comes whole is parsed on another thread at once, while the others are still coming.
         std::vector<std::size_t> rest(toFetch.begin() + 1, toFetch.end());
-        if (probe.answer.bytes.size() < 8 + probe.headerLength) rest.push_back(toFetch.front());
-        fetchHeaders(m_source, m_shards, rest, m_budget);
+        const bool probeWhole = probe.answer.bytes.size() >= 8 + probe.headerLength;
+        if (!probeWhole) rest.push_back(toFetch.front());
+        m_ckpt.shards.resize(m_shards.size());
+        m_parsed.assign(m_shards.size(), 0);
+        ParseAhead ahead([this](std::size_t i) {
+            parseOne(i);
+            m_parsed[i] = 1;
+        });
+        if (probeWhole) {
+            probe.handedOn = true;
+            ahead.hand(toFetch.front());
+        }
+        fetchHeaders(m_source, m_shards, rest, m_budget, [&](std::size_t i) { ahead.hand(i); });
+        ahead.finish();
     }
 
     void sizeGuessesFrom(const PendingShard &probe, const std::vector<std::size_t> &toFetch)
@@ -458,7 +559,9 @@ private:
         std::vector<char> stale(m_shards.size(), 0), read(m_shards.size(), 0);
         for (std::size_t i : toRead)
             read[i] = 1;
+        m_parsed.resize(m_shards.size(), 0);
         parallelFor(m_shards.size(), m_options.parseThreads, [&](std::size_t i) {
+            if (m_parsed[i]) return; // while its batch came in
             if (read[i]) fetchHeaders(m_source, m_shards, {i}, m_budget);
             stale[i] = !parseOne(i);
         });
@@ -596,6 +699,7 @@ private:
     std::uint64_t m_probeHeld = 0;      // what the budget granted it
     std::optional<CheckpointIndex> m_index;
     std::vector<PendingShard> m_shards;
+    std::vector<char> m_parsed; // parsed while the batch that brought it came in
 };
 
 } // namespace

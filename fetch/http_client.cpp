@@ -276,8 +276,9 @@ public:
     using Clock = std::chrono::steady_clock;
 
     Batch(HttpClient &client, const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
-          const std::function<void(std::uint64_t, std::uint64_t)> &onProgress)
-        : m_client(client), m_transfers(requests.size()), m_cancel(cancel), m_onProgress(onProgress)
+          const std::function<void(std::uint64_t, std::uint64_t)> &onProgress, const OnDone &onDone)
+        : m_client(client), m_transfers(requests.size()), m_cancel(cancel), m_onProgress(onProgress),
+          m_onDone(onDone)
     {
         for (std::size_t i = 0; i < requests.size(); ++i) {
             Transfer &t = m_transfers[i];
@@ -312,6 +313,10 @@ public:
             int left = 0;
             while (CURLMsg *msg = lib::curl_multi_info_read(m_client.m_multi, &left))
                 if (msg->msg == CURLMSG_DONE) finished(msg);
+            // Handed on once each is final and its receipt taken (the receipt hashes the body).
+            for (std::size_t i : m_justDone)
+                if (m_onDone) m_onDone(i, m_transfers[i].response);
+            m_justDone.clear();
             if (m_done >= m_transfers.size()) break;
             sleep();
         }
@@ -524,6 +529,7 @@ private:
         t.response.status = status;
         t.response.finalUrl = t.url;
         ++m_done;
+        m_justDone.push_back(static_cast<std::size_t>(&t - m_transfers.data()));
     }
 
     // Until a socket is ready, the next retry is due, or a cancel check is due.
@@ -548,8 +554,10 @@ private:
     std::size_t m_active = 0;
     std::map<std::string, std::size_t> m_activeByOrigin; // of m_active
     std::size_t m_done = 0;
+    std::vector<std::size_t> m_justDone; // final since onDone was last called
     const std::atomic<bool> *m_cancel;
     const std::function<void(std::uint64_t, std::uint64_t)> &m_onProgress;
+    const OnDone &m_onDone;
 };
 
 void HttpClient::record(Transfer &t, long status, const std::string &note)
@@ -577,13 +585,13 @@ void HttpClient::record(Transfer &t, long status, const std::string &note)
 
 std::vector<HttpResponse>
 HttpClient::perform(const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
-                    const std::function<void(std::uint64_t, std::uint64_t)> &onProgress)
+                    const std::function<void(std::uint64_t, std::uint64_t)> &onProgress, const OnDone &onDone)
 {
     if (!m_started) {
         m_epoch = std::chrono::steady_clock::now();
         m_started = true;
     }
-    return Batch(*this, requests, cancel, onProgress).run();
+    return Batch(*this, requests, cancel, onProgress, onDone).run();
 }
 
 } // namespace atlas

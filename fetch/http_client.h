@@ -74,10 +74,14 @@ public:
     HttpClient &operator=(const HttpClient &) = delete;
 
     // Performs every request concurrently; answers in request order. Throws AtlasError(Source,
-    // "cancelled") when the flag is raised. onBytes reports body bytes as they arrive.
+    // "cancelled") when the flag is raised. onBytes reports body bytes as they arrive. onDone, when
+    // given, is handed each response on this thread as soon as it is final (after its redirects and
+    // retries) and may take its body; what it leaves is returned with the others.
+    using OnDone = std::function<void(std::size_t index, HttpResponse &response)>;
     std::vector<HttpResponse>
     perform(const std::vector<HttpRequest> &requests, const std::atomic<bool> *cancel,
-            const std::function<void(std::uint64_t bytes, std::uint64_t requests)> &onProgress = {});
+            const std::function<void(std::uint64_t bytes, std::uint64_t requests)> &onProgress = {},
+            const OnDone &onDone = {});
 
     ReceiptLog &receipts() { return *m_receipts; }
 

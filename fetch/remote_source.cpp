@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <unistd.h>
 
@@ -132,11 +133,13 @@ RemoteSource::RemoteSource(HttpClient::Options options, std::shared_ptr<ReceiptL
 {
 }
 
-std::vector<HttpResponse> RemoteSource::perform(const std::vector<HttpRequest> &requests)
+std::vector<HttpResponse> RemoteSource::perform(const std::vector<HttpRequest> &requests,
+                                                const HttpClient::OnDone &onDone)
 {
     throwIfCancelled();
-    return m_client.perform(requests, cancelFlag(),
-                            [this](std::uint64_t bytes, std::uint64_t count) { noteTraffic(bytes, count); });
+    return m_client.perform(
+        requests, cancelFlag(), [this](std::uint64_t bytes, std::uint64_t count) { noteTraffic(bytes, count); },
+        onDone);
 }
 
 std::string RemoteSource::urlFor(const std::string &file)
@@ -254,6 +257,26 @@ std::vector<RangeAnswer> RemoteSource::readRanges(const std::vector<RangeRequest
     for (std::size_t i = 0; i < requests.size(); ++i)
         answers.push_back(rangeFrom(requests[i].file, http[i], responses[i]));
     return answers;
+}
+
+void RemoteSource::readRangesEach(const std::vector<RangeRequest> &requests, const EachAnswer &each)
+{
+    std::vector<HttpRequest> http;
+    http.reserve(requests.size());
+    for (const auto &r : requests)
+        http.push_back(rangeRequest(r));
+    // Checked and handed on as each arrives; a failure waits until all are in, so that the one told is
+    // the first in request order, whatever order the server answered in.
+    std::vector<std::exception_ptr> failed(requests.size());
+    perform(http, [&](std::size_t i, HttpResponse &response) {
+        try {
+            each(i, rangeFrom(requests[i].file, http[i], response));
+        } catch (...) {
+            failed[i] = std::current_exception();
+        }
+    });
+    for (const auto &f : failed)
+        if (f) std::rethrow_exception(f);
 }
 
 RangeAnswer RemoteSource::rangeFrom(const std::string &file, const HttpRequest &request, HttpResponse &r)

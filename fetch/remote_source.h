@@ -20,6 +20,7 @@ public:
     RemoteSource(HttpClient::Options options, std::shared_ptr<ReceiptLog> receipts);
     std::optional<std::string> readSmallFile(const std::string &file) override;
     std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) override;
+    void readRangesEach(const std::vector<RangeRequest> &requests, const EachAnswer &each) override;
     BatchAnswer readBatch(const std::vector<std::string> &files,
                           const std::vector<RangeRequest> &speculative,
                           const std::vector<std::string> &locate = {}) override;
@@ -32,7 +33,8 @@ protected:
     virtual std::string describeFailure(const std::string &file, const HttpResponse &response);
     // Whether `file` is known not to exist (the Hub lists a commit's files), saving a request.
     virtual bool knownAbsent(const std::string &) { return false; }
-    std::vector<HttpResponse> perform(const std::vector<HttpRequest> &requests);
+    std::vector<HttpResponse> perform(const std::vector<HttpRequest> &requests,
+                                      const HttpClient::OnDone &onDone = {});
     std::string urlFor(const std::string &file);
     void remember(const std::string &file, const HttpResponse &response);
     HttpRequest rangeRequest(const RangeRequest &r);

@@ -60,6 +60,14 @@ std::uint64_t fileSize(const std::string &p)
     return std::filesystem::file_size(p);
 }
 
+// Makes a header's JSON unparseable without changing its length: its first key loses its opening quote.
+void breakHeader(const std::string &path)
+{
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(9);
+    f.put('~');
+}
+
 } // namespace
 
 class TestRemote : public QObject
@@ -75,6 +83,8 @@ private slots:
         m_hub.addRepo("gated/small", synth::smallLayout(), true);
         m_hub.addRepo("atlas/truncated", synth::smallLayout());
         m_hub.addRepo("atlas/missing-shard", synth::smallLayout());
+        m_hub.addRepo("atlas/bad-header", synth::smallLayout());
+        m_hub.addRepo("atlas/bad-and-missing", synth::smallLayout());
         for (const char *answer : {"http", "429", "200", "404"}) {
             m_hub.addRepo(std::string("hostile/head-") + answer, synth::smallLayout());
             m_hub.setHeadAnswer(std::string("hostile/head-") + answer, answer);
@@ -89,6 +99,11 @@ private slots:
         std::filesystem::resize_file(t, fileSize(t) - 1000);
         std::filesystem::remove(m_hub.repoFolder("atlas/missing-shard") +
                                 "/model-00003-of-00003.safetensors");
+        // Headers parsed while their batch still comes in: one that does not parse, and one that does
+        // not parse in a batch where another shard is missing.
+        breakHeader(m_hub.repoFolder("atlas/bad-header") + "/model-00002-of-00003.safetensors");
+        breakHeader(m_hub.repoFolder("atlas/bad-and-missing") + "/model-00002-of-00003.safetensors");
+        std::filesystem::remove(m_hub.repoFolder("atlas/bad-and-missing") + "/model-00003-of-00003.safetensors");
         QString error;
         QVERIFY2(m_hub.start(&error), qPrintable(error));
         qputenv("HF_ENDPOINT", QByteArray::fromStdString(m_hub.endpoint()));
@@ -386,6 +401,27 @@ private slots:
         QCOMPARE(e.kind(), ErrorKind::Invalid);
         QCOMPARE(e.problem(), HeaderProblem::Truncated);
         QVERIFY(QString::fromUtf8(e.what()).contains(QLatin1String("model-00002-of-00003.safetensors")));
+    }
+
+    // A header that does not parse is named, whether it is parsed while its batch still comes in or
+    // after (CheckpointRead::fetchShardHeaders parses each whole header on arrival).
+    void malformedHeaderInTheBatch()
+    {
+        const AtlasError e = loadError("hf://atlas/bad-header", m_trusted);
+        QCOMPARE(e.kind(), ErrorKind::Invalid);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model-00002-of-00003.safetensors")), e.what());
+        // The same checkpoint read locally fails the same way.
+        const AtlasError local = loadError(m_hub.repoFolder("atlas/bad-header"), {});
+        QCOMPARE(QString::fromUtf8(local.what()), QString::fromUtf8(e.what()));
+    }
+
+    // A shard that cannot be read is told before a header of the same batch that did not parse: what the
+    // server failed to send comes first, as when every header was parsed after the batch.
+    void readFailureBeforeParseFailure()
+    {
+        const AtlasError e = loadError("hf://atlas/bad-and-missing", m_trusted);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("model-00003-of-00003.safetensors")), e.what());
+        QVERIFY2(!QString::fromUtf8(e.what()).contains(QLatin1String("model-00002")), e.what());
     }
 
     void serverIgnoresRange()

@@ -14,6 +14,7 @@
 #include "settings.h"
 
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -88,6 +89,24 @@ private:
     std::map<std::string, double> m_worstByStep;
 };
 
+// Runs the event loop for ms. Not QTest::qWait: it sleeps 10 ms between its passes over the events, and
+// the monitor would count each sleep as a stall of the window.
+void settle(int ms)
+{
+    QEventLoop loop;
+    QTimer::singleShot(ms, Qt::PreciseTimer, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+// Types text as keystrokes gap ms apart (QTest::keyClicks with a delay waits with qWait).
+void typeSlowly(QWidget *w, const QString &text, int gap)
+{
+    for (const QChar c : text) {
+        QTest::keyClick(w, c.toLatin1());
+        settle(gap);
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -99,7 +118,7 @@ int main(int argc, char **argv)
     atlas::MainWindow window(false);
     window.resize(1440, 900);
     window.show();
-    QTest::qWait(200);
+    settle(200);
 
     StallMonitor monitor;
     QElapsedTimer total;
@@ -112,45 +131,45 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "bench_gui: the demo did not load: %s\n", qPrintable(window.errorText()));
         return 1;
     }
-    QTest::qWait(300);
+    settle(300);
 
     for (atlas::AtlasView *v : window.views()) {
         monitor.step("show the " + v->title().toStdString() + " view");
         window.showView(v);
-        QTest::qWait(300);
+        settle(300);
     }
 
     auto *layers = window.view(QStringLiteral("layers"));
     window.showView(layers);
-    QTest::qWait(200);
+    settle(200);
     auto *filter = layers->findChild<QLineEdit *>();
     monitor.step("type 'experts.17' into the Layers filter");
-    QTest::keyClicks(filter, QStringLiteral("experts.17"), Qt::NoModifier, 60);
-    QTest::qWait(600); // past the debounce
+    typeSlowly(filter, QStringLiteral("experts.17"), 60);
+    settle(600); // past the debounce
     monitor.step("type 'e_score' into the Layers filter");
     filter->clear();
-    QTest::keyClicks(filter, QStringLiteral("e_score"), Qt::NoModifier, 60);
-    QTest::qWait(600);
+    typeSlowly(filter, QStringLiteral("e_score"), 60);
+    settle(600);
     monitor.step("clear the Layers filter");
     filter->clear();
-    QTest::qWait(600);
+    settle(600);
 
     auto *cache = window.view(QStringLiteral("cache"));
     window.showView(cache);
-    QTest::qWait(200);
+    settle(200);
     auto *slider = cache->findChild<QSlider *>();
     monitor.step("drag the context slider end to end");
     for (int pass = 0; pass < 6; ++pass) // each stop (1 K, 2 K, ... the maximum), up and down, three times
         for (int i = 0; i <= slider->maximum() - slider->minimum(); ++i) {
             slider->setValue(pass % 2 == 0 ? slider->minimum() + i : slider->maximum() - i);
-            QTest::qWait(8);
+            settle(8);
         }
-    QTest::qWait(200);
+    settle(200);
 
     auto *routing = qobject_cast<atlas::RoutingView *>(window.view(QStringLiteral("routing")));
     window.showView(routing);
     routing->setTokens(4096);
-    QTest::qWait(200);
+    settle(200);
     monitor.step("Simulate 4,096 tokens per layer");
     QSignalSpy simulated(routing, &atlas::RoutingView::simulationFinished);
     QPushButton *run = nullptr;
@@ -161,7 +180,7 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "bench_gui: the simulation did not finish\n");
         return 1;
     }
-    QTest::qWait(300);
+    settle(300);
     monitor.step("end");
 
     std::printf("bench_gui: full demo, 1440x900 offscreen, %.1f s in all\n", double(total.elapsed()) / 1000.0);

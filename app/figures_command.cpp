@@ -153,7 +153,7 @@ int runFigures(int argc, char **argv, const std::vector<std::string> &args)
     QEventLoop loop;
     QString failure;
     int failureKind = 3;
-    QObject::connect(window.loader(), &CheckpointLoader::finished, &loop, &QEventLoop::quit);
+    QObject::connect(&window, &MainWindow::checkpointShown, &loop, &QEventLoop::quit); // every view holds it
     QObject::connect(window.loader(), &CheckpointLoader::failed, &loop, [&](const QString &m, int kind) {
         failure = m;
         failureKind = kind;

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     total.start();
 
     monitor.step("open the demo (layout, then biases)");
-    QSignalSpy loaded(window.loader(), &atlas::CheckpointLoader::finished);
+    QSignalSpy loaded(&window, &atlas::MainWindow::checkpointShown);
     window.openDemo();
     if (!loaded.wait(300000)) {
         std::fprintf(stderr, "bench_gui: the demo did not load: %s\n", qPrintable(window.errorText()));

@@ -82,10 +82,10 @@ std::shared_ptr<const LoadedCheckpoint> loadLocal(const QString &dir)
     return LoadPipeline(request).run().layout;
 }
 
-// Opens a folder in a window and waits for the layout and the biases.
+// Opens a folder in a window and waits until every view holds the layout and the biases.
 bool openAndWait(MainWindow &window, const QString &dir)
 {
-    QSignalSpy done(window.loader(), &CheckpointLoader::finished);
+    QSignalSpy done(&window, &MainWindow::checkpointShown);
     window.openSource(dir);
     return done.wait(300000);
 }
@@ -1672,7 +1672,7 @@ private slots:
         QVERIFY(window.errorText().isEmpty());
 
         // The same source then loads to the end, through the same proxies.
-        QSignalSpy finished(window.loader(), &CheckpointLoader::finished);
+        QSignalSpy finished(&window, &MainWindow::checkpointShown);
         window.openSource(QStringLiteral("atlas/glm5"));
         QVERIFY(finished.wait(300000));
         auto *overview = qobject_cast<OverviewView *>(window.view(QStringLiteral("overview")));

@@ -794,7 +794,16 @@ private slots:
                      QStringLiteral("Shards: 1 GGUF file — ") + window.property("atlasProvenance").toString());
             value.setProperty("headline", QStringLiteral("70,272 B/token"));
             QVERIFY(cardCitation(&value, QStringLiteral("Cache")).startsWith(QStringLiteral("Cache: 70,272 B/token (1 GGUF file) — ")));
+            QCOMPARE(cardValueText(&value), QStringLiteral("1 GGUF file")); // Copy Value: what is shown, bare
+            value.setText(QStringLiteral("a < b"));
+            value.setTextFormat(Qt::PlainText);
+            QCOMPARE(cardValueText(&value), QStringLiteral("a < b"));
         }
+        // The Overview's cards are not selectable (a selectable label lays plain text out as a document): their
+        // values are copied from the menu.
+        for (auto *card : overview->findChildren<QFrame *>(QStringLiteral("card")))
+            for (auto *label : card->findChildren<QLabel *>())
+                QVERIFY2(!(label->textInteractionFlags() & Qt::TextSelectableByMouse), qPrintable(label->text()));
         // Fits on: llama.cpp's offload on each ticked GPU, as planLlamaCpp words it.
         overview->setTickedGpus({QStringLiteral("H200"), QStringLiteral("H100")});
         QTRY_VERIFY_WITH_TIMEOUT(!overview->fitsPending(), 120000);

@@ -35,6 +35,15 @@ namespace {
 
 } // namespace
 
+// The value a card shows, as plain text (a card may hold rich text: a second line, a link to its working).
+QString cardValueText(const QLabel *label)
+{
+    if (label->textFormat() == Qt::PlainText || !Qt::mightBeRichText(label->text())) return label->text().simplified();
+    QTextDocument doc;
+    doc.setHtml(label->text());
+    return doc.toPlainText().simplified();
+}
+
 QString cardCitation(const QLabel *label, const QString &name)
 {
     QTextDocument doc;
@@ -65,18 +74,23 @@ QFrame *card(QWidget *parent, QLabel **value, const QString &name)
     f.setPointSizeF(f.pointSizeF() * 1.6);
     f.setWeight(QFont::DemiBold);
     (*value)->setFont(f);
-    (*value)->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Not selectable by mouse: a selectable label lays its text out as a rich-text document even when it is
+    // plain, and the Overview's twenty cards were then a third of the open's longest stall (bench_gui). The
+    // value is copied from the card's menu instead, bare or with its source.
     // Copy as…: the number with what it is and where it comes from, ready to paste into a document.
     QLabel *label = *value;
     label->setContextMenuPolicy(Qt::CustomContextMenu);
     QObject::connect(label, &QWidget::customContextMenuRequested, label, [label, name](const QPoint &at) {
         QMenu menu(label);
+        QAction *bare = menu.addAction(QObject::tr("Copy Value"));
         menu.addAction(QObject::tr("Copy Value with Its Source"));
         const QString working = label->property("working").toString();
         QAction *copyWorking = working.isEmpty() ? nullptr : menu.addAction(QObject::tr("Copy the Working"));
         QAction *chosen = menu.exec(label->mapToGlobal(at));
         if (!chosen) return;
-        QGuiApplication::clipboard()->setText(chosen == copyWorking ? working : cardCitation(label, name));
+        QGuiApplication::clipboard()->setText(chosen == copyWorking ? working
+                                              : chosen == bare     ? cardValueText(label)
+                                                                   : cardCitation(label, name));
     });
     v->addWidget(caption);
     v->addWidget(*value);

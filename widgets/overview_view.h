@@ -16,6 +16,8 @@ namespace atlas {
 
 // A card's number as its "Copy Value with Its Source" puts it: "Parameters: 753.33 B params — <provenance>".
 QString cardCitation(const QLabel *label, const QString &name);
+// A card's number as its "Copy Value" puts it: the text shown, without markup ("753.33 B params").
+QString cardValueText(const QLabel *label);
 
 class ReflowGrid;
 

@@ -268,7 +268,6 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
             });
     m_applyNext = new QTimer(this);
     m_applyNext->setSingleShot(true);
-    m_applyNext->setObjectName(QStringLiteral("applyNext"));
     connect(m_applyNext, &QTimer::timeout, this, &MainWindow::applyNextPending);
     // The heavy part of showing a checkpoint (the Layers tree) is prepared on the loader's thread.
     // So is the figures' provenance line (a local folder's is a hash of its headers), after the views' parts.

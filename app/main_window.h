@@ -89,16 +89,14 @@ public:
 
     enum class Theme { Light, Dark };
     static void applyTheme(Theme theme);
+    // Colours chosen in code (the error banner, the views' banners, verdicts and series) follow the theme.
+    void themeChanged();
 
 signals:
     // The load has ended and every view holds its checkpoint and biases. The views after the one on
     // screen get them one per turn of the event loop, so this can come a few turns after the loader's
     // finished.
     void checkpointShown();
-
-public:
-    // Colours chosen in code (the error banner, the views' banners, verdicts and series) follow the theme.
-    void themeChanged();
 
 protected:
     bool event(QEvent *event) override;
@@ -144,10 +142,10 @@ private:
     std::shared_ptr<const PreparedViews> m_pendingPrepared;
     std::shared_ptr<const BiasAudit> m_pendingBiases;
     // The views after the one on screen wait until the window has painted it: the first waits for the
-    // paint (or 100 ms, if none comes) and then 5 ms, each next one for a 1 ms timer. The view on screen
-    // is painted in the turn after its layout (updates are off until a 1 ms timer). A posted call or a zero timer would
-    // run in the same stretch as the layout and paint the view before it posted, and the two would be one
-    // stall.
+    // paint (or 100 ms, if none comes) and then 5 ms, each next one for a 1 ms timer. A posted call or a
+    // zero timer would run in the same stretch as the layout and paint the view before it posted, and the
+    // two would be one stall. The view on screen is itself painted in the turn after its layout (updates
+    // are off until a 1 ms timer).
     QTimer *m_applyNext = nullptr;
     bool m_applyAfterPaint = false;
     bool m_announceWhenApplied = false; // the load has finished: checkpointShown when no view waits

@@ -46,9 +46,7 @@ QString cardValueText(const QLabel *label)
 
 QString cardCitation(const QLabel *label, const QString &name)
 {
-    QTextDocument doc;
-    doc.setHtml(label->text());
-    const QString shown = doc.toPlainText().simplified();
+    const QString shown = cardValueText(label);
     const QString exact = label->property("headline").toString();
     QString text = name + QStringLiteral(": ") + (exact.isEmpty() || exact == shown ? shown : exact + QStringLiteral(" (") + shown + QLatin1Char(')'));
     const QString source = label->window() ? label->window()->property("atlasProvenance").toString() : QString();

@@ -92,6 +92,9 @@ std::string_view routingIsaName(RoutingIsa isa); // "baseline", "x86-64-v3", "x8
 std::vector<RoutingIsa> supportedRoutingIsas();  // those this CPU runs, the baseline first
 RoutingIsa routingIsa();                         // in use: the best, or ATLAS_ISA's name at start-up
 bool setRoutingIsa(RoutingIsa isa);              // false (and unchanged) if the CPU cannot run it
+// The x86-64-v3 synthetic logits run S values a step on the scalar multiplier beside eight on AVX2: S = 2,
+// or 8 on Zen 1. Tests set 2 or 8 to run either on any CPU (the same bits); anything else: chosen again.
+void setSyntheticScalarShare(int values);
 
 // 1 / (1 + e^-x) in FP32, to within a few units in the last place, the same bits on every machine;
 // NaN stays NaN. sigmoidRow does a whole row and is what the simulation uses.

@@ -670,6 +670,23 @@ private slots:
             }
             QCOMPARE(r.special.referenceLoad, base.special.referenceLoad);
         }
+        // The AVX2 generator with either share of scalar values a step (2, or Zen 1's 8), over tables whose
+        // length is not a multiple of the step and blocks that start at any token.
+        if (setRoutingIsa(RoutingIsa::X86_64_V3)) {
+            for (const int share : {2, 8}) {
+                setSyntheticScalarShare(share);
+                for (const std::uint32_t tokens : {1u, 3u, 1001u}) {
+                    std::vector<float> made(std::size_t(tokens) * 6), expected(made.size());
+                    syntheticLogits(9, 4, 5, tokens, 6, 1.0f, made.data());
+                    setRoutingIsa(RoutingIsa::Baseline);
+                    syntheticLogits(9, 4, 5, tokens, 6, 1.0f, expected.data());
+                    setRoutingIsa(RoutingIsa::X86_64_V3);
+                    QVERIFY2(std::memcmp(made.data(), expected.data(), made.size() * 4) == 0,
+                             qPrintable(QStringLiteral("share %1, %2 tokens").arg(share).arg(tokens)));
+                }
+            }
+            setSyntheticScalarShare(-1);
+        }
         // One the CPU cannot run is refused, and the one in use stays.
         if (isas.size() < 3) QVERIFY(!setRoutingIsa(RoutingIsa::X86_64_V4));
         QVERIFY(setRoutingIsa(before));

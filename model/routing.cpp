@@ -594,18 +594,23 @@ ATLAS_V4 inline int packAtLeast16(const float *c, int E, float t, int *ci, float
 ATLAS_V4 inline void rankTopK16(const int *ci, float *cv, int n, int K, int *idx, float *val)
 {
     // The places after the n-th read as NaN (beats nothing, equals nothing): masked loads, not a loop
-    // of stores whose length mispredicts.
+    // of stores whose length mispredicts. Each candidate is then taken from these registers, not from
+    // cv / ci again: the packing has just written them with wide stores at other offsets, which a
+    // narrow load cannot be forwarded from (it would wait for the stores to reach the cache).
     const int vectors = (n + 15) / 16;
     __m512 v[kRankMax / 16];
+    __m512i ids[kRankMax / 16];
     for (int k = 0; k < vectors; ++k) {
         const int left = n - 16 * k;
         const auto present = static_cast<__mmask16>(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
         v[k] = _mm512_mask_loadu_ps(_mm512_set1_ps(NAN), present, cv + 16 * k);
+        ids[k] = _mm512_maskz_loadu_epi32(present, ci + 16 * k);
     }
     int outIdx[kRankMax + 1];
     float outVal[kRankMax + 1];
     for (int i = 0; i < n; ++i) {
-        const __m512 b = _mm512_set1_ps(cv[i]);
+        const __m512i lane = _mm512_set1_epi32(i & 15);
+        const __m512 b = _mm512_mask_permutexvar_ps(v[i >> 4], 0xFFFF, lane, v[i >> 4]); // masked: GCC bug 105593
         unsigned gt = 0, eq = 0;
         for (int k = 0; k < vectors; ++k) {
             gt |= static_cast<unsigned>(_mm512_cmp_ps_mask(v[k], b, _CMP_GT_OQ)) << (16 * k);
@@ -613,19 +618,15 @@ ATLAS_V4 inline void rankTopK16(const int *ci, float *cv, int n, int K, int *idx
         }
         const unsigned before = i == 0 ? 0u : (~0u >> (32 - i));
         const int rank = __builtin_popcount(gt) + __builtin_popcount(eq & before);
-        const int at = rank < K ? rank : K;
-        outIdx[at] = ci[i];
-        outVal[at] = cv[i];
+        const int at = rank < K ? rank : K; // the places from K on are not kept
+        outIdx[at] = _mm512_cvtsi512_si32(_mm512_mask_permutexvar_epi32(ids[i >> 4], 0xFFFF, lane, ids[i >> 4]));
+        outVal[at] = _mm512_cvtss_f32(b);
     }
-    // The kept places (at most kRankMax = 32) in two masked stores, not a call to memcpy per array.
+    // The kept places one by one: a wide load of these narrow stores would wait for them to reach the cache.
     const int kept = n < K ? n : K;
-    const auto low = static_cast<__mmask16>(kept >= 16 ? 0xFFFFu : (1u << kept) - 1u);
-    const auto high = static_cast<__mmask16>(kept >= 32 ? 0xFFFFu : kept <= 16 ? 0u : (1u << (kept - 16)) - 1u);
-    _mm512_mask_storeu_epi32(idx, low, _mm512_loadu_si512(outIdx));
-    _mm512_mask_storeu_ps(val, low, _mm512_loadu_ps(outVal));
-    if (high) {
-        _mm512_mask_storeu_epi32(idx + 16, high, _mm512_loadu_si512(outIdx + 16));
-        _mm512_mask_storeu_ps(val + 16, high, _mm512_loadu_ps(outVal + 16));
+    for (int k = 0; k < kept; ++k) {
+        idx[k] = outIdx[k];
+        val[k] = outVal[k];
     }
 }
 #endif

@@ -122,25 +122,31 @@ std::optional<ShardSet> shardSetOf(std::string_view name)
     return ShardSet{head.substr(0, dash + 1), total.size(), static_cast<std::size_t>(std::stoul(std::string(total)))};
 }
 
-// Holds a shard's answer at exactly its header (8 + headerLength bytes), charging the budget for what
+// Holds a shard's answer at its header (8 + headerLength bytes, or up to an eighth more), charging the budget for what
 // more is needed before it is read, and giving back what a longer first read brought beyond it.
 // Returns how many bytes are still to be read.
 std::uint64_t settleHeader(PendingShard &s, HeaderBudget &budget)
 {
     s.headerLength = parseHeaderLength(s.file, s.answer.bytes, s.answer.fileSize);
     const std::uint64_t need = 8 + s.headerLength;
-    if (need > s.held) {
-        budget.charge(s.file, need - s.held);
+    const std::uint64_t have = s.answer.bytes.size();
+    // A speculative read may have brought data bytes too: given back when they are more than an eighth of
+    // the header, else kept (and still charged) until the header is parsed. Copying a header of megabytes
+    // into a new buffer to return a few kilobytes cost more than parsing it (Kimi-K3's 0.8 MB headers).
+    const bool keepTail = have > need && have - need <= need / 8;
+    const std::uint64_t hold = keepTail ? have : need;
+    if (hold > s.held) {
+        budget.charge(s.file, hold - s.held);
     } else {
-        budget.release(s.held - need);
+        budget.release(s.held - hold);
     }
-    s.held = need;
-    if (s.answer.bytes.size() >= need) {
+    s.held = hold;
+    if (have >= need) {
         s.answer.bytes.resize(need);
-        s.answer.bytes.shrink_to_fit(); // a speculative read may have brought data bytes too
+        if (!keepTail) s.answer.bytes.shrink_to_fit();
         return 0;
     }
-    return need - s.answer.bytes.size();
+    return need - have;
 }
 
 // Reads the first bytes of the given shards in one batch, then the rest of any longer header.

@@ -283,6 +283,9 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
     // 57 MB index would otherwise hold its text, the arena and the arena's previous copy at once). Pages
     // never written are never resident.
     handler.names.reserve(text.size());
+    // The entries likewise: at least 16 bytes of text each in any real index (a name, a file, four quotes,
+    // a colon and a comma), so these pages are the ones written and the vector is not copied as it grows.
+    handler.entries.reserve(text.size() / 16);
     // A large index is read in two halves at once: the second from a guessed key of weight_map near the
     // middle, the first up to that key. When the first reading does stop there (inside weight_map, a key
     // next), the two readings joined are the one reading; otherwise the first simply reads on to the end.
@@ -297,6 +300,7 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
         second.resumeInWeightMap();
         auto reading = std::async(std::launch::async, [&] {
             second.names.reserve(text.size() - split);
+            second.entries.reserve((text.size() - split) / 16);
             if (!parseJson(text, second, &later)) fail(HeaderProblem::BadIndex, "not valid JSON");
         });
         JsonPart first;

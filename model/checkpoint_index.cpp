@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <future>
 #include <unordered_map>
 
@@ -61,11 +62,17 @@ class IndexHandler
 {
 public:
     using json = nlohmann::json;
-    IndexHandler(std::string_view file, const std::atomic<bool> *cancel) : m_file(file), m_cancel(cancel) {}
+    // Names go straight into `arena`, from byte `base` on, at most `capacity` bytes (no name is longer than
+    // the text it was read from, so the text's length bounds them); the file names, a handful repeated
+    // 118k times, are interned.
+    IndexHandler(std::string_view file, const std::atomic<bool> *cancel, char *arena, std::uint64_t base,
+                 std::uint64_t capacity)
+        : m_file(file), m_cancel(cancel), m_arena(arena + base), m_base(base), m_capacity(capacity)
+    {
+    }
 
-    // Names go straight into the arena; the file names, a handful repeated 118k times, are interned.
-    std::string names;
-    std::vector<CheckpointIndex::Entry> entries; // shard: the file's slot in files, in order of appearance
+    std::vector<CheckpointIndex::Entry> entries; // offsets into the whole arena; shard: the file's slot in
+                                                 // files, in order of appearance
     std::vector<std::string> files;
     std::optional<std::uint64_t> totalSize;
     bool sawWeightMap = false;
@@ -88,14 +95,10 @@ public:
         if (later.repeatedWeightMaps) {
             // A weight_map given again in the later half: the last one counts, and only the later half has it.
             repeatedWeightMaps += later.repeatedWeightMaps;
-            names = std::move(later.names);
             entries = std::move(later.entries);
             files = std::move(later.files);
         } else {
-            if (names.size() + later.names.size() > UINT32_MAX)
-                fail(HeaderProblem::BadIndex, "the tensor names of weight_map exceed 4 GiB");
-            const auto shift = static_cast<std::uint32_t>(names.size());
-            names += later.names;
+            // The later half's names are in its own part of the arena already, its entries' offsets too.
             std::vector<std::uint32_t> slot(later.files.size());
             for (std::size_t f = 0; f < later.files.size(); ++f) {
                 auto [it, fresh] = m_fileSlot.try_emplace(later.files[f], static_cast<std::uint32_t>(files.size()));
@@ -104,7 +107,6 @@ public:
             }
             entries.reserve(entries.size() + later.entries.size());
             for (auto e : later.entries) {
-                e.offset += shift;
                 e.shard = slot[e.shard];
                 entries.push_back(e);
             }
@@ -138,19 +140,17 @@ public:
     bool string(std::string &v)
     {
         if (m_depth == 2 && m_inWeightMap) {
-            if (m_key.size() > UINT32_MAX || names.size() + m_key.size() > UINT32_MAX)
-                fail(HeaderProblem::BadIndex, "the tensor names of weight_map exceed 4 GiB");
+            // The key was written into the arena when it was read (key): kept now.
             CheckpointIndex::Entry e;
-            e.offset = static_cast<std::uint32_t>(names.size());
-            e.length = static_cast<std::uint32_t>(m_key.size());
-            names += m_key;
+            e.offset = static_cast<std::uint32_t>(m_base + m_used);
+            e.length = static_cast<std::uint32_t>(m_keyLength);
             if (m_lastFile >= 0 && files[static_cast<std::size_t>(m_lastFile)] == v) {
                 e.shard = static_cast<std::uint32_t>(m_lastFile);
             } else {
                 auto [it, fresh] = m_fileSlot.try_emplace(v, static_cast<std::uint32_t>(files.size()));
                 if (fresh) {
                     if (!isSafeShardName(v))
-                        fail(HeaderProblem::UnsafeFileName, "weight_map entry for '" + m_key + "' names '" + v +
+                        fail(HeaderProblem::UnsafeFileName, "weight_map entry for '" + keyText() + "' names '" + v +
                                                                 "', which is not a plain file name in the same "
                                                                 "directory");
                     files.push_back(v);
@@ -159,6 +159,8 @@ public:
                 m_lastFile = static_cast<int>(it->second);
             }
             entries.push_back(e);
+            m_used += m_keyLength; // kept (only now: a fault above names the key as it stands at m_used)
+            m_keyInArena = false;
             if ((entries.size() & 4095) == 0) stopIfCancelled(m_cancel);
             return true;
         }
@@ -174,7 +176,7 @@ public:
             // A key given twice: the last one counts, as Python's json (and so transformers) reads it.
             if (m_inWeightMap && sawWeightMap) {
                 ++repeatedWeightMaps;
-                names.clear();
+                m_used = 0;
                 entries.clear();
                 files.clear();
                 m_fileSlot.clear();
@@ -184,14 +186,23 @@ public:
             sawMetadata = sawMetadata || m_inMetadata;
             sawWeightMap = sawWeightMap || m_inWeightMap;
         } else if (m_depth == 2 && m_inWeightMap) {
-            fail(HeaderProblem::BadIndex, "weight_map entry for '" + m_key + "' is not a file name");
+            fail(HeaderProblem::BadIndex, "weight_map entry for '" + keyText() + "' is not a file name");
         }
         ++m_depth;
         return true;
     }
     bool key(std::string &k)
     {
+        if (m_depth == 2 && m_inWeightMap) { // a tensor name: into the arena at once, kept if a file follows
+            if (k.size() > m_capacity - m_used || m_base + m_used + k.size() > UINT32_MAX)
+                fail(HeaderProblem::BadIndex, "the tensor names of weight_map exceed 4 GiB");
+            std::memcpy(m_arena + m_used, k.data(), k.size());
+            m_keyLength = k.size();
+            m_keyInArena = true;
+            return true;
+        }
         m_key.assign(k); // a copy: the parser's buffer keeps its capacity (no allocation per name)
+        m_keyInArena = false;
         return true;
     }
     bool end_object()
@@ -224,7 +235,7 @@ private:
         if (m_depth == 0) fail(HeaderProblem::BadIndex, "not a JSON object");
         if (m_depth == 2 && m_inWeightMap)
             fail(HeaderProblem::BadIndex,
-                 "weight_map entry for '" + m_key + "' is " + what + ", not a file name");
+                 "weight_map entry for '" + keyText() + "' is " + what + ", not a file name");
         if (m_depth == 1 && m_key == "weight_map")
             fail(HeaderProblem::BadIndex, "weight_map is not an object");
         return true;
@@ -234,8 +245,17 @@ private:
         throw AtlasError(ErrorKind::Invalid, std::string(m_file) + ": " + what, p);
     }
 
+    // The key just read: a tensor name in the arena (not yet kept), or any other in m_key.
+    std::string keyText() const { return m_keyInArena ? std::string(m_arena + m_used, m_keyLength) : m_key; }
+
     std::string_view m_file;
     const std::atomic<bool> *m_cancel = nullptr;
+    char *m_arena;                 // this reading's part of the arena
+    std::uint64_t m_base;          // where that part starts in the whole arena
+    std::uint64_t m_capacity;      // its length
+    std::uint64_t m_used = 0;      // names kept in it
+    std::size_t m_keyLength = 0;   // the tensor name written at m_used, when m_keyInArena
+    bool m_keyInArena = false;
     int m_depth = 0;
     bool m_started = false;
     bool m_inWeightMap = false;
@@ -278,28 +298,30 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
     auto fail = [&](HeaderProblem p, const std::string &what) {
         throw AtlasError(ErrorKind::Invalid, std::string(file) + ": " + what, p);
     };
-    IndexHandler handler(file, cancel);
-    // The names are fewer bytes than the text: reserved once, the arena never grows by copying itself (a
-    // 57 MB index would otherwise hold its text, the arena and the arena's previous copy at once). Pages
-    // never written are never resident.
-    handler.names.reserve(text.size());
-    // The entries likewise: at least 16 bytes of text each in any real index (a name, a file, four quotes,
-    // a colon and a comma), so these pages are the ones written and the vector is not copied as it grows.
-    handler.entries.reserve(text.size() / 16);
     // A large index is read in two halves at once: the second from a guessed key of weight_map near the
     // middle, the first up to that key. When the first reading does stop there (inside weight_map, a key
     // next), the two readings joined are the one reading; otherwise the first simply reads on to the end.
     // Either way the first half's fault is the one told, as a single reading would meet it first.
     const std::size_t split =
         text.size() >= splitFrom ? entryStartAfter(text, text.size() / 2, 1u << 16) : std::string_view::npos;
+    // The names are no more bytes than the text they are read from: one arena, allocated once and never
+    // copied, the first reading's part as long as the whole text (it may read on to the end), the second's
+    // after it. Pages never written are never resident; the second half's names are not copied after the
+    // first's (18 MB for Kimi-K3).
+    auto arena = std::make_shared<CheckpointIndex::NameArena>();
+    arena->size = text.size() + (split == std::string_view::npos ? 0 : text.size() - split);
+    arena->bytes = std::make_unique_for_overwrite<char[]>(std::max<std::size_t>(arena->size, 1));
+    IndexHandler handler(file, cancel, arena->bytes.get(), 0, text.size());
+    // The entries likewise: at least 16 bytes of text each in any real index (a name, a file, four quotes,
+    // a colon and a comma), so these pages are the ones written and the vector is not copied as it grows.
+    handler.entries.reserve(text.size() / 16);
     if (split == std::string_view::npos) {
         if (!parseJson(text, handler)) fail(HeaderProblem::BadIndex, "not valid JSON");
     } else {
         JsonPart later{split, 2};
-        IndexHandler second(file, cancel);
+        IndexHandler second(file, cancel, arena->bytes.get(), text.size(), text.size() - split);
         second.resumeInWeightMap();
         auto reading = std::async(std::launch::async, [&] {
-            second.names.reserve(text.size() - split);
             second.entries.reserve((text.size() - split) / 16);
             if (!parseJson(text, second, &later)) fail(HeaderProblem::BadIndex, "not valid JSON");
         });
@@ -337,7 +359,7 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
                                  std::to_string(handler.repeatedWeightMaps + 1) +
                                  " times; the last one is used, as Python's json reads it");
     index.totalSize = handler.totalSize;
-    index.names = std::make_shared<const std::string>(std::move(handler.names));
+    index.names = std::move(arena);
     // Natural order of the shard files, and the entries renumbered to it.
     std::vector<std::uint32_t> order(handler.files.size());
     for (std::uint32_t i = 0; i < order.size(); ++i)

@@ -22,14 +22,21 @@ struct CheckpointIndex
         std::uint32_t length = 0;
         std::uint32_t shard = 0; // index into shardFiles
     };
+    // Every tensor name, back to back (shard headers share it). Only the bytes the entries name are
+    // meaningful: a large index is read in two halves, each writing its names into its own part.
+    struct NameArena
+    {
+        std::unique_ptr<char[]> bytes; // not initialised: pages never written are never resident
+        std::size_t size = 0;
+    };
     std::vector<std::string> shardFiles;    // distinct, in natural order
-    std::shared_ptr<const std::string> names; // every tensor name, back to back (shard headers share it)
+    std::shared_ptr<const NameArena> names;
     std::vector<Entry> entries;             // sorted by shard, then name; names are unique
     std::vector<std::size_t> shardStart;    // entries of shard s: [shardStart[s], shardStart[s + 1])
     std::optional<std::uint64_t> totalSize; // metadata.total_size, when given
     std::vector<std::string> warnings;      // what was read as Python's json would read it, and said so
 
-    std::string_view name(const Entry &e) const { return std::string_view(*names).substr(e.offset, e.length); }
+    std::string_view name(const Entry &e) const { return std::string_view(names->bytes.get() + e.offset, e.length); }
     std::size_t size() const { return entries.size(); }
     // The shard that lists `tensor`, if any (a binary search over a name-sorted view).
     std::optional<std::uint32_t> shardOf(std::string_view tensor) const;

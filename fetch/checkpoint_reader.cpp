@@ -131,10 +131,10 @@ std::uint64_t settleHeader(PendingShard &s, HeaderBudget &budget)
     const std::uint64_t need = 8 + s.headerLength;
     const std::uint64_t have = s.answer.bytes.size();
     // A speculative read may have brought data bytes too: given back when they are more than half the
-    // header, else kept (and still charged) until the header is parsed, which frees both. A local shard is
-    // parsed by the thread that read it, at once: copying a header of megabytes into a buffer of its size
-    // to return a fraction of it was 4 % of Kimi-K3's open (its guesses, 100 bytes a tensor beyond the
-    // name, are 20-40 % long there).
+    // header, else kept (and still charged) until the header is parsed, which frees the bytes and gives the
+    // tail's charge back (parseOne). A local shard is parsed by the thread that read it, at once: copying a
+    // header of megabytes into a buffer of its size to return a fraction of it was 4 % of Kimi-K3's open
+    // (its guesses, 100 bytes a tensor beyond the name, are 20-40 % long there).
     const bool keepTail = have > need && have - need <= need / 2;
     const std::uint64_t hold = keepTail ? have : need;
     if (hold > s.held) {
@@ -617,6 +617,11 @@ private:
         if (m_options.cache && !s.cached)
             m_options.cache->storeShard(s.file, {s.answer.bytes, s.answer.fileSize});
         std::string().swap(s.answer.bytes);
+        // A tail kept beyond the header (settleHeader) is gone with the bytes: the budget counts the header.
+        if (const std::uint64_t header = 8 + s.headerLength; s.held > header) {
+            m_budget.release(s.held - header);
+            s.held = header;
+        }
         reportProgress(1);
         return true;
     }

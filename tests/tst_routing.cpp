@@ -642,8 +642,8 @@ private slots:
             for (float v : l) r.logits.push_back(std::bit_cast<std::uint32_t>(v));
             r.layer = simulateLayer(0, c, bias, l.data(), T);
             // Logits no generator makes: NaN, infinities, beyond the sigmoid's clamp, signed zeros,
-            // subnormals, halfway between two BF16 values (the v3 / v4 builds compute the BF16
-            // logits' sigmoid where the baseline looks it up).
+            // subnormals, halfway between two BF16 values (the v4 build computes the BF16 logits'
+            // sigmoid where the baseline and v3 look it up).
             const float specials[] = {NAN, INFINITY, -INFINITY, 100.0f, -100.0f, 87.5f, -0.0f, 0.0f, 1e-40f,
                                       -1e-40f, std::bit_cast<float>(0x3F808000u), std::bit_cast<float>(0x3F818000u)};
             for (std::size_t i = 0; i < l.size(); i += 7)

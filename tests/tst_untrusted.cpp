@@ -261,6 +261,40 @@ private slots:
         QVERIFY(limited.bytesReceived() <= tight.headerBudget + (16 << 10)); // + config and index
     }
 
+    // A first read that ran long is kept as read until its header is parsed (settleHeader), and its tail's
+    // charge is given back then: a budget that holds the real headers, with room for what two threads have in
+    // flight, holds every shard, however long each guess ran (twelve tails over it would not fit).
+    void keptTailsAreGivenBack()
+    {
+        const fs::path d = dir("kept-tails");
+        constexpr int kShards = 12, kPerShard = 10;
+        json weightMap = json::object();
+        std::uint64_t realHeaders = 0, longestGuess = 0;
+        for (int s = 0; s < kShards; ++s) {
+            const std::string file = "model-" + std::to_string(s + 1) + "-of-12.safetensors";
+            std::string header = "{";
+            std::uint64_t guess = 8 + 128; // estimateHeaderBytes: each name plus 100 bytes
+            for (int t = 0; t < kPerShard; ++t) {
+                const std::string name = "model.layers." + std::to_string(s) + ".mlp." + std::string(100, 'w') +
+                                         "." + std::to_string(t) + ".weight";
+                header += (t ? "," : "") + entry(name, std::uint64_t(t) << 20, 1u << 18); // 1 MiB each, sparse
+                weightMap[name] = file;
+                guess += name.size() + 100;
+            }
+            header += "}";
+            QVERIFY(guess > 8 + header.size() && guess - (8 + header.size()) <= (8 + header.size()) / 2);
+            realHeaders += 8 + header.size();
+            longestGuess = std::max(longestGuess, guess);
+            writeRawHeader(d / file, header, std::uint64_t(kPerShard) << 20); // reads run past the header
+        }
+        std::ofstream(d / "model.safetensors.index.json") << json{{"weight_map", weightMap}}.dump();
+        ReadOptions options;
+        options.parseThreads = 2;
+        options.headerBudget = realHeaders + 2 * longestGuess;
+        LocalDirectorySource source(d.string());
+        QCOMPARE(readCheckpoint(source, options).tensorCount(), std::size_t(kShards * kPerShard));
+    }
+
     // A budget smaller than a first read's guess (256 KiB for a lone model.safetensors) but larger
     // than the real header: the read is cut to the budget before it is made, and the load succeeds.
     void budgetIsChargedBeforeTheRead()

@@ -302,8 +302,11 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
     // middle, the first up to that key. When the first reading does stop there (inside weight_map, a key
     // next), the two readings joined are the one reading; otherwise the first simply reads on to the end.
     // Either way the first half's fault is the one told, as a single reading would meet it first.
-    const std::size_t split =
-        text.size() >= splitFrom ? entryStartAfter(text, text.size() / 2, 1u << 16) : std::string_view::npos;
+    // (Not beyond 2 GiB of text: the later half's names are placed after the whole text's length, and their
+    // offsets must stay 32-bit.)
+    const std::size_t split = text.size() >= splitFrom && text.size() <= (UINT32_MAX >> 1)
+                                  ? entryStartAfter(text, text.size() / 2, 1u << 16)
+                                  : std::string_view::npos;
     // The names are no more bytes than the text they are read from: one arena, allocated once and never
     // copied, the first reading's part as long as the whole text (it may read on to the end), the second's
     // after it. Pages never written are never resident; the second half's names are not copied after the

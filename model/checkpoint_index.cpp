@@ -160,7 +160,6 @@ public:
             }
             entries.push_back(e);
             m_used += m_keyLength; // kept (only now: a fault above names the key as it stands at m_used)
-            m_keyInArena = false;
             if ((entries.size() & 4095) == 0) stopIfCancelled(m_cancel);
             return true;
         }
@@ -198,11 +197,9 @@ public:
                 fail(HeaderProblem::BadIndex, "the tensor names of weight_map exceed 4 GiB");
             std::memcpy(m_arena + m_used, k.data(), k.size());
             m_keyLength = k.size();
-            m_keyInArena = true;
             return true;
         }
         m_key.assign(k); // a copy: the parser's buffer keeps its capacity (no allocation per name)
-        m_keyInArena = false;
         return true;
     }
     bool end_object()
@@ -245,8 +242,9 @@ private:
         throw AtlasError(ErrorKind::Invalid, std::string(m_file) + ": " + what, p);
     }
 
-    // The key just read: a tensor name in the arena (not yet kept), or any other in m_key.
-    std::string keyText() const { return m_keyInArena ? std::string(m_arena + m_used, m_keyLength) : m_key; }
+    // The tensor name just read inside weight_map (asked only there, at depth 2): in the arena at m_used,
+    // not yet kept.
+    std::string keyText() const { return std::string(m_arena + m_used, m_keyLength); }
 
     std::string_view m_file;
     const std::atomic<bool> *m_cancel = nullptr;
@@ -254,8 +252,7 @@ private:
     std::uint64_t m_base;          // where that part starts in the whole arena
     std::uint64_t m_capacity;      // its length
     std::uint64_t m_used = 0;      // names kept in it
-    std::size_t m_keyLength = 0;   // the tensor name written at m_used, when m_keyInArena
-    bool m_keyInArena = false;
+    std::size_t m_keyLength = 0;   // the tensor name written at m_used by key()
     int m_depth = 0;
     bool m_started = false;
     bool m_inWeightMap = false;

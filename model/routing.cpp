@@ -118,10 +118,16 @@ ATLAS_KERNEL SyntheticStart syntheticStart(std::uint64_t seed, int layer, std::u
             static_cast<float>(1.0 / sd) * std, static_cast<std::size_t>(tokens) * static_cast<std::size_t>(experts)};
 }
 
+// The state of value i's first draw (its second is one gamma on).
+ATLAS_KERNEL std::uint64_t syntheticState(std::uint64_t base, std::size_t i)
+{
+    return base + (2 * static_cast<std::uint64_t>(i) + 1) * kGamma;
+}
+
 // Value i of a block: two draws, the eight 16-bit fields of their outputs summed, centred and scaled.
 ATLAS_KERNEL float syntheticValue(std::uint64_t base, std::size_t i, float scale)
 {
-    const std::uint64_t za = base + (2 * static_cast<std::uint64_t>(i) + 1) * kGamma;
+    const std::uint64_t za = syntheticState(base, i);
     const std::uint64_t a = splitmixAt(za), b = splitmixAt(za + kGamma);
     // Pairs of 16-bit fields added in 32-bit halves, then the halves: the same sum of eight.
     const std::uint64_t pairs = (a & 0x0000FFFF0000FFFFULL) + ((a >> 16) & 0x0000FFFF0000FFFFULL) +
@@ -170,11 +176,9 @@ syntheticHybridV3(std::uint64_t seed, int layer, std::uint32_t first, std::uint3
 {
     const SyntheticStart at = syntheticStart(seed, layer, first, tokens, experts, sd);
     constexpr std::size_t kStep = 8 + S;
-    const auto stateOf = [&](std::size_t i) { return at.base + (2 * static_cast<std::uint64_t>(i) + 1) * kGamma; };
-    __m256i za0 = _mm256_setr_epi64x(static_cast<long long>(stateOf(0)), static_cast<long long>(stateOf(1)),
-                                     static_cast<long long>(stateOf(2)), static_cast<long long>(stateOf(3)));
-    __m256i za1 = _mm256_setr_epi64x(static_cast<long long>(stateOf(4)), static_cast<long long>(stateOf(5)),
-                                     static_cast<long long>(stateOf(6)), static_cast<long long>(stateOf(7)));
+    const auto stateOf = [&](std::size_t i) { return static_cast<long long>(syntheticState(at.base, i)); };
+    __m256i za0 = _mm256_setr_epi64x(stateOf(0), stateOf(1), stateOf(2), stateOf(3));
+    __m256i za1 = _mm256_setr_epi64x(stateOf(4), stateOf(5), stateOf(6), stateOf(7));
     const __m256i advance = _mm256_set1_epi64x(static_cast<long long>(2 * kStep * kGamma));
     const __m256i gamma = _mm256_set1_epi64x(static_cast<long long>(kGamma));
     const __m256i fields = _mm256_set1_epi64x(0x0000FFFF0000FFFFLL);
@@ -235,9 +239,8 @@ ATLAS_KERNEL void bf16ScoresComputedKernel(const float *__restrict row, float *_
         rounded[e] = roundToBf16(s16[e]);
 }
 using Bf16ScoresFn = void (*)(const float *__restrict, float *__restrict, float *__restrict, int);
-// The baseline and x86-64-v3 builds read the table (made at its first use).
+// The baseline reads the table (made at its first use), and x86-64-v3 runs the same function.
 void bf16ScoresBaseline(const float *__restrict r, float *__restrict s, float *__restrict o, int n);
-ATLAS_V3 void bf16ScoresV3(const float *__restrict r, float *__restrict s, float *__restrict o, int n);
 ATLAS_V4 void bf16ScoresV4(const float *__restrict r, float *__restrict s, float *__restrict o, int n)
 {
     bf16ScoresComputedKernel(r, s, o, n);
@@ -350,7 +353,7 @@ bool setRoutingIsa(RoutingIsa isa)
 
 static void bf16Scores(const float *row, float *s16, float *rounded, int n)
 {
-    forIsa<Bf16ScoresFn>(bf16ScoresBaseline, bf16ScoresV3, bf16ScoresV4)(row, s16, rounded, n);
+    forIsa<Bf16ScoresFn>(bf16ScoresBaseline, bf16ScoresBaseline, bf16ScoresV4)(row, s16, rounded, n);
 }
 
 void sigmoidRow(const float *__restrict x, float *__restrict out, int n)
@@ -372,10 +375,6 @@ const std::vector<float> &sigmoidOfEveryBf16()
 
 namespace {
 void bf16ScoresBaseline(const float *__restrict r, float *__restrict s, float *__restrict o, int n)
-{
-    bf16ScoresKernel(sigmoidOfEveryBf16().data(), r, s, o, n);
-}
-ATLAS_V3 void bf16ScoresV3(const float *__restrict r, float *__restrict s, float *__restrict o, int n)
 {
     bf16ScoresKernel(sigmoidOfEveryBf16().data(), r, s, o, n);
 }

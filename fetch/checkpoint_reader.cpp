@@ -20,7 +20,7 @@
 
 namespace atlas {
 
-std::uint64_t estimateHeaderBytes(const std::vector<std::string_view> &names)
+std::uint64_t estimateHeaderBytes(std::span<const std::string_view> names)
 {
     // `"NAME":{"dtype":"F8_E4M3","shape":[16384,2048],"data_offsets":[10000000000,10033554432]},`
     // costs the name plus at most about 100 bytes for rank-2 shapes.
@@ -44,7 +44,7 @@ constexpr std::size_t kMaxLocated = 4096;
 struct PendingShard
 {
     std::string file;
-    std::vector<std::string_view> names; // from the index, sorted
+    std::span<const std::string_view> names; // the index's, sorted
     std::uint64_t firstRead = kDefaultFirstRead;
     RangeAnswer answer;
     std::uint64_t headerLength = 0;
@@ -454,12 +454,8 @@ private:
         if (m_index) {
             for (const auto &file : m_index->shardFiles)
                 m_shards.push_back({file, {}, 0, {}, 0, false, false, 0});
-            for (std::size_t s = 0; s < m_shards.size(); ++s) {
-                auto &names = m_shards[s].names;
-                names.reserve(m_index->shardStart[s + 1] - m_index->shardStart[s]);
-                for (std::size_t e = m_index->shardStart[s]; e < m_index->shardStart[s + 1]; ++e)
-                    names.push_back(m_index->name(m_index->entries[e])); // sorted by name
-            }
+            for (std::size_t s = 0; s < m_shards.size(); ++s)
+                m_shards[s].names = m_index->shardNames(s); // where they lie
             for (auto &s : m_shards)
                 s.firstRead = estimateHeaderBytes(s.names);
         } else {
@@ -603,7 +599,7 @@ private:
             const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
             ListedNames *listed = nullptr;
             if (m_index) {
-                s.listed.sorted = &s.names;
+                s.listed.sorted = s.names;
                 s.listed.owner = m_index->names;
                 listed = &s.listed;
             }

@@ -5,6 +5,8 @@
 #include "header_cache.h"
 
 #include <functional>
+#include <span>
+#include <string_view>
 
 namespace atlas {
 
@@ -43,6 +45,6 @@ Checkpoint readCheckpoint(ByteSource &source, const ReadOptions &options = {});
 
 // An upper-bound guess of a shard's header size from the tensor names the index assigns it,
 // so that one ranged read usually fetches the whole header.
-std::uint64_t estimateHeaderBytes(const std::vector<std::string_view> &tensorNames);
+std::uint64_t estimateHeaderBytes(std::span<const std::string_view> tensorNames);
 
 } // namespace atlas

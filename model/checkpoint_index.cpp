@@ -57,6 +57,14 @@ bool naturalLess(std::string_view a, std::string_view b)
 
 namespace {
 
+// A weight_map entry as read: its name in the arena and its file.
+struct Entry
+{
+    std::uint32_t offset = 0; // into the arena
+    std::uint32_t length = 0;
+    std::uint32_t shard = 0; // the file's slot
+};
+
 // Reads the index without building a DOM: eleven megabytes of weight_map for a 141-shard model.
 class IndexHandler
 {
@@ -71,13 +79,16 @@ public:
     {
     }
 
-    std::vector<CheckpointIndex::Entry> entries; // offsets into the whole arena; shard: the file's slot in
+    std::vector<Entry> entries; // offsets into the whole arena; shard: the file's slot in
                                                  // files, in order of appearance
     std::vector<std::string> files;
     std::optional<std::uint64_t> totalSize;
     bool sawWeightMap = false;
     bool sawMetadata = false;
     int repeatedWeightMaps = 0;
+    // Every name greater than the one before it, as the writers list them (transformers' save_pretrained,
+    // json.dump(sort_keys=True)): told as the entries are read, while the last name is still in cache.
+    bool increasing = true;
 
     // For the second half of a document: the reading starts inside weight_map, a key next.
     void resumeInWeightMap()
@@ -95,6 +106,7 @@ public:
         if (later.repeatedWeightMaps) {
             // A weight_map given again in the later half: the last one counts, and only the later half has it.
             repeatedWeightMaps += later.repeatedWeightMaps;
+            increasing = later.increasing;
             entries = std::move(later.entries);
             files = std::move(later.files);
         } else {
@@ -105,6 +117,9 @@ public:
                 if (fresh) files.push_back(later.files[f]);
                 slot[f] = it->second;
             }
+            if (!later.entries.empty())
+                increasing = increasing && later.increasing &&
+                             (entries.empty() || nameAt(entries.back()) < later.nameAt(later.entries.front()));
             entries.reserve(entries.size() + later.entries.size());
             for (auto e : later.entries) {
                 e.shard = slot[e.shard];
@@ -141,7 +156,7 @@ public:
     {
         if (m_depth == 2 && m_inWeightMap) {
             // The key was written into the arena when it was read (key): kept now.
-            CheckpointIndex::Entry e;
+            Entry e;
             e.offset = static_cast<std::uint32_t>(m_base + m_used);
             e.length = static_cast<std::uint32_t>(m_keyLength);
             if (m_lastFile >= 0 && files[static_cast<std::size_t>(m_lastFile)] == v) {
@@ -158,6 +173,7 @@ public:
                 e.shard = it->second;
                 m_lastFile = static_cast<int>(it->second);
             }
+            if (!entries.empty() && increasing) increasing = nameAt(entries.back()) < nameAt(e);
             entries.push_back(e);
             m_used += m_keyLength; // kept (only now: a fault above names the key as it stands at m_used)
             if ((entries.size() & 4095) == 0) stopIfCancelled(m_cancel);
@@ -176,6 +192,7 @@ public:
             if (m_inWeightMap && sawWeightMap) {
                 ++repeatedWeightMaps;
                 m_used = 0;
+                increasing = true;
                 entries.clear();
                 files.clear();
                 m_fileSlot.clear();
@@ -242,6 +259,11 @@ private:
         throw AtlasError(ErrorKind::Invalid, std::string(m_file) + ": " + what, p);
     }
 
+    // An entry's name, read or being read by this reading (in its part of the arena).
+    std::string_view nameAt(const Entry &e) const
+    {
+        return std::string_view(m_arena + (e.offset - m_base), e.length);
+    }
     // The tensor name just read inside weight_map (asked only there, at depth 2): in the arena at m_used,
     // not yet kept.
     std::string keyText() const { return std::string(m_arena + m_used, m_keyLength); }
@@ -373,56 +395,54 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
         renumber[order[k]] = k;
         index.shardFiles[k] = std::move(handler.files[order[k]]);
     }
-    index.entries = std::move(handler.entries);
-    for (auto &e : index.entries)
+    std::vector<Entry> &entries = handler.entries;
+    for (auto &e : entries)
         e.shard = renumber[e.shard];
-    const auto nameOf = [&](const CheckpointIndex::Entry &e) { return index.name(e); };
+    const char *const chars = index.names->bytes.get();
+    const auto nameOf = [chars](const Entry &e) { return std::string_view(chars + e.offset, e.length); };
     index.shardStart.assign(index.shardFiles.size() + 1, 0);
-    for (const auto &e : index.entries)
+    for (const auto &e : entries)
         ++index.shardStart[e.shard + 1];
     for (std::size_t s = 1; s < index.shardStart.size(); ++s)
         index.shardStart[s] += index.shardStart[s - 1];
-    // The writers (transformers' save_pretrained, json.dump(sort_keys=True)) list weight_map by name: then a
-    // stable pass by shard keeps each shard's names in order and the by-name order is the file's, with no
-    // sort of 497k names (Kimi-K3). Any other order is sorted.
-    // Strictly increasing names also have no name twice: then the check below has nothing to find.
-    const bool byNameAlready =
-        std::adjacent_find(index.entries.begin(), index.entries.end(), [&](const auto &a, const auto &b) {
-            return !(nameOf(a) < nameOf(b));
-        }) == index.entries.end();
-    index.byName.resize(index.entries.size());
-    if (byNameAlready) {
-        std::vector<CheckpointIndex::Entry> placed(index.entries.size());
-        std::vector<std::uint32_t> next(index.shardStart.begin(), index.shardStart.end() - 1);
-        for (std::uint32_t i = 0; i < index.entries.size(); ++i) {
-            const std::uint32_t at = next[index.entries[i].shard]++;
-            placed[at] = index.entries[i];
-            index.byName[i] = at;
+    index.listed.resize(entries.size());
+    index.byName.resize(entries.size());
+    // Names in increasing order (the writers' order, told by the reading) are unique, and a stable pass by
+    // shard keeps each shard's names in order: the by-name order is the file's, with no sort of 497k names
+    // (Kimi-K3). Any other order is sorted, and then checked for a name given twice.
+    if (handler.increasing) {
+        std::vector<std::size_t> next(index.shardStart.begin(), index.shardStart.end() - 1);
+        for (std::uint32_t i = 0; i < entries.size(); ++i) {
+            const std::size_t at = next[entries[i].shard]++;
+            index.listed[at] = nameOf(entries[i]);
+            index.byName[i] = static_cast<std::uint32_t>(at);
         }
-        index.entries = std::move(placed);
     } else {
-        std::sort(index.entries.begin(), index.entries.end(), [&](const auto &a, const auto &b) {
+        std::sort(entries.begin(), entries.end(), [&](const Entry &a, const Entry &b) {
             return a.shard != b.shard ? a.shard < b.shard : nameOf(a) < nameOf(b);
         });
-        for (std::uint32_t i = 0; i < index.byName.size(); ++i)
+        for (std::uint32_t i = 0; i < entries.size(); ++i) {
+            index.listed[i] = nameOf(entries[i]);
             index.byName[i] = i;
-        std::sort(index.byName.begin(), index.byName.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return nameOf(index.entries[a]) < nameOf(index.entries[b]);
-        });
+        }
+        std::sort(index.byName.begin(), index.byName.end(),
+                  [&](std::uint32_t a, std::uint32_t b) { return index.listed[a] < index.listed[b]; });
+        for (std::size_t i = 1; i < index.byName.size(); ++i)
+            if (index.listed[index.byName[i]] == index.listed[index.byName[i - 1]])
+                fail(HeaderProblem::BadIndex,
+                     "weight_map lists tensor '" + std::string(index.listed[index.byName[i]]) + "' twice");
     }
-    for (std::size_t i = 1; !byNameAlready && i < index.byName.size(); ++i)
-        if (nameOf(index.entries[index.byName[i]]) == nameOf(index.entries[index.byName[i - 1]]))
-            fail(HeaderProblem::BadIndex,
-                 "weight_map lists tensor '" + std::string(nameOf(index.entries[index.byName[i]])) + "' twice");
     return index;
 }
 
 std::optional<std::uint32_t> CheckpointIndex::shardOf(std::string_view tensor) const
 {
     const auto it = std::lower_bound(byName.begin(), byName.end(), tensor,
-                                     [&](std::uint32_t i, std::string_view t) { return name(entries[i]) < t; });
-    if (it == byName.end() || name(entries[*it]) != tensor) return std::nullopt;
-    return entries[*it].shard;
+                                     [&](std::uint32_t i, std::string_view t) { return listed[i] < t; });
+    if (it == byName.end() || listed[*it] != tensor) return std::nullopt;
+    // The shard whose range holds that position.
+    const auto after = std::upper_bound(shardStart.begin(), shardStart.end(), static_cast<std::size_t>(*it));
+    return static_cast<std::uint32_t>(after - shardStart.begin() - 1);
 }
 
 } // namespace atlas

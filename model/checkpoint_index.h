@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -12,17 +13,11 @@
 namespace atlas {
 
 // model.safetensors.index.json: which shard holds which tensor. The names live in one arena and
-// the entries are sorted by (shard, name): a shard's tensors are one range, and the reader checks
-// them against the shard's header by a merge, not through a hash map of 118k strings.
+// are listed sorted by (shard, name): a shard's tensors are one range, which the reader hands to the
+// shard's header as it lies, and checks against it by a merge, not through a hash map of 118k strings.
 struct CheckpointIndex
 {
-    struct Entry
-    {
-        std::uint32_t offset = 0; // into names
-        std::uint32_t length = 0;
-        std::uint32_t shard = 0; // index into shardFiles
-    };
-    // Every tensor name, back to back (shard headers share it). Only the bytes the entries name are
+    // Every tensor name, back to back (shard headers share it). Only the bytes `listed` views are
     // meaningful: a large index is read in two halves, each writing its names into its own part.
     struct NameArena
     {
@@ -31,17 +26,20 @@ struct CheckpointIndex
     };
     std::vector<std::string> shardFiles;    // distinct, in natural order
     std::shared_ptr<const NameArena> names;
-    std::vector<Entry> entries;             // sorted by shard, then name; names are unique
-    std::vector<std::size_t> shardStart;    // entries of shard s: [shardStart[s], shardStart[s + 1])
+    std::vector<std::string_view> listed;   // views into names, sorted by shard, then name; no name twice
+    std::vector<std::size_t> shardStart;    // shard s lists [shardStart[s], shardStart[s + 1])
     std::optional<std::uint64_t> totalSize; // metadata.total_size, when given
     std::vector<std::string> warnings;      // what was read as Python's json would read it, and said so
+    std::vector<std::uint32_t> byName;      // positions in listed, in name order (for shardOf)
 
-    std::string_view name(const Entry &e) const { return std::string_view(names->bytes.get() + e.offset, e.length); }
-    std::size_t size() const { return entries.size(); }
+    std::size_t size() const { return listed.size(); }
+    // The names shard s lists, sorted.
+    std::span<const std::string_view> shardNames(std::size_t s) const
+    {
+        return std::span<const std::string_view>(listed).subspan(shardStart[s], shardStart[s + 1] - shardStart[s]);
+    }
     // The shard that lists `tensor`, if any (a binary search over a name-sorted view).
     std::optional<std::uint32_t> shardOf(std::string_view tensor) const;
-
-    std::vector<std::uint32_t> byName; // entries sorted by name alone (for shardOf)
 };
 
 // An index of `splitFrom` bytes or more is read in two halves on two threads (the result is the same).

@@ -35,7 +35,7 @@ public:
         : m_file(file), m_out(out), m_listed(listed)
     {
         if (m_listed) {
-            m_listed->found.assign(m_listed->sorted->size(), 0);
+            m_listed->found.assign(m_listed->sorted.size(), 0);
             m_listed->unlisted.clear();
         }
     }
@@ -335,7 +335,7 @@ private:
     std::string_view keepName()
     {
         if (m_listed) {
-            const auto &names = *m_listed->sorted;
+            const std::span<const std::string_view> names = m_listed->sorted;
             std::size_t at = m_cursor;
             if (at >= names.size() || names[at] != m_key) {
                 // A header out of name order (module order: gate, up, down) mostly lands a few names away
@@ -612,7 +612,7 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     out.file = std::string(file);
     out.headerLength = json.size();
     out.fileSize = fileSize;
-    if (listed) out.tensors.reserve(listed->sorted->size()); // usually exactly what the header holds
+    if (listed) out.tensors.reserve(listed->sorted.size()); // usually exactly what the header holds
     bool read = false;
     if (fast) {
         HeaderHandler handler(file, out, listed);

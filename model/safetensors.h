@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,7 +72,7 @@ private:
 // checked against the header without sorting or comparing the names again.
 struct ListedNames
 {
-    const std::vector<std::string_view> *sorted = nullptr;
+    std::span<const std::string_view> sorted;
     std::shared_ptr<const void> owner; // keeps `sorted`'s characters alive
     // Filled by parseShardHeader:
     std::vector<char> found;                // per listed name: in the header

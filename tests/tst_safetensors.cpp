@@ -255,7 +255,7 @@ private slots:
                                                       "model.layers.0.mlp.w1.weight_scale_inv", "w"};
         auto read = [&](const Doc &doc, std::size_t fastUpTo, bool withList) -> std::string {
             ListedNames listed;
-            listed.sorted = &sorted;
+            listed.sorted = sorted;
             try {
                 const ShardHeader h = parseShardHeader("s.safetensors", doc.text, 8 + doc.text.size() + doc.data,
                                                        withList ? &listed : nullptr, fastUpTo);
@@ -354,7 +354,7 @@ private slots:
         for (const auto *idx : {&x, &y}) {
             QCOMPARE(idx->shardStart, (std::vector<std::size_t>{0, 2, 5}));
             std::vector<std::string> order;
-            for (const auto &e : idx->entries) order.emplace_back(idx->name(e));
+            for (const auto name : idx->listed) order.emplace_back(name);
             QCOMPARE(order, (std::vector<std::string>{"b.x", "d.x", "a.x", "c.x", "e.x"}));
             for (const char *n : {"a.x", "b.x", "c.x", "d.x", "e.x"})
                 QCOMPARE(idx->shardOf(n).value_or(9), std::string_view(n) == "b.x" || std::string_view(n) == "d.x" ? 0u : 1u);
@@ -375,7 +375,7 @@ private slots:
         const auto idx = parseCheckpointIndex("i.json", escaped);
         std::vector<std::string> names;
         for (const std::uint32_t i : idx.byName)
-            names.emplace_back(idx.name(idx.entries[i]));
+            names.emplace_back(idx.listed[i]);
         QCOMPARE(names, (std::vector<std::string>{"b\\s", "q\"x", "t\n", "\xc3\xa9t\xc3\xa9", "\xf0\x9f\x98\x80.w"}));
 
         std::string tight = "{\"weight_map\":{}, \"weight_map\":{";
@@ -391,7 +391,7 @@ private slots:
         QCOMPARE(t.size(), expected.size());
         std::sort(expected.begin(), expected.end());
         for (std::size_t i = 0; i < expected.size(); ++i)
-            QCOMPARE(std::string(t.name(t.entries[t.byName[i]])), expected[i]);
+            QCOMPARE(std::string(t.listed[t.byName[i]]), expected[i]);
         QCOMPARE(t.shardOf("b").value_or(9), 1u);
     }
 
@@ -413,6 +413,21 @@ private slots:
         for (int i = 0; i < 2000; ++i)
             tricky += std::string(i ? "," : "") + "\"a\\\",\\\"b" + std::to_string(i) + "\":\"m.st\"";
         tricky += "}";
+        // Names in increasing order within each half (the writers' order, which skips the sort), two halves of
+        // the same length so that the split falls where they meet: the later half starts lower (then sorted), or
+        // with the name the first half ends with (a name given twice, seen only across the halves).
+        auto run = [](const std::string &first, int from, int n) {
+            std::string t;
+            for (int i = from; i < from + n; ++i) {
+                char name[16];
+                std::snprintf(name, sizeof name, "%s%04d", first.c_str(), i);
+                t += std::string(i > from ? ", " : "") + "\"" + name + "\": \"model-1.safetensors\"";
+            }
+            return t;
+        };
+        const std::string lowerLater = "{\"weight_map\": {" + run("b", 0, 3000) + ", " + run("a", 0, 3000) + "}}";
+        const std::string twiceAcross =
+            "{\"weight_map\": {" + run("b", 0, 3000) + ", " + run("b", 2999, 1) + ", " + run("c", 1, 2999) + "}}";
         const std::vector<std::string> documents = {
             "{" + meta + ", " + map + "}",
             "{" + map + ", " + meta + "}",                            // metadata after the map
@@ -425,6 +440,9 @@ private slots:
             "{" + map + ", \"" + "model.layers.5.weight\": 1}",
             "{" + map.substr(0, map.size() - 1) + ", \"model.layers.5.weight\": \"model-1.safetensors\"}}", // twice
             "{" + map + "} trailing",
+            lowerLater,
+            twiceAcross,
+            "{\"weight_map\": {" + run("b", 0, 6000) + "}}", // increasing throughout
         };
         auto read = [](const std::string &doc, std::size_t splitFrom) -> std::string {
             try {
@@ -432,8 +450,9 @@ private slots:
                 std::string out = std::to_string(x.totalSize.value_or(0)) + "|";
                 for (const auto &f : x.shardFiles)
                     out += f + ",";
-                for (const auto &e : x.entries)
-                    out += std::string(x.name(e)) + ":" + std::to_string(e.shard) + ";";
+                for (std::size_t f = 0; f < x.shardFiles.size(); ++f)
+                    for (const auto name : x.shardNames(f))
+                        out += std::string(name) + ":" + std::to_string(f) + ";";
                 for (const auto i : x.byName)
                     out += std::to_string(i) + ",";
                 for (const auto &w : x.warnings)
@@ -452,6 +471,9 @@ private slots:
         QVERIFY(read(documents[4], 0).starts_with("0|model-2.safetensors,x.weight:0;0,"));
         QVERIFY(read(documents[5], 0).find("'late' is a number") != std::string::npos);
         QVERIFY(read(documents[9], 0).find("twice") != std::string::npos);
+        QVERIFY(read(documents[11], 0).find("a0000:0;a0001:0;") != std::string::npos);
+        QVERIFY(read(documents[12], 0).find("lists tensor 'b2999' twice") != std::string::npos);
+        QVERIFY(read(documents[13], 0).find("b0000:0;b0001:0;") != std::string::npos);
     }
 
     void naturalOrder()

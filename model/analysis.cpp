@@ -674,7 +674,7 @@ public:
         if (t.dtype == Dtype::F8_E4M3 && t.shape.size() == 2) {
             const TensorInfo *scale =
                 blockScaleOf(std::string_view(t.name).substr(0, t.name.size() - (endsWith(t.name, ".weight") ? 7 : 0)), next);
-            const std::vector<std::uint64_t> *scaleShape = scale ? &scale->shape : nullptr;
+            const Shape *scaleShape = scale ? &scale->shape : nullptr;
             if (scaleShape && scaleShape->size() == 2 && (*scaleShape)[0] && (*scaleShape)[1]) {
                 // The block edge b with ceil(n / b) scales along a dimension: the power of two that
                 // fits (576 rows in 5 blocks are blocks of 128, the last one partial).

@@ -396,7 +396,7 @@ private:
     std::string_view m_lastDtypeName;
     int m_skipDepth = 0;
     std::optional<Dtype> m_dtype;
-    std::vector<std::uint64_t> m_shape;
+    Shape m_shape;
     std::vector<std::uint64_t> m_offsets;
     bool m_hasShape = false;
     bool m_hasOffsets = false;
@@ -452,7 +452,7 @@ bool isValidUtf8(std::string_view text)
 }
 
 std::uint64_t tensorByteSize(std::string_view file, std::string_view tensor, Dtype dtype,
-                             const std::vector<std::uint64_t> &shape, std::uint64_t *numelOut)
+                             std::span<const std::uint64_t> shape, std::uint64_t *numelOut)
 {
     std::uint64_t numel = 1;
     for (std::uint64_t d : shape) {

@@ -2,7 +2,10 @@
 
 #include "dtype.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <span>
@@ -35,15 +38,114 @@ private:
     std::size_t m_left = 0;
 };
 
+// A tensor's dimensions, held in place up to rank 4 (every tensor of a language model's checkpoint; a
+// vision tower's Conv3d has rank 5 and is held on the heap): a 497k-tensor checkpoint's shapes were half a
+// million small allocations, 16 MB with the allocator's overhead.
+class Shape
+{
+public:
+    using value_type = std::uint64_t;
+    static constexpr std::uint32_t kInPlace = 4;
+
+    Shape() = default;
+    Shape(std::initializer_list<std::uint64_t> dims) { assign(dims.begin(), dims.end()); }
+    Shape(const std::vector<std::uint64_t> &dims) { assign(dims.begin(), dims.end()); }
+    Shape(const Shape &other) { assign(other.begin(), other.end()); }
+    Shape(Shape &&other) noexcept { take(other); }
+    Shape &operator=(const Shape &other)
+    {
+        if (this != &other) assign(other.begin(), other.end());
+        return *this;
+    }
+    Shape &operator=(Shape &&other) noexcept
+    {
+        if (this != &other) {
+            release();
+            take(other);
+        }
+        return *this;
+    }
+    ~Shape() { release(); }
+
+    template <typename It> void assign(It first, It last)
+    {
+        clear();
+        for (; first != last; ++first)
+            push_back(static_cast<std::uint64_t>(*first));
+    }
+    void push_back(std::uint64_t d)
+    {
+        if (m_size == capacity()) grow();
+        data()[m_size++] = d;
+    }
+    void clear() { m_size = 0; }
+
+    std::size_t size() const { return m_size; }
+    bool empty() const { return m_size == 0; }
+    std::uint64_t *data() { return m_capacity > kInPlace ? m_heap : m_inPlace; }
+    const std::uint64_t *data() const { return m_capacity > kInPlace ? m_heap : m_inPlace; }
+    std::uint64_t &operator[](std::size_t i) { return data()[i]; }
+    std::uint64_t operator[](std::size_t i) const { return data()[i]; }
+    std::uint64_t front() const { return data()[0]; }
+    std::uint64_t back() const { return data()[m_size - 1]; }
+    const std::uint64_t *begin() const { return data(); }
+    const std::uint64_t *end() const { return data() + m_size; }
+    std::reverse_iterator<const std::uint64_t *> rbegin() const { return std::reverse_iterator(end()); }
+    std::reverse_iterator<const std::uint64_t *> rend() const { return std::reverse_iterator(begin()); }
+
+    operator std::span<const std::uint64_t>() const { return {data(), m_size}; }
+    std::vector<std::uint64_t> toVector() const { return {begin(), end()}; }
+    operator std::vector<std::uint64_t>() const { return toVector(); }
+    friend bool operator==(const Shape &a, const Shape &b)
+    {
+        return a.m_size == b.m_size && std::equal(a.begin(), a.end(), b.begin());
+    }
+
+private:
+    std::uint32_t capacity() const { return m_capacity; }
+    void grow()
+    {
+        const std::uint32_t wider = m_capacity * 2;
+        auto *bigger = new std::uint64_t[wider];
+        std::copy(begin(), end(), bigger);
+        release();
+        m_heap = bigger;
+        m_capacity = wider;
+    }
+    void release()
+    {
+        if (m_capacity > kInPlace) delete[] m_heap;
+        m_capacity = kInPlace;
+    }
+    void take(Shape &other)
+    {
+        m_size = other.m_size;
+        m_capacity = other.m_capacity;
+        if (m_capacity > kInPlace)
+            m_heap = other.m_heap;
+        else
+            std::copy(other.m_inPlace, other.m_inPlace + m_size, m_inPlace);
+        other.m_size = 0;
+        other.m_capacity = kInPlace;
+    }
+
+    union {
+        std::uint64_t m_inPlace[kInPlace];
+        std::uint64_t *m_heap;
+    };
+    std::uint32_t m_size = 0;
+    std::uint32_t m_capacity = kInPlace;
+};
+
 struct TensorInfo
 {
     std::string_view name; // into a store its ShardHeader keeps alive (ShardHeader::keepName)
-    Dtype dtype = Dtype::F32;
-    std::vector<std::uint64_t> shape;
+    Shape shape;
     std::uint64_t begin = 0; // relative to the end of the header
     std::uint64_t end = 0;
     std::uint64_t numel = 0;
     std::uint32_t shard = 0; // index into Checkpoint::shards
+    Dtype dtype = Dtype::F32;
 
     std::uint64_t bytes() const { return end - begin; }
 };
@@ -95,7 +197,7 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
 
 // numel x bits / 8, or throws on overflow / sub-byte misalignment.
 std::uint64_t tensorByteSize(std::string_view file, std::string_view tensor, Dtype dtype,
-                             const std::vector<std::uint64_t> &shape, std::uint64_t *numelOut = nullptr);
+                             std::span<const std::uint64_t> shape, std::uint64_t *numelOut = nullptr);
 
 bool isValidUtf8(std::string_view text);
 

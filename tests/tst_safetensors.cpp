@@ -476,6 +476,45 @@ private slots:
         QVERIFY(read(documents[13], 0).find("b0000:0;b0001:0;") != std::string::npos);
     }
 
+    // Shapes up to rank 4 are held in place, longer ones on the heap: both read, copied and moved alike.
+    void shapesOfEveryRank()
+    {
+        std::string json = "{";
+        std::uint64_t offset = 0;
+        for (int rank = 0; rank <= 7; ++rank) {
+            std::string dims;
+            std::uint64_t numel = 1;
+            for (int d = 0; d < rank; ++d) {
+                dims += (d ? "," : "") + std::to_string(d + 2);
+                numel *= static_cast<std::uint64_t>(d + 2);
+            }
+            json += std::string(rank ? "," : "") + "\"r" + std::to_string(rank) + "\":{\"dtype\":\"U8\",\"shape\":[" +
+                    dims + "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + numel) + "]}";
+            offset += numel;
+        }
+        json += "}";
+        const ShardHeader h = parseShardHeader("s.safetensors", json, 8 + json.size() + offset);
+        QCOMPARE(h.tensors.size(), std::size_t(8));
+        for (std::size_t rank = 0; rank < h.tensors.size(); ++rank) {
+            const Shape &shape = h.tensors[rank].shape;
+            QCOMPARE(shape.size(), rank);
+            for (std::size_t d = 0; d < rank; ++d)
+                QCOMPARE(shape[d], std::uint64_t(d + 2));
+            Shape copy = shape;
+            QVERIFY(copy == shape);
+            Shape moved = std::move(copy);
+            QVERIFY(moved == shape);
+            QVERIFY(copy.empty());
+            copy = moved; // assigned into a moved-from shape
+            moved.push_back(9);
+            QVERIFY(!(moved == copy));
+            QCOMPARE(moved.back(), std::uint64_t(9));
+            QCOMPARE(copy.toVector(), std::vector<std::uint64_t>(shape.begin(), shape.end()));
+            moved = std::move(copy);
+            QVERIFY(moved == shape);
+        }
+    }
+
     void naturalOrder()
     {
         QVERIFY(naturalLess("layers.9", "layers.10"));

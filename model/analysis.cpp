@@ -355,47 +355,74 @@ std::optional<BlockPrefix> blockPrefix(std::string_view name)
     return std::nullopt;
 }
 
+// Runs fn(firstShard, endShard, firstTensor) over every shard: in two halves of about as many tensors each,
+// the later one on another thread, when there are enough tensors to repay the thread (Kimi-K3's 497k names
+// in 96 shards), else at once. The first half's exception is the one thrown, as one pass would meet it first.
+template <typename Fn> void overShardHalves(const Checkpoint &ckpt, Fn fn)
+{
+    constexpr std::size_t kTensorsForTwo = 65536;
+    const std::size_t total = ckpt.tensorCount();
+    std::size_t mid = 0, before = 0;
+    while (mid < ckpt.shards.size() && 2 * (before + ckpt.shards[mid].tensors.size()) <= total)
+        before += ckpt.shards[mid++].tensors.size();
+    if (total < kTensorsForTwo || mid == 0 || mid == ckpt.shards.size()) {
+        fn(std::size_t(0), ckpt.shards.size(), std::size_t(0));
+        return;
+    }
+    auto later = std::async(std::launch::async, [&] { fn(mid, ckpt.shards.size(), before); });
+    try {
+        fn(std::size_t(0), mid, std::size_t(0));
+    } catch (...) {
+        later.wait();
+        throw;
+    }
+    later.get();
+}
+
 // outsideLayersRole() of every tensor, in shard order, asked once: names share a few prefixes before
-// "layers.", so the encoder part is looked up once per prefix (497k names in Kimi-K3, 4 passes).
+// "layers.", so the encoder part is looked up once per prefix (497k names in Kimi-K3, 4 passes). Each
+// name's answer is its own (the prefix's, or the name's where an MTP block lies further on, or past 4,096
+// prefixes: the same), so the shards are read in two halves at once.
 std::vector<std::optional<Category>> outsideRolesOf(const Checkpoint &ckpt)
 {
-    std::vector<std::optional<Category>> out;
-    out.reserve(ckpt.tensorCount());
-    std::unordered_map<std::string_view, std::optional<Category>> byPrefix;
-    // The previous name's prefix first: consecutive names nearly always share it ("model.layers."). A name
-    // that starts with it followed by "layers." has its first ".layers." where that one had (an earlier one
-    // would lie in the shared characters, and so would have been the previous name's first).
-    std::string_view lastPrefix;
-    std::optional<Category> lastRole;
-    for (const auto &s : ckpt.shards)
-        for (const auto &t : s.tensors) {
-            const std::string_view name = t.name;
-            std::size_t at;
-            std::optional<Category> role;
-            if (!lastPrefix.empty() && name.starts_with(lastPrefix) &&
-                name.substr(lastPrefix.size()).starts_with("layers.")) {
-                at = lastPrefix.size() - 1;
-                role = lastRole;
-            } else {
-                at = startsWith(name, "layers.") ? 0 : name.find(".layers.");
-                if (at == std::string_view::npos || byPrefix.size() > 4096) {
-                    out.push_back(outsideLayersRole(name));
-                    continue;
+    std::vector<std::optional<Category>> out(ckpt.tensorCount());
+    overShardHalves(ckpt, [&](std::size_t firstShard, std::size_t endShard, std::size_t k) {
+        std::unordered_map<std::string_view, std::optional<Category>> byPrefix;
+        // The previous name's prefix first: consecutive names nearly always share it ("model.layers."). A
+        // name that starts with it followed by "layers." has its first ".layers." where that one had (an
+        // earlier one would lie in the shared characters, and so would have been the previous name's first).
+        std::string_view lastPrefix;
+        std::optional<Category> lastRole;
+        for (std::size_t sh = firstShard; sh < endShard; ++sh)
+            for (const auto &t : ckpt.shards[sh].tensors) {
+                const std::string_view name = t.name;
+                std::optional<Category> &role = out[k++];
+                std::size_t at;
+                if (!lastPrefix.empty() && name.starts_with(lastPrefix) &&
+                    name.substr(lastPrefix.size()).starts_with("layers.")) {
+                    at = lastPrefix.size() - 1;
+                    role = lastRole;
+                } else {
+                    at = startsWith(name, "layers.") ? 0 : name.find(".layers.");
+                    if (at == std::string_view::npos || byPrefix.size() > 4096) {
+                        role = outsideLayersRole(name);
+                        continue;
+                    }
+                    const std::string_view prefix = name.substr(0, at + 1);
+                    auto it = byPrefix.find(prefix);
+                    if (it == byPrefix.end()) it = byPrefix.emplace(prefix, outsideLayersRole(prefix)).first;
+                    role = it->second;
+                    if (at > 0) lastPrefix = prefix, lastRole = role;
                 }
-                const std::string_view prefix = name.substr(0, at + 1);
-                auto it = byPrefix.find(prefix);
-                if (it == byPrefix.end()) it = byPrefix.emplace(prefix, outsideLayersRole(prefix)).first;
-                role = it->second;
-                if (at > 0) lastPrefix = prefix, lastRole = role;
-            }
-            // The prefix decides unless the name is an MTP block's further on (".mtp." past the prefix).
-            bool mtpFurther = false;
-            if (!role)
+                // The prefix decides unless the name is an MTP block's further on (".mtp." past the prefix).
+                if (role) continue;
+                bool mtpFurther = false;
                 for (std::size_t m = name.find(".mtp", at); m != std::string_view::npos && !mtpFurther;
                      m = name.find(".mtp", m + 1))
                     mtpFurther = name.substr(m).starts_with(".mtp.") || name.substr(m).starts_with(".mtp_layers.");
-            out.push_back(role ? role : mtpFurther ? outsideLayersRole(name) : std::nullopt);
-        }
+                if (mtpFurther) role = outsideLayersRole(name);
+            }
+    });
     return out;
 }
 
@@ -526,26 +553,33 @@ int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::
         return n >= 0 && n < static_cast<std::int64_t>(present.size()) && present[static_cast<std::size_t>(n)];
     };
     std::set<int> mtpBlocks;
-    places.clear();
-    places.reserve(ckpt.tensorCount());
-    std::size_t k = 0;
-    for (const auto &s : ckpt.shards)
-        for (const auto &t : s.tensors) {
-            const auto outside = a.outsideLayersGiven(t.name, roles[k++]);
-            if (outside) {
-                places.push_back({});
-                if (outside == Category::Mtp)
-                    if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
-                        mtpBlocks.insert(block->layer);
-                continue;
+    places.assign(ckpt.tensorCount(), NamePlace{});
+    // Each tensor's place is its own: the shards are read in two halves at once, each marking the layers and
+    // MTP blocks it meets, joined after.
+    std::vector<char> laterPresent(present.size(), 0);
+    std::set<int> laterMtpBlocks;
+    overShardHalves(ckpt, [&](std::size_t firstShard, std::size_t endShard, std::size_t k) {
+        std::vector<char> &marks = firstShard == 0 ? present : laterPresent;
+        std::set<int> &blocks = firstShard == 0 ? mtpBlocks : laterMtpBlocks;
+        for (std::size_t sh = firstShard; sh < endShard; ++sh)
+            for (const auto &t : ckpt.shards[sh].tensors) {
+                NamePlace &at = places[k];
+                const auto outside = a.outsideLayersGiven(t.name, roles[k++]);
+                if (outside) {
+                    if (outside == Category::Mtp)
+                        if (const auto block = mtpBlockPlace(t.name); block && block->layer < kMaxConfigMtpLayers)
+                            blocks.insert(block->layer);
+                    continue;
+                }
+                const TensorPlace place = placeOf(t.name);
+                at = {place.layer, place.layer >= 0 ? static_cast<std::uint32_t>(place.rest.data() - t.name.data()) : 0u};
+                if (place.layer >= 0 && place.layer < kMaxConfigLayers + kMaxConfigMtpLayers)
+                    marks[static_cast<std::size_t>(place.layer)] = 1;
             }
-            const TensorPlace place = placeOf(t.name);
-            places.push_back({place.layer, place.layer >= 0
-                                               ? static_cast<std::uint32_t>(place.rest.data() - t.name.data())
-                                               : 0u});
-            if (place.layer >= 0 && place.layer < kMaxConfigLayers + kMaxConfigMtpLayers)
-                present[static_cast<std::size_t>(place.layer)] = 1;
-        }
+    });
+    for (std::size_t i = 0; i < present.size(); ++i)
+        present[i] |= laterPresent[i];
+    mtpBlocks.merge(laterMtpBlocks);
     auto runFrom = [&](int first, int limit) {
         int n = 0;
         while (n < limit && has(first + n))

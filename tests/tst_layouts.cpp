@@ -355,6 +355,66 @@ private slots:
         QCOMPARE(c.sparseReadTokens, std::min<std::uint64_t>(ctx, std::uint64_t(spec.indexTopk)));
     }
 
+    // analyze() reads a checkpoint of 64k tensors or more in two halves of its shards at once (outsideRolesOf,
+    // countLayers): the answer is the one pass's, here that of the same tensors held in a single shard. The later
+    // half also holds what only it names: an MTP block named apart, a side network's numbered blocks (a tower), a
+    // vision projector and a layer too far.
+    void analysisInHalvesIsOnePass()
+    {
+        QTemporaryDir dir;
+        const Opened o = writeAndOpen(synth::glm5Fp8(), dir.path());
+        QVERIFY(o.checkpoint.tensorCount() >= 65536);
+        Checkpoint split = o.checkpoint;
+        ShardHeader &last = split.shards.back();
+        std::uint64_t end = last.tensors.empty() ? 0 : last.tensors.back().end;
+        for (const char *name : {"mtp.1.e_proj.weight", "mtp.1.mlp.down_proj.weight", "side_net.blocks.0.attn.qkv.weight",
+                                 "side_net.blocks.1.attn.qkv.weight", "vision_tower.proj.weight", "model.layers.900.mlp.gate.weight"}) {
+            TensorInfo t;
+            t.name = last.keepName(name);
+            t.dtype = Dtype::BF16;
+            t.shape = {4, 4};
+            t.numel = 16;
+            t.begin = end;
+            t.end = end += 32;
+            t.shard = static_cast<std::uint32_t>(split.shards.size() - 1);
+            last.tensors.push_back(t);
+        }
+        Checkpoint whole = split;
+        whole.shards.resize(1);
+        whole.shards[0].tensors.clear();
+        std::uint64_t at = 0;
+        for (const auto &sh : split.shards)
+            for (TensorInfo t : sh.tensors) {
+                t.shard = 0;
+                t.end = at + t.bytes();
+                t.begin = at;
+                at = t.end;
+                whole.shards[0].tensors.push_back(t);
+            }
+        whole.shards[0].fileSize = at + whole.shards[0].dataStart();
+        // With num_hidden_layers, and without it (the layers are then the run of numbers found on disk).
+        for (const bool configLayers : {true, false}) {
+            if (!configLayers) split.config.numHiddenLayers.reset(), whole.config.numHiddenLayers.reset();
+            const CheckpointAnalysis a = analyze(split), b = analyze(whole);
+            QCOMPARE(a.layerCount, b.layerCount);
+            QCOMPARE(a.mainLayers, b.mainLayers);
+            QCOMPARE(a.towerPrefixes, b.towerPrefixes);
+            QCOMPARE(a.towerPrefixes, std::vector<std::string>{"side_net."});
+            QCOMPARE(a.warnings, b.warnings);
+            QCOMPARE(a.budget.total, b.budget.total);
+            QCOMPARE(a.budget.byCategory, b.budget.byCategory);
+            QCOMPARE(a.layers.size(), b.layers.size());
+            for (std::size_t i = 0; i < a.layers.size(); ++i) {
+                QCOMPARE(a.layers[i].kind, b.layers[i].kind);
+                QCOMPARE(a.layers[i].attention, b.layers[i].attention);
+                QCOMPARE(a.layers[i].routedExperts, b.layers[i].routedExperts);
+                QCOMPARE(a.layers[i].params.elements, b.layers[i].params.elements);
+                QCOMPARE(a.layers[i].scales.tensors, b.layers[i].scales.tensors);
+            }
+            QVERIFY(a.layerCount > static_cast<int>(synth::glm5Fp8().layers)); // the MTP layers, counted in both
+        }
+    }
+
     void cachePresets()
     {
         // What each engine allocates, worked out from the spec and the writer's tensor list.

@@ -365,6 +365,9 @@ template <typename Fn> void overShardHalves(const Checkpoint &ckpt, Fn fn)
     std::size_t mid = 0, before = 0;
     while (mid < ckpt.shards.size() && 2 * (before + ckpt.shards[mid].tensors.size()) <= total)
         before += ckpt.shards[mid++].tensors.size();
+    // The shard that crosses the middle goes to the half it leaves nearer to even.
+    if (mid < ckpt.shards.size() && 2 * before + ckpt.shards[mid].tensors.size() < total)
+        before += ckpt.shards[mid++].tensors.size();
     if (total < kTensorsForTwo || mid == 0 || mid == ckpt.shards.size()) {
         fn(std::size_t(0), ckpt.shards.size(), std::size_t(0));
         return;

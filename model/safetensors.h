@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <map>
+#include <stdexcept>
 #include <memory>
 #include <span>
 #include <string>
@@ -70,13 +71,27 @@ public:
     template <typename It> void assign(It first, It last)
     {
         clear();
+        reserve(static_cast<std::size_t>(std::distance(first, last)));
         for (; first != last; ++first)
             push_back(static_cast<std::uint64_t>(*first));
     }
     void push_back(std::uint64_t d)
     {
-        if (m_size == capacity()) grow();
+        if (m_size == capacity()) reserve(std::size_t(m_capacity) * 2);
         data()[m_size++] = d;
+    }
+    // Room for n dimensions, allocated once (a shape of rank 9 copied is one allocation, not two).
+    void reserve(std::size_t n)
+    {
+        if (n <= m_capacity) return;
+        if (n > (UINT32_MAX >> 1)) throw std::length_error("a tensor shape of more than 2^31 dimensions");
+        auto *bigger = new std::uint64_t[n];
+        std::copy(begin(), end(), bigger);
+        const std::uint32_t size = m_size;
+        release();
+        m_heap = bigger;
+        m_capacity = static_cast<std::uint32_t>(n);
+        m_size = size;
     }
     void clear() { m_size = 0; }
 
@@ -103,15 +118,6 @@ public:
 
 private:
     std::uint32_t capacity() const { return m_capacity; }
-    void grow()
-    {
-        const std::uint32_t wider = m_capacity * 2;
-        auto *bigger = new std::uint64_t[wider];
-        std::copy(begin(), end(), bigger);
-        release();
-        m_heap = bigger;
-        m_capacity = wider;
-    }
     void release()
     {
         if (m_capacity > kInPlace) delete[] m_heap;

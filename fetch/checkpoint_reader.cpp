@@ -454,10 +454,10 @@ private:
         if (m_index) {
             for (const auto &file : m_index->shardFiles)
                 m_shards.push_back({file, {}, 0, {}, 0, false, false, 0});
-            for (std::size_t s = 0; s < m_shards.size(); ++s)
+            for (std::size_t s = 0; s < m_shards.size(); ++s) {
                 m_shards[s].names = m_index->shardNames(s); // where they lie
-            for (auto &s : m_shards)
-                s.firstRead = estimateHeaderBytes(s.names);
+                m_shards[s].firstRead = estimateHeaderBytes(m_shards[s].names);
+            }
         } else {
             m_shards.push_back({"model.safetensors", {}, kDefaultFirstRead, {}, 0, false, false, 0});
         }

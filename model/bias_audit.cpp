@@ -68,7 +68,7 @@ BiasFetchPlan planBiasFetch(const Checkpoint &ckpt, const std::vector<std::strin
             item.tensor = t.name;
             item.shard = s;
             item.dtype = t.dtype;
-            item.shape = t.shape;
+            item.shape = t.shape.toVector();
             item.fileOffset = shard.dataStart() + t.begin;
             item.length = t.bytes();
             plan.items.push_back(std::move(item));

@@ -79,8 +79,8 @@ public:
     {
     }
 
-    std::vector<Entry> entries; // offsets into the whole arena; shard: the file's slot in
-                                                 // files, in order of appearance
+    std::vector<Entry> entries; // offsets into the whole arena; shard: the file's slot in files, in order
+                                // of appearance
     std::vector<std::string> files;
     std::optional<std::uint64_t> totalSize;
     bool sawWeightMap = false;

@@ -18,7 +18,7 @@ namespace atlas {
 
 namespace {
 
-std::string shapeText(const std::vector<std::uint64_t> &shape)
+std::string shapeText(std::span<const std::uint64_t> shape)
 {
     std::string s = "[";
     for (std::size_t i = 0; i < shape.size(); ++i)

@@ -7,9 +7,9 @@
 #include <initializer_list>
 #include <iterator>
 #include <map>
-#include <stdexcept>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,7 +77,7 @@ public:
     }
     void push_back(std::uint64_t d)
     {
-        if (m_size == capacity()) reserve(std::size_t(m_capacity) * 2);
+        if (m_size == m_capacity) reserve(std::size_t(m_capacity) * 2);
         data()[m_size++] = d;
     }
     // Room for n dimensions, allocated once (a shape of rank 9 copied is one allocation, not two).
@@ -110,14 +110,12 @@ public:
 
     operator std::span<const std::uint64_t>() const { return {data(), m_size}; }
     std::vector<std::uint64_t> toVector() const { return {begin(), end()}; }
-    operator std::vector<std::uint64_t>() const { return toVector(); }
     friend bool operator==(const Shape &a, const Shape &b)
     {
         return a.m_size == b.m_size && std::equal(a.begin(), a.end(), b.begin());
     }
 
 private:
-    std::uint32_t capacity() const { return m_capacity; }
     void release()
     {
         if (m_capacity > kInPlace) delete[] m_heap;

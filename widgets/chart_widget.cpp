@@ -42,6 +42,50 @@ protected:
 
 bool g_vectorOutput = false;
 
+// A QCustomPlot that draws once per turn of the event loop, whatever asked (new data, the palette, a resize),
+// and not at all while it is hidden (a chart showing its empty message). QCustomPlot itself replots at once in
+// every resize, at each size the layout passes through: a chart shown for the first time drew three times,
+// each time into a freshly allocated window-wide pixmap.
+class Plot final : public QCustomPlot
+{
+public:
+    using QCustomPlot::QCustomPlot;
+
+    // Asks for one replot after the events queued now; a paint that comes first draws it then.
+    void schedule()
+    {
+        if (m_pending) return;
+        m_pending = true;
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                if (m_pending && !isHidden()) draw();
+            },
+            Qt::QueuedConnection);
+    }
+
+protected:
+    void resizeEvent(QResizeEvent *) override
+    {
+        setViewport(rect());
+        schedule();
+    }
+    void paintEvent(QPaintEvent *event) override
+    {
+        if (m_pending) draw(); // the buffers are drawn before they are shown, never stale
+        QCustomPlot::paintEvent(event);
+    }
+
+private:
+    void draw()
+    {
+        m_pending = false;
+        replot(QCustomPlot::rpQueuedRefresh); // into the buffers now; the widget repaints with the next update
+    }
+
+    bool m_pending = false;
+};
+
 void styleAxis(QCPAxis *axis, const QPalette &pal)
 {
     const QColor text = pal.color(QPalette::WindowText);
@@ -58,7 +102,7 @@ void styleAxis(QCPAxis *axis, const QPalette &pal)
 
 } // namespace
 
-ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomPlot(this))
+ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new Plot(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -69,6 +113,9 @@ ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomP
                                    QCP::aeScatters);
     m_plot->setNotAntialiasedElements(QCP::aeAxes | QCP::aeGrid | QCP::aeSubGrid | QCP::aeZeroLine);
     m_plot->setPlottingHints(QCP::phCacheLabels | QCP::phFastPolylines);
+    // One paint buffer, not two: the overlay layer holds only QCustomPlot's selection rectangle, which no chart
+    // here uses. A buffer is a fresh window-wide pixmap, allocated and cleared the first time a chart shows.
+    m_plot->layer(QStringLiteral("overlay"))->setMode(QCPLayer::lmLogical);
     // The legend sits in a row of its own under the plot, laid out horizontally: it never hides data.
     auto *legendRow = new QCPLayoutGrid;
     m_plot->plotLayout()->addElement(1, 0, legendRow);
@@ -86,6 +133,11 @@ ChartWidget::ChartWidget(QWidget *parent) : QWidget(parent), m_plot(new QCustomP
     applyPalette();
 }
 
+void ChartWidget::replot()
+{
+    static_cast<Plot *>(m_plot)->schedule();
+}
+
 void ChartWidget::setVectorOutput(bool on)
 {
     g_vectorOutput = on;
@@ -95,7 +147,7 @@ bool ChartWidget::eventFilter(QObject *watched, QEvent *event)
 {
     if (watched == m_plot && event->type() == QEvent::Resize) {
         fitLegend();
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        replot();
     }
     if (watched == m_plot && event->type() == QEvent::MouseMove) {
         const auto *me = static_cast<QMouseEvent *>(event);
@@ -139,7 +191,7 @@ void ChartWidget::fitSideLabels()
     if (w > a + 20) upper = std::max(normal, (m_sideLabelStart * w - lower * a) / (w - a));
     if (std::abs(m_plot->xAxis->range().upper - upper) > 1e-9) {
         m_plot->xAxis->setRange(lower, upper);
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        replot();
     }
 }
 
@@ -228,7 +280,7 @@ void ChartWidget::clear()
     m_markers.clear();
     m_plot->clearPlottables();
     m_plot->clearItems();
-    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
+    replot(); // coalesced, in an event of its own
 }
 
 void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &series,
@@ -329,7 +381,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
         m_plot->legend->setVisible(series.size() > 1);
         fitLegend();
         applyPalette();
-        m_plot->replot(QCustomPlot::rpQueuedReplot);
+        replot();
         return;
     }
     QCPBars *below = nullptr;
@@ -396,7 +448,7 @@ void ChartWidget::showBars(const QStringList &labels, const QList<BarSeries> &se
     m_plot->legend->setVisible(series.size() > 1);
     fitLegend();
     applyPalette();
-    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
+    replot(); // coalesced, in an event of its own
 }
 
 namespace {
@@ -495,7 +547,7 @@ void ChartWidget::showLines(const QList<LineSeries> &input, const QString &xLabe
     m_plot->legend->setVisible(series.size() > 1);
     fitLegend();
     applyPalette();
-    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
+    replot(); // coalesced, in an event of its own
 }
 
 void ChartWidget::fitLegend()
@@ -553,13 +605,13 @@ void ChartWidget::addMarkers(const QVector<double> &x, const QString &name, cons
         m_plot->xAxis->setRange(xr.lower - pad, xr.upper + pad);
     }
     m_plot->legend->setVisible(true);
-    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
+    replot(); // coalesced, in an event of its own
 }
 
 void ChartWidget::setXRange(double lo, double hi)
 {
     m_plot->xAxis->setRange(lo, hi);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replot();
 }
 
 void ChartWidget::addLevel(double y, const QString &name, const QColor &color, bool dashed)
@@ -582,7 +634,7 @@ void ChartWidget::addLevel(double y, const QString &name, const QColor &color, b
     if (y * 1.08 > yr.upper) m_plot->yAxis->setRange(yr.lower, y * 1.08);
     fitLegend();
     m_plot->legend->setVisible(true);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replot();
 }
 
 void ChartWidget::addPointLabel(double x, double y, const QString &text, const QColor &color, Qt::Alignment align)
@@ -607,7 +659,7 @@ void ChartWidget::addPointLabel(double x, double y, const QString &text, const Q
     label->setBrush(fill);
     label->setPen(QPen(color, 1));
     m_pointLabels << text;
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    replot();
 }
 
 QStringList ChartWidget::pointLabels() const
@@ -709,7 +761,7 @@ void ChartWidget::applyPalette()
     m_plot->legend->setBorderPen(QPen(pal.color(QPalette::Mid)));
     m_plot->legend->setBorderPen(Qt::NoPen);
     if (m_titleElement) m_titleElement->setTextColor(pal.color(QPalette::WindowText));
-    m_plot->replot(QCustomPlot::rpQueuedReplot); // coalesced, in an event of its own
+    replot(); // coalesced, in an event of its own
 }
 
 } // namespace atlas

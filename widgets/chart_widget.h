@@ -98,6 +98,7 @@ protected:
 
 private:
     void applyPalette();
+    void replot(); // once, after the events queued now (coalesced); none while the plot is hidden
     QCustomPlot *m_plot;
     QCPTextElement *m_titleElement = nullptr;
     QString m_title;

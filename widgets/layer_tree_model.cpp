@@ -59,9 +59,8 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
     beginResetModel();
     m_data = data && tree ? std::move(data) : nullptr;
     m_tree = m_data ? std::move(tree) : std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}, {}}); // the root alone
-    m_visible.assign(m_tree->nodes.size(), 1);
-    m_matchedParameters.clear();
-    m_matchedBytes.clear();
+    m_shown.assign(m_tree->nodes.size(), 1);
+    m_matched.clear();
     m_filter.clear();
     m_matches = static_cast<std::size_t>(m_tree->tensors);
     endResetModel();
@@ -233,18 +232,16 @@ void LayerTreeModel::setFilter(const QString &text)
     m_filter = text;
     const auto &nodes = m_tree->nodes;
     if (text.isEmpty()) {
-        m_visible.assign(nodes.size(), 1);
+        m_shown.assign(nodes.size(), 1);
         m_matches = static_cast<std::size_t>(m_tree->tensors);
-        m_matchedParameters.clear();
-        m_matchedBytes.clear();
+        m_matched.clear();
         return;
     }
-    m_matchedParameters.assign(nodes.size(), 0);
-    m_matchedBytes.assign(nodes.size(), 0);
     std::string needle = text.toUtf8().toStdString();
     std::transform(needle.begin(), needle.end(), needle.begin(), asciiLower);
-    m_visible.assign(nodes.size(), 0);
-    m_visible[0] = 1;
+    m_shown.assign(nodes.size(), 0);
+    m_matched.assign(1, Matched{}); // the root's
+    m_shown[0] = 1;
     m_matches = 0;
     // Each name whose letter pairs include the needle's is searched (memmem over that name alone);
     // the others cannot hold it. A name never holds '\n', so the block's names are searched one by one.
@@ -260,9 +257,14 @@ void LayerTreeModel::setFilter(const QString &text)
         // The tensor and every row above it, each summing what matches below it.
         const Node &leaf = nodes[static_cast<std::size_t>(m_tree->foldedNode[k])];
         for (int n = m_tree->foldedNode[k]; n >= 0; n = nodes[static_cast<std::size_t>(n)].parent) {
-            m_visible[static_cast<std::size_t>(n)] = 1;
-            m_matchedParameters[static_cast<std::size_t>(n)] += leaf.parameters;
-            m_matchedBytes[static_cast<std::size_t>(n)] += leaf.bytes;
+            std::uint32_t &slot = m_shown[static_cast<std::size_t>(n)];
+            if (slot == 0) {
+                m_matched.emplace_back();
+                slot = static_cast<std::uint32_t>(m_matched.size());
+            }
+            Matched &sum = m_matched[slot - 1];
+            sum.parameters += leaf.parameters;
+            sum.bytes += leaf.bytes;
         }
         ++m_matches;
     }
@@ -273,7 +275,7 @@ bool LayerTreeModel::isShown(int row, const QModelIndex &parent) const
     const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
     const auto &children = m_tree->nodes[static_cast<std::size_t>(p)].children;
     if (row < 0 || row >= static_cast<int>(children.size())) return false;
-    return m_visible[static_cast<std::size_t>(children[static_cast<std::size_t>(row)])] != 0;
+    return m_shown[static_cast<std::size_t>(children[static_cast<std::size_t>(row)])] != 0;
 }
 
 QModelIndex LayerTreeModel::index(int row, int column, const QModelIndex &parent) const
@@ -309,9 +311,11 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
     if (!index.isValid()) return {};
     const Node &n = m_tree->nodes[index.internalId()];
     // A filter totals what it matched: a layer row sums its matching tensors only.
-    const bool filtered = !m_matchedBytes.empty();
-    const std::uint64_t parameters = filtered ? m_matchedParameters[index.internalId()] : n.parameters;
-    const std::uint64_t bytes = filtered ? m_matchedBytes[index.internalId()] : n.bytes;
+    const bool filtered = !m_matched.empty();
+    const std::uint32_t slot = m_shown[index.internalId()];
+    const Matched matched = filtered && slot != 0 ? m_matched[slot - 1] : Matched{};
+    const std::uint64_t parameters = filtered ? matched.parameters : n.parameters;
+    const std::uint64_t bytes = filtered ? matched.bytes : n.bytes;
     if (role == KindRole) return static_cast<int>(n.kind);
     if (role == SortRole) {
         switch (index.column()) {

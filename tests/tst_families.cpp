@@ -964,6 +964,30 @@ private slots:
                                   {"layers.0.attn.wq_a.weight_scale_inv", "F32", {2, 1}}});
         const CheckpointAnalysis d = open(dir4.path());
         QCOMPARE(formatOf(d, Category::Attention), std::string("FP8 e4m3 128x128 ue8m0"));
+
+        // Block scales away from their weights (every scale in a second shard), so that each is looked up in
+        // the sorted table rather than taken as the next tensor: 40 modules find theirs, one has none.
+        QTemporaryDir dir5;
+        std::vector<Tensor> weights, scales;
+        for (int e = 0; e <= 40; ++e) {
+            const std::string m = "model.layers.0.mlp.experts." + std::to_string(e) + ".up_proj";
+            weights.push_back({m + ".weight", "F8_E4M3", {256, 128}});
+            if (e < 40) scales.push_back({m + ".weight_scale_inv", "F32", {2, 1}});
+        }
+        const std::filesystem::path five = dir5.path().toStdString();
+        std::ofstream(five / "config.json") << nlohmann::json{{"model_type", "deepseek_v3"}}.dump();
+        fixture::writeSafetensors(five / "model-00001-of-00002.safetensors", weights);
+        fixture::writeSafetensors(five / "model-00002-of-00002.safetensors", scales);
+        nlohmann::json map;
+        for (const auto &t : weights)
+            map[t.name] = "model-00001-of-00002.safetensors";
+        for (const auto &t : scales)
+            map[t.name] = "model-00002-of-00002.safetensors";
+        std::ofstream(five / "model.safetensors.index.json") << nlohmann::json{{"weight_map", map}}.dump();
+        const CheckpointAnalysis f = open(dir5.path());
+        QCOMPARE(f.budget.quantScales.tensors, std::uint64_t(40));
+        QVERIFY2(formatOf(f, Category::RoutedExperts) == "FP8 e4m3 128x128 + FP8 e4m3",
+                 formatOf(f, Category::RoutedExperts).c_str());
     }
 
     void linearAttentionState()

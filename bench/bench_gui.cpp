@@ -4,8 +4,9 @@
 // late it fires: the longest gap is the longest the window could not answer. Prints the figures.
 //
 //   bench_gui            the whole scenario once (QT_QPA_PLATFORM=offscreen unless set)
-//   ATLAS_BENCH_GAPS=1   also print each gap over 12 ms, when in its step it came and its CLOCK_MONOTONIC
-//                        end (for `perf record -k CLOCK_MONOTONIC` and `perf report --time`)
+//   ATLAS_BENCH_GAPS=MS  also print each gap over MS milliseconds (12 if MS is not a number over 0), when in
+//                        its step it came and its CLOCK_MONOTONIC end (for `perf record -k CLOCK_MONOTONIC` and
+//                        `perf report --time`)
 #include "atlas_application.h"
 #include "atlas_view.h"
 #include "checkpoint_loader.h"
@@ -42,7 +43,7 @@ public:
             const qint64 now = m_clock.nsecsElapsed();
             if (m_last >= 0) {
                 const double gapMs = double(now - m_last) / 1e6 - 1.0;
-                if (gapMs > 12 && m_traceGaps) {
+                if (m_traceGaps > 0 && gapMs > m_traceGaps) {
                     timespec ts;
                     clock_gettime(CLOCK_MONOTONIC, &ts);
                     std::fprintf(stderr, "gap of %.1f ms at %.1f ms into \"%s\" (monotonic %.6f)\n", gapMs,
@@ -82,7 +83,12 @@ private:
     QTimer m_timer;
     QElapsedTimer m_clock;
     qint64 m_stepStart = 0;
-    const bool m_traceGaps = std::getenv("ATLAS_BENCH_GAPS") != nullptr;
+    const double m_traceGaps = [] {
+        const char *v = std::getenv("ATLAS_BENCH_GAPS");
+        if (!v) return 0.0;
+        const double ms = std::atof(v);
+        return ms > 0 ? ms : 12.0;
+    }();
     qint64 m_last = -1;
     std::string m_step = "start";
     std::vector<std::string> m_order;

@@ -24,7 +24,11 @@ echo "running: open_local (141 shards, Kimi-K3, 2 M tensors), routing, gui, remo
 "$bin/bench_open_local" --kimi-k3 > "$logs/open_kimi_k3.txt" 2>&1
 "$bin/bench_open_local" --two-million > "$logs/open_two_million.txt" 2>&1
 "$bin/bench_routing" > "$logs/routing.txt" 2>&1
-QT_QPA_PLATFORM=offscreen "$bin/bench_gui" > "$logs/gui.txt" 2>&1
+# The GUI scenario three times, in fresh processes: one late tick of a 1 ms timer on a busy host is not the
+# window's own stall, so the table shows the median of the three runs' longest stalls (each run is listed).
+for run in 1 2 3; do
+    QT_QPA_PLATFORM=offscreen "$bin/bench_gui" > "$logs/gui-$run.txt" 2>&1
+done
 "$bin/bench_remote" > "$logs/remote.txt" 2>&1
 "$bin/bench_cancel" > "$logs/cancel.txt" 2>&1
 
@@ -73,9 +77,11 @@ if [ "$isa" = "x86-64-v4" ]; then
     row "routing simulation (x86-64-v3)" "${v3:-?} ms" ">= 6x torch" "torch ${lean:-?} ms" "${r:-?}x" "$(verdict "$r" '>=' 6)"
 fi
 
-# GUI: the longest stall of the GUI thread over every step.
-stall=$(sed -n 's/^max GUI-thread stall: \([0-9.]*\) ms.*/\1/p' "$logs/gui.txt")
-row "GUI thread, longest stall" "${stall:-?} ms" "<= 20 ms" "" "" "$(verdict "$stall" '<=' 20)"
+# GUI: the longest stall of the GUI thread over every step, the median of three runs.
+stalls=$(for run in 1 2 3; do sed -n 's/^max GUI-thread stall: \([0-9.]*\) ms.*/\1/p' "$logs/gui-$run.txt"; done)
+stall=$(echo "$stalls" | sort -n | awk 'NF { v[++n] = $1 } END { if (n == 3) print v[2] }')
+runs=$(echo "$stalls" | awk 'NF { printf "%s%s", (n++ ? "/" : ""), $1 }')
+row "GUI thread, longest stall (median of 3)" "${stall:-?} ms" "<= 20 ms" "runs ${runs:-?} ms" "" "$(verdict "$stall" '<=' 20)"
 
 # Remote at 40 ms RTT: wall time and requests per shard, beside @huggingface/hub.
 ours=$(awk '$1 == "ckpt-atlas" && $2 == 40 { print $4; exit }' "$logs/remote.txt")

@@ -240,6 +240,9 @@ void LayerTreeModel::setFilter(const QString &text)
     std::string needle = text.toUtf8().toStdString();
     std::transform(needle.begin(), needle.end(), needle.begin(), asciiLower);
     m_shown.assign(nodes.size(), 0);
+    // Room for every row once (the pages are touched only as rows are shown), so that a filter that shows
+    // most of the tree never copies the list as it grows.
+    m_matched.reserve(nodes.size());
     m_matched.assign(1, Matched{}); // the root's
     m_shown[0] = 1;
     m_matches = 0;

@@ -1,6 +1,7 @@
 #include "byte_source.h"
 
 #include "errors.h"
+#include "populate.h"
 #include "safetensors.h"
 
 #include <cerrno>
@@ -208,6 +209,8 @@ std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<Rang
                                                      " bytes, more than any checkpoint file may hold (2^50)");
         answers[i].fileSize = size;
         const std::uint64_t len = r.offset >= size ? 0 : std::min(r.length, size - r.offset);
+        answers[i].bytes.reserve(static_cast<std::size_t>(len));
+        populateForWrite(answers[i].bytes.data(), static_cast<std::size_t>(len)); // zeroed next, then read over
         answers[i].bytes.resize(static_cast<std::size_t>(len));
         std::size_t got = 0;
         while (got < len) {

@@ -1,4 +1,5 @@
 #include "checkpoint_index.h"
+#include "populate.h"
 
 #include "errors.h"
 #include "json_sax.h"
@@ -75,7 +76,8 @@ public:
     // 118k times, are interned.
     IndexHandler(std::string_view file, const std::atomic<bool> *cancel, char *arena, std::uint64_t base,
                  std::uint64_t capacity)
-        : m_file(file), m_cancel(cancel), m_arena(arena + base), m_base(base), m_capacity(capacity)
+        : m_file(file), m_cancel(cancel), m_arena(arena + base), m_base(base), m_capacity(capacity),
+          m_arenaAhead(arena + base, capacity)
     {
     }
 
@@ -174,6 +176,11 @@ public:
                 m_lastFile = static_cast<int>(it->second);
             }
             if (!entries.empty() && increasing) increasing = nameAt(entries.back()) < nameAt(e);
+            if (entries.data() != m_entriesBase) { // reserved up front: this happens once
+                m_entriesBase = entries.data();
+                m_entriesAhead = PopulateAhead(entries.data(), entries.capacity() * sizeof(Entry));
+            }
+            m_entriesAhead.need((entries.size() + 1) * sizeof(Entry));
             entries.push_back(e);
             m_used += m_keyLength; // kept (only now: a fault above names the key as it stands at m_used)
             if ((entries.size() & 4095) == 0) stopIfCancelled(m_cancel);
@@ -212,6 +219,7 @@ public:
         if (m_depth == 2 && m_inWeightMap) { // a tensor name: into the arena at once, kept if a file follows
             if (k.size() > m_capacity - m_used || m_base + m_used + k.size() > UINT32_MAX)
                 fail(HeaderProblem::BadIndex, "the tensor names of weight_map exceed 4 GiB");
+            m_arenaAhead.need(m_used + k.size());
             std::memcpy(m_arena + m_used, k.data(), k.size());
             m_keyLength = k.size();
             return true;
@@ -275,6 +283,9 @@ private:
     std::uint64_t m_capacity;      // its length
     std::uint64_t m_used = 0;      // names kept in it
     std::size_t m_keyLength = 0;   // the tensor name written at m_used by key()
+    PopulateAhead m_arenaAhead;    // the arena's pages, a chunk ahead of the names written
+    const Entry *m_entriesBase = nullptr;
+    PopulateAhead m_entriesAhead;  // the entries' likewise
     int m_depth = 0;
     bool m_started = false;
     bool m_inWeightMap = false;
@@ -405,7 +416,11 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
         ++index.shardStart[e.shard + 1];
     for (std::size_t s = 1; s < index.shardStart.size(); ++s)
         index.shardStart[s] += index.shardStart[s - 1];
+    index.listed.reserve(entries.size());
+    populateForWrite(index.listed.data(), entries.size() * sizeof(std::string_view));
     index.listed.resize(entries.size());
+    index.byName.reserve(entries.size());
+    populateForWrite(index.byName.data(), entries.size() * sizeof(std::uint32_t));
     index.byName.resize(entries.size());
     // Names in increasing order (the writers' order, told by the reading) are unique, and a stable pass by
     // shard keeps each shard's names in order: the by-name order is the file's, with no sort of 497k names

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 #include "json_sax.h"
+#include "populate.h"
 
 #include <nlohmann/json.hpp>
 #include <simdjson.h>
@@ -612,7 +613,10 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     out.file = std::string(file);
     out.headerLength = json.size();
     out.fileSize = fileSize;
-    if (listed) out.tensors.reserve(listed->sorted.size()); // usually exactly what the header holds
+    if (listed) { // usually exactly what the header holds
+        out.tensors.reserve(listed->sorted.size());
+        populateForWrite(out.tensors.data(), listed->sorted.size() * sizeof(TensorInfo));
+    }
     bool read = false;
     if (fast) {
         HeaderHandler handler(file, out, listed);

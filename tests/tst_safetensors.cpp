@@ -2,13 +2,17 @@
 #include "checkpoint_index.h"
 #include "errors.h"
 #include "name_map.h"
+#include "populate.h"
 #include "safetensors.h"
 
 #include <QTest>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
+
+#include <sys/mman.h>
 
 using namespace atlas;
 Q_DECLARE_METATYPE(atlas::HeaderProblem)
@@ -522,6 +526,53 @@ private slots:
         QVERIFY(naturalLess("a", "b"));
         QVERIFY(naturalLess("x2", "x2y"));
         QVERIFY(!naturalLess("x07", "x7") || !naturalLess("x7", "x07")); // never both
+    }
+
+    // populateForWrite backs the whole pages inside its range and no others, and leaves every byte as it
+    // was; PopulateAhead runs a chunk ahead of the writing, never past its buffer (populate.cpp).
+    void populatedPages()
+    {
+        constexpr std::size_t page = 4096, pages = 600; // more than two 1 MiB chunks
+        auto *base = static_cast<char *>(::mmap(nullptr, pages * page, PROT_READ | PROT_WRITE,
+                                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        QVERIFY(base != MAP_FAILED);
+        ::madvise(base, pages * page, MADV_NOHUGEPAGE); // page by page, whatever the system's huge-page policy
+        auto resident = [&] {
+            std::vector<unsigned char> in(pages);
+            ::mincore(base, pages * page, in.data());
+            std::vector<int> out;
+            for (std::size_t i = 0; i < pages; ++i)
+                if (in[i] & 1) out.push_back(int(i));
+            return out;
+        };
+        QCOMPARE(resident(), std::vector<int>{});
+#ifdef MADV_POPULATE_WRITE
+        if (::madvise(base + 599 * page, page, MADV_POPULATE_WRITE) != 0) QSKIP("this kernel cannot populate (before 5.14)");
+        ::madvise(base + 599 * page, page, MADV_DONTNEED);
+#else
+        QSKIP("built without MADV_POPULATE_WRITE");
+#endif
+        // From byte 100 of page 1 to byte 10 of page 5: pages 2, 3 and 4 lie wholly inside.
+        populateForWrite(base + page + 100, 4 * page - 90);
+        QCOMPARE(resident(), (std::vector<int>{2, 3, 4}));
+        QVERIFY(std::all_of(base + 2 * page, base + 5 * page, [](char c) { return c == 0; }));
+        // Bytes already written stay as they are.
+        std::memset(base + 10 * page, 'x', 3 * page);
+        populateForWrite(base + 10 * page, 3 * page);
+        QVERIFY(std::all_of(base + 10 * page, base + 13 * page, [](char c) { return c == 'x'; }));
+        ::madvise(base, pages * page, MADV_DONTNEED);
+        QCOMPARE(resident(), std::vector<int>{});
+        // Ahead of the writing: the first MiB (256 pages) at the first need, the next at the 257th page.
+        PopulateAhead ahead(base, 300 * page);
+        ahead.need(10);
+        QCOMPARE(resident().size(), std::size_t(256));
+        ahead.need(200 * page);
+        QCOMPARE(resident().size(), std::size_t(256));
+        ahead.need(256 * page + 1);
+        const std::vector<int> now = resident();
+        QCOMPARE(now.size(), std::size_t(300)); // the whole buffer, and nothing past it
+        QCOMPARE(now.back(), 299);
+        ::munmap(base, pages * page);
     }
 };
 

@@ -590,6 +590,15 @@ std::optional<bool> readFast(std::string_view json, HeaderHandler &h)
 {
     thread_local simdjson::dom::parser parser;
     thread_local std::vector<char> padded;
+    // Grown by half again when a header is larger than any before: a checkpoint's headers differ by a few
+    // tens of percent (Kimi-K3's 575-821 KB), and each growth was fresh pages for the parser's tape, strings
+    // and indexes, written anew (seven growths on one thread over Kimi-K3's shards in order). Not beyond
+    // 8 MB: the parser reserves about 14 bytes a byte of capacity, and a header of 100 MB is hostile.
+    if (json.size() > parser.capacity()) {
+        const std::size_t room = json.size() <= (std::size_t(8) << 20) ? json.size() + json.size() / 2 : json.size();
+        if (parser.allocate(room) != simdjson::SUCCESS) return std::nullopt;
+        padded.reserve(room + simdjson::SIMDJSON_PADDING);
+    }
     padded.resize(json.size() + simdjson::SIMDJSON_PADDING);
     std::memcpy(padded.data(), json.data(), json.size());
     std::memset(padded.data() + json.size(), ' ', simdjson::SIMDJSON_PADDING);

@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "module_pattern.h"
 #include "name_map.h"
+#include "populate.h"
 #include "untrusted_text.h"
 
 #include <algorithm>
@@ -388,7 +389,10 @@ template <typename Fn> void overShardHalves(const Checkpoint &ckpt, Fn fn)
 // prefixes: the same), so the shards are read in two halves at once.
 std::vector<std::optional<Category>> outsideRolesOf(const Checkpoint &ckpt)
 {
-    std::vector<std::optional<Category>> out(ckpt.tensorCount());
+    std::vector<std::optional<Category>> out;
+    out.reserve(ckpt.tensorCount());
+    populateForWrite(out.data(), ckpt.tensorCount() * sizeof(std::optional<Category>));
+    out.resize(ckpt.tensorCount());
     overShardHalves(ckpt, [&](std::size_t firstShard, std::size_t endShard, std::size_t k) {
         std::unordered_map<std::string_view, std::optional<Category>> byPrefix;
         // The previous name's prefix first: consecutive names nearly always share it ("model.layers."). A
@@ -556,6 +560,8 @@ int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::
         return n >= 0 && n < static_cast<std::int64_t>(present.size()) && present[static_cast<std::size_t>(n)];
     };
     std::set<int> mtpBlocks;
+    places.reserve(ckpt.tensorCount());
+    populateForWrite(places.data(), ckpt.tensorCount() * sizeof(NamePlace));
     places.assign(ckpt.tensorCount(), NamePlace{});
     // Each tensor's place is its own: the shards are read in two halves at once, each marking the layers and
     // MTP blocks it meets, joined after.
@@ -1204,6 +1210,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::size_t lastFormatCategory = kCategoryCount;
     std::uint64_t *lastFormatTally = nullptr;
     std::string lastFormat;
+    // Packed tensors are most of a quantized checkpoint's (Kimi-K3's INT4 experts): room for every tensor,
+    // touched only as far as they are counted, never copied as the list grows.
+    a.packedElements.reserve(ckpt.tensorCount());
+    PopulateAhead packedAhead(a.packedElements.data(), ckpt.tensorCount() * sizeof(CheckpointAnalysis::PackedCount));
     for (const auto &s : ckpt.shards) {
         const TensorInfo *const shardEnd = s.tensors.data() + s.tensors.size();
         for (const auto &t : s.tensors) {
@@ -1287,7 +1297,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             std::uint64_t elements = t.numel;
             if (const auto packed = unpacker.logical(t, next)) {
                 elements = *packed;
-                if (t.end > t.begin) a.packedElements.push_back({t.shard, t.begin, elements});
+                if (t.end > t.begin) {
+                    packedAhead.need((a.packedElements.size() + 1) * sizeof(CheckpointAnalysis::PackedCount));
+                    a.packedElements.push_back({t.shard, t.begin, elements});
+                }
             }
             b.total += elements;
             b.byCategory[ci] += elements;

@@ -123,6 +123,7 @@ public:
                 increasing = increasing && later.increasing &&
                              (entries.empty() || nameAt(entries.back()) < later.nameAt(later.entries.front()));
             entries.reserve(entries.size() + later.entries.size());
+            populateForWrite(entries.data() + entries.size(), later.entries.size() * sizeof(Entry));
             for (auto e : later.entries) {
                 e.shard = slot[e.shard];
                 entries.push_back(e);

@@ -44,14 +44,14 @@ constexpr std::size_t kMaxLocated = 4096;
 struct PendingShard
 {
     std::string file;
-    std::span<const std::string_view> names; // the index's, sorted
+    std::span<const std::string_view> names{}; // the index's, sorted
     std::uint64_t firstRead = kDefaultFirstRead;
-    RangeAnswer answer;
+    RangeAnswer answer{};
     std::uint64_t headerLength = 0;
     bool cached = false;
     bool haveFirst = false; // the first read already came (the probe)
     std::uint64_t held = 0; // bytes of this shard counted against the checkpoint's header budget
-    ListedNames listed;     // what the parse found of `names`
+    ListedNames listed{};   // what the parse found of `names`
     bool handedOn = false; // its whole header came and went to be parsed while the batch goes on
 };
 
@@ -62,7 +62,7 @@ struct HeaderBudget
 {
     std::uint64_t limit;
     std::uint64_t used = 0;
-    std::mutex lock; // a local folder's shards are read on several threads at once
+    std::mutex lock{}; // a local folder's shards are read on several threads at once
     [[noreturn]] void over(const std::string &file) const
     {
         throw AtlasError(ErrorKind::Invalid, file + ": the shard headers of this checkpoint hold more than " +

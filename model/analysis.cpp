@@ -359,7 +359,8 @@ std::optional<BlockPrefix> blockPrefix(std::string_view name)
 // Runs fn(firstShard, endShard, firstTensor) over every shard: in two halves of about as many tensors each,
 // the later one on another thread, when there are enough tensors to repay the thread (Kimi-K3's 497k names
 // in 96 shards), else at once. The first half's exception is the one thrown, as one pass would meet it first.
-template <typename Fn> void overShardHalves(const Checkpoint &ckpt, Fn fn)
+// split() runs once before two halves start (what the later half needs of its own), and not at all for one.
+template <typename Fn, typename Split = void (*)()> void overShardHalves(const Checkpoint &ckpt, Fn fn, Split split = [] {})
 {
     constexpr std::size_t kTensorsForTwo = 65536;
     const std::size_t total = ckpt.tensorCount();
@@ -373,6 +374,7 @@ template <typename Fn> void overShardHalves(const Checkpoint &ckpt, Fn fn)
         fn(std::size_t(0), ckpt.shards.size(), std::size_t(0));
         return;
     }
+    split(); // the halves are made (what the later one needs of its own, before it starts)
     auto later = std::async(std::launch::async, [&] { fn(mid, ckpt.shards.size(), before); });
     try {
         fn(std::size_t(0), mid, std::size_t(0));
@@ -1173,18 +1175,21 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         a.layers[static_cast<std::size_t>(i)].kind = i >= a.mainLayers ? LayerKind::Mtp : LayerKind::Dense;
     }
     const int layerCount = a.layerCount;
-    std::uint64_t strayTensors = 0;
-    std::string strayExample;
-
-    // Expert numbers met per layer (a tensor's neighbours are mostly the same expert's), counted once at the end.
-    std::vector<std::vector<int>> experts(static_cast<std::size_t>(layerCount));
-    std::vector<int> fused(static_cast<std::size_t>(layerCount), 0);
+    const auto layerSlots = static_cast<std::size_t>(layerCount);
     Unpacker unpacker = unpacking.get();
-    std::array<std::map<std::string, std::uint64_t>, kCategoryCount>
-        formats; // category -> format -> elements
     std::array<std::map<std::string, Tally>, kCategoryCount> quant;
-    std::array<Tally, kCategoryCount> quantScales;
-    // Per category and dtype in arrays while the tensors are walked (no string key per tensor).
+    std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
+    ParameterBudget &b = a.budget;
+
+    // Layers the config schedules as linear attention (layer_types or the family's schedule).
+    std::vector<char> linearLayer(layerSlots, 0);
+    for (std::size_t i = 0; i < cfg.layerTypes.size() && i < linearLayer.size(); ++i)
+        linearLayer[i] = isRecurrentWord(cfg.layerTypes[i]);
+
+    // Every tensor once, in two halves of the shards on two cores when there are many (overShardHalves): each
+    // half counts into a TensorPass of its own, and the two are joined in shard order after, so that the result
+    // is what one pass gives (sums and flags add up; lists are the first half's, then the later's; the
+    // dimensions read from shapes are replayed in order, as the later ones may depend on earlier ones).
     constexpr std::size_t kDtypes = kDtypeCount;
     struct DtypeTallies
     {
@@ -1192,29 +1197,57 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         std::array<std::uint64_t, kDtypes> scale{};
         std::array<char, kDtypes> quantSeen{}, scaleSeen{};
     };
-    std::array<DtypeTallies, kCategoryCount> tallies{};
-    std::array<std::uint64_t, kDtypes> byDtype{};
-    std::array<char, kDtypes> byDtypeSeen{};
-    std::array<std::map<std::string, std::uint64_t>, kCategoryCount> scaleDtypes;
-    ParameterBudget &b = a.budget;
-
-    // Layers the config schedules as linear attention (layer_types or the family's schedule).
-    std::vector<char> linearLayer(static_cast<std::size_t>(layerCount), 0);
-    for (std::size_t i = 0; i < cfg.layerTypes.size() && i < linearLayer.size(); ++i)
-        linearLayer[i] = isRecurrentWord(cfg.layerTypes[i]);
-    // What the tensors of each layer show, to hold the schedule against (scheduleAgainstTensors).
-    std::vector<unsigned> seenOnDisk(static_cast<std::size_t>(layerCount), 0);
-    NameMap<std::pair<LayerRole, unsigned>> roleOfRest; // views into the names
-    std::size_t seen = 0;
-    // The last format counted, and its tally: most tensors have the format of the one before them.
-    std::size_t lastFormatCategory = kCategoryCount;
-    std::uint64_t *lastFormatTally = nullptr;
-    std::string lastFormat;
-    // Packed tensors are most of a quantized checkpoint's (Kimi-K3's INT4 experts): room for every tensor,
-    // touched only as far as they are counted, never copied as the list grows.
-    a.packedElements.reserve(ckpt.tensorCount());
-    PopulateAhead packedAhead(a.packedElements.data(), ckpt.tensorCount() * sizeof(CheckpointAnalysis::PackedCount));
-    for (const auto &s : ckpt.shards) {
+    // A dimension the cache math can fall back on when config.json is silent, as a tensor shows it.
+    struct DiskDimension
+    {
+        enum Kind { KvLoraRank, KvAProj, KvWidth, IndexHeadDim } kind;
+        std::int64_t value;
+    };
+    struct TensorPass
+    {
+        explicit TensorPass(std::size_t layers, const std::vector<LayerInfo> &start, Unpacker u)
+            : layers(start), experts(layers), fused(layers, 0), seenOnDisk(layers, 0), unpacker(std::move(u))
+        {
+        }
+        std::vector<LayerInfo> layers;
+        // Expert numbers met per layer (a tensor's neighbours are mostly the same expert's), counted once at the end.
+        std::vector<std::vector<int>> experts;
+        std::vector<int> fused;
+        // What the tensors of each layer show, to hold the schedule against (scheduleAgainstTensors).
+        std::vector<unsigned> seenOnDisk;
+        NameMap<std::pair<LayerRole, unsigned>> roleOfRest; // views into the names
+        std::uint64_t strayTensors = 0;
+        std::string strayExample;
+        std::uint64_t hostTableBytes = 0;
+        ParameterBudget budget;
+        std::set<std::string, std::less<>> tableTensors;
+        std::array<Tally, kCategoryCount> quantScales{};
+        // Per category and dtype in arrays while the tensors are walked (no string key per tensor).
+        std::array<DtypeTallies, kCategoryCount> tallies{};
+        std::array<std::uint64_t, kDtypes> byDtype{};
+        std::array<char, kDtypes> byDtypeSeen{};
+        std::array<std::map<std::string, std::uint64_t>, kCategoryCount> formats; // category -> format -> elements
+        std::vector<CheckpointAnalysis::PackedCount> packed;
+        std::vector<HostTable> hostTables;
+        std::vector<DiskDimension> disk;
+        Unpacker unpacker;
+    };
+    const auto count = [&](TensorPass &p, std::size_t firstShard, std::size_t endShard, std::size_t seen) {
+        // Packed tensors are most of a quantized checkpoint's (Kimi-K3's INT4 experts): room for every tensor of
+        // the half, touched only as far as they are counted, never copied as the list grows (the first half's
+        // room is for all of them: the later half's are joined onto it).
+        std::size_t tensors = 0;
+        for (std::size_t sh = firstShard; sh < endShard; ++sh)
+            tensors += ckpt.shards[sh].tensors.size();
+        p.packed.reserve(firstShard == 0 ? ckpt.tensorCount() : tensors);
+        PopulateAhead packedAhead(p.packed.data(), tensors * sizeof(CheckpointAnalysis::PackedCount));
+        // The last format counted, and its tally: most tensors have the format of the one before them.
+        std::size_t lastFormatCategory = kCategoryCount;
+        std::uint64_t *lastFormatTally = nullptr;
+        std::string lastFormat;
+        ParameterBudget &pb = p.budget;
+        for (std::size_t sh = firstShard; sh < endShard; ++sh) {
+        const ShardHeader &s = ckpt.shards[sh];
         const TensorInfo *const shardEnd = s.tensors.data() + s.tensors.size();
         for (const auto &t : s.tensors) {
             const TensorInfo *const next = &t + 1 < shardEnd ? &t + 1 : nullptr;
@@ -1232,10 +1265,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             if (place.layer >= layerCount) {
                 // A layer number the model does not have is never an index: the tensor stays visible
                 // under other, and a warning names it.
-                if (strayTensors++ == 0) strayExample = t.name;
+                if (p.strayTensors++ == 0) p.strayExample = t.name;
                 place = {-1, t.name};
             }
-            LayerInfo *layer = place.layer >= 0 ? &a.layers[static_cast<std::size_t>(place.layer)] : nullptr;
+            LayerInfo *layer = place.layer >= 0 ? &p.layers[static_cast<std::size_t>(place.layer)] : nullptr;
             const bool mtp = layer && layer->kind == LayerKind::Mtp;
             const std::string_view rest = place.rest;
             // The role is read once: it gives the category (as categorize() would) and the layer's facts.
@@ -1244,13 +1277,13 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
             LayerRole role;
             if (layer) {
                 bool fresh = false;
-                auto &known = roleOfRest.tryEmplace(rest, fresh);
+                auto &known = p.roleOfRest.tryEmplace(rest, fresh);
                 if (fresh) {
                     const LayerRole r = layerRole(rest);
                     known = {r, diskMarks(rest, r.category)};
                 }
                 role = known.first;
-                seenOnDisk[static_cast<std::size_t>(place.layer)] |= known.second;
+                p.seenOnDisk[static_cast<std::size_t>(place.layer)] |= known.second;
             }
             // A layer the schedule declares linear (KDA in GLM-5.3-Flash and Kimi-Linear keeps its
             // projections under self_attn.*): its attention tensors are linear attention.
@@ -1271,71 +1304,167 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                     layer->attention = "attention";
                 if (!mtp && (role.category == Category::RoutedExperts || role.category == Category::Router))
                     layer->kind = LayerKind::Moe;
-                if (auto &met = experts[static_cast<std::size_t>(place.layer)];
+                if (auto &met = p.experts[static_cast<std::size_t>(place.layer)];
                     role.expert >= 0 && (met.empty() || met.back() != role.expert))
                     met.push_back(role.expert);
                 if (role.fusedExperts && t.shape.size() >= 2 &&
                     t.shape[0] <= std::uint64_t(kMaxConfigExperts))
-                    fused[static_cast<std::size_t>(place.layer)] =
-                        std::max(fused[static_cast<std::size_t>(place.layer)], static_cast<int>(t.shape[0]));
+                    p.fused[static_cast<std::size_t>(place.layer)] =
+                        std::max(p.fused[static_cast<std::size_t>(place.layer)], static_cast<int>(t.shape[0]));
             }
-            if (cat == Category::HostTables) a.hostTableBytes += t.bytes();
+            if (cat == Category::HostTables) p.hostTableBytes += t.bytes();
             if (cat == Category::RouterTables) {
-                b.routerTables.add(t);
-                a.tableTensors.insert(std::string(t.name));
+                pb.routerTables.add(t);
+                p.tableTensors.insert(std::string(t.name));
                 if (layer) layer->tables.add(t);
                 continue;
             }
             if (isQuantScale(t.name, t.dtype)) {
-                b.quantScales.add(t);
-                quantScales[ci].add(t);
-                tallies[ci].scale[di] += t.numel;
-                tallies[ci].scaleSeen[di] = 1;
+                pb.quantScales.add(t);
+                p.quantScales[ci].add(t);
+                p.tallies[ci].scale[di] += t.numel;
+                p.tallies[ci].scaleSeen[di] = 1;
                 if (layer) layer->scales.add(t);
                 continue;
             }
             std::uint64_t elements = t.numel;
-            if (const auto packed = unpacker.logical(t, next)) {
+            if (const auto packed = p.unpacker.logical(t, next)) {
                 elements = *packed;
                 if (t.end > t.begin) {
-                    packedAhead.need((a.packedElements.size() + 1) * sizeof(CheckpointAnalysis::PackedCount));
-                    a.packedElements.push_back({t.shard, t.begin, elements});
+                    packedAhead.need((p.packed.size() + 1) * sizeof(CheckpointAnalysis::PackedCount));
+                    p.packed.push_back({t.shard, t.begin, elements});
                 }
             }
-            b.total += elements;
-            b.byCategory[ci] += elements;
-            byDtype[di] += elements;
-            byDtypeSeen[di] = 1;
-            tallies[ci].quant[di].add(t, elements);
-            tallies[ci].quantSeen[di] = 1;
-            if (const std::string &format = unpacker.formatOf(t, next); ci == lastFormatCategory && format == lastFormat) {
+            pb.total += elements;
+            pb.byCategory[ci] += elements;
+            p.byDtype[di] += elements;
+            p.byDtypeSeen[di] = 1;
+            p.tallies[ci].quant[di].add(t, elements);
+            p.tallies[ci].quantSeen[di] = 1;
+            if (const std::string &format = p.unpacker.formatOf(t, next); ci == lastFormatCategory && format == lastFormat) {
                 *lastFormatTally += elements;
             } else {
-                lastFormatTally = &formats[ci][format];
+                lastFormatTally = &p.formats[ci][format];
                 *lastFormatTally += elements;
                 lastFormatCategory = ci;
                 lastFormat = format;
             }
             if (layer) layer->params.add(t, elements);
-            if (cat == Category::Other) b.otherTensors.push_back(std::string(t.name));
+            if (cat == Category::Other) pb.otherTensors.push_back(std::string(t.name));
             if (cat == Category::HostTables && !t.shape.empty() && t.shape[0] > 0)
-                a.hostTables.push_back({std::string(t.name), place.layer, t.shape[0], elements / t.shape[0]});
+                p.hostTables.push_back({std::string(t.name), place.layer, t.shape[0], elements / t.shape[0]});
 
-            // Dimensions the cache math can fall back on when config.json is silent.
+            // Dimensions the cache math can fall back on when config.json is silent, replayed in order after.
             // (GGUF: attn_kv_a_norm, attn_kv_a_mqa, indexer.attn_k; row-major shapes as the reader gives them.)
             if (!mtp && t.shape.size() == 1 &&
                 (endsWith(rest, "self_attn.kv_a_layernorm.weight") || rest == "attn_kv_a_norm.weight"))
-                a.diskKvLoraRank = static_cast<std::int64_t>(t.shape[0]);
+                p.disk.push_back({DiskDimension::KvLoraRank, static_cast<std::int64_t>(t.shape[0])});
             if (!mtp && t.shape.size() == 2 &&
-                (endsWith(rest, "self_attn.kv_a_proj_with_mqa.weight") || rest == "attn_kv_a_mqa.weight") &&
-                a.diskKvLoraRank)
-                a.diskRopeDim = static_cast<std::int64_t>(t.shape[0]) - *a.diskKvLoraRank;
-            if (!mtp && !a.diskKvWidth && t.shape.size() == 2 && endsWith(rest, "self_attn.k_proj.weight") &&
+                (endsWith(rest, "self_attn.kv_a_proj_with_mqa.weight") || rest == "attn_kv_a_mqa.weight"))
+                p.disk.push_back({DiskDimension::KvAProj, static_cast<std::int64_t>(t.shape[0])});
+            if (!mtp && t.shape.size() == 2 && endsWith(rest, "self_attn.k_proj.weight") &&
                 !isQuantScale(t.name, t.dtype))
-                a.diskKvWidth = static_cast<std::int64_t>(t.shape[0]);
+                p.disk.push_back({DiskDimension::KvWidth, static_cast<std::int64_t>(t.shape[0])});
             if (t.shape.size() == 2 && (endsWith(rest, "self_attn.indexer.wk.weight") || rest == "indexer.attn_k.weight"))
-                a.diskIndexHeadDim = static_cast<std::int64_t>(t.shape[0]);
+                p.disk.push_back({DiskDimension::IndexHeadDim, static_cast<std::int64_t>(t.shape[0])});
         }
+        }
+    };
+    // The later half's pass is made only when the shards are split: its unpacker is a copy (each pass keeps
+    // its own words and counts).
+    std::optional<TensorPass> passes[2];
+    passes[0].emplace(layerSlots, a.layers, std::move(unpacker));
+    overShardHalves(
+        ckpt,
+        [&](std::size_t firstShard, std::size_t endShard, std::size_t firstTensor) {
+            count(*passes[firstShard == 0 ? 0 : 1], firstShard, endShard, firstTensor);
+        },
+        [&] { passes[1].emplace(layerSlots, a.layers, passes[0]->unpacker); });
+
+    // The two passes joined, the first's first.
+    std::vector<std::vector<int>> experts(layerSlots);
+    std::vector<int> fused(layerSlots, 0);
+    std::vector<unsigned> seenOnDisk(layerSlots, 0);
+    std::uint64_t strayTensors = 0;
+    std::string strayExample;
+    std::array<Tally, kCategoryCount> quantScales{};
+    std::array<DtypeTallies, kCategoryCount> tallies{};
+    std::array<std::uint64_t, kDtypes> byDtype{};
+    std::array<char, kDtypes> byDtypeSeen{};
+    std::array<std::map<std::string, std::uint64_t>, kCategoryCount> formats;
+    std::uint64_t unknownPacked = 0;
+    std::string unknownExample;
+    const auto join = [](Tally &into, const Tally &from) {
+        into.tensors += from.tensors;
+        into.elements += from.elements;
+        into.bytes += from.bytes;
+    };
+    for (auto &pass : passes) {
+        if (!pass) continue;
+        TensorPass &p = *pass;
+        for (std::size_t i = 0; i < layerSlots; ++i) {
+            LayerInfo &into = a.layers[i];
+            const LayerInfo &from = p.layers[i];
+            join(into.params, from.params);
+            join(into.scales, from.scales);
+            join(into.tables, from.tables);
+            into.indexerWeights = into.indexerWeights || from.indexerWeights;
+            // Linear attention wins over attention, as it does within one pass.
+            if (from.attention == "linear_attention" || (into.attention.empty() && !from.attention.empty()))
+                into.attention = from.attention;
+            if (from.kind == LayerKind::Moe) into.kind = LayerKind::Moe;
+            experts[i].insert(experts[i].end(), p.experts[i].begin(), p.experts[i].end());
+            fused[i] = std::max(fused[i], p.fused[i]);
+            seenOnDisk[i] |= p.seenOnDisk[i];
+        }
+        if (p.strayTensors && strayTensors == 0) strayExample = p.strayExample;
+        strayTensors += p.strayTensors;
+        a.hostTableBytes += p.hostTableBytes;
+        b.total += p.budget.total;
+        for (std::size_t c = 0; c < kCategoryCount; ++c)
+            b.byCategory[c] += p.budget.byCategory[c];
+        join(b.quantScales, p.budget.quantScales);
+        join(b.routerTables, p.budget.routerTables);
+        b.otherTensors.insert(b.otherTensors.end(), std::make_move_iterator(p.budget.otherTensors.begin()),
+                              std::make_move_iterator(p.budget.otherTensors.end()));
+        a.tableTensors.merge(p.tableTensors);
+        for (std::size_t c = 0; c < kCategoryCount; ++c) {
+            join(quantScales[c], p.quantScales[c]);
+            for (std::size_t d = 0; d < kDtypes; ++d) {
+                join(tallies[c].quant[d], p.tallies[c].quant[d]);
+                tallies[c].scale[d] += p.tallies[c].scale[d];
+                tallies[c].quantSeen[d] = tallies[c].quantSeen[d] || p.tallies[c].quantSeen[d];
+                tallies[c].scaleSeen[d] = tallies[c].scaleSeen[d] || p.tallies[c].scaleSeen[d];
+            }
+            for (const auto &[f, n] : p.formats[c])
+                formats[c][f] += n;
+        }
+        for (std::size_t d = 0; d < kDtypes; ++d) {
+            byDtype[d] += p.byDtype[d];
+            byDtypeSeen[d] = byDtypeSeen[d] || p.byDtypeSeen[d];
+        }
+        if (&pass == &passes[0]) {
+            a.packedElements = std::move(p.packed);
+        } else {
+            populateForWrite(a.packedElements.data() + a.packedElements.size(),
+                             p.packed.size() * sizeof(CheckpointAnalysis::PackedCount));
+            a.packedElements.insert(a.packedElements.end(), p.packed.begin(), p.packed.end());
+        }
+        a.hostTables.insert(a.hostTables.end(), std::make_move_iterator(p.hostTables.begin()),
+                            std::make_move_iterator(p.hostTables.end()));
+        for (const DiskDimension &d : p.disk)
+            switch (d.kind) {
+            case DiskDimension::KvLoraRank: a.diskKvLoraRank = d.value; break;
+            case DiskDimension::KvAProj:
+                if (a.diskKvLoraRank) a.diskRopeDim = d.value - *a.diskKvLoraRank;
+                break;
+            case DiskDimension::KvWidth:
+                if (!a.diskKvWidth) a.diskKvWidth = d.value;
+                break;
+            case DiskDimension::IndexHeadDim: a.diskIndexHeadDim = d.value; break;
+            }
+        if (p.unpacker.unknown() && unknownPacked == 0) unknownExample = p.unpacker.unknownExample();
+        unknownPacked += p.unpacker.unknown();
     }
     // Met in shard order and, within a shard, in data order (as parsed); a checkpoint built by hand may not be.
     const auto byPlace = [](const CheckpointAnalysis::PackedCount &x, const CheckpointAnalysis::PackedCount &y) {
@@ -1353,11 +1482,10 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
                              " name a layer beyond the model's " + std::to_string(layerCount) +
                              " layers (e.g. " + strayExample + "); counted under other");
 
-    for (const auto &r : unpacker.refusals())
+    for (const auto &r : passes[0]->unpacker.refusals())
         a.warnings.push_back(r);
-    if (unpacker.unknown())
-        a.warnings.push_back(std::to_string(unpacker.unknown()) + " packed weights (e.g. " +
-                             unpacker.unknownExample() +
+    if (unknownPacked)
+        a.warnings.push_back(std::to_string(unknownPacked) + " packed weights (e.g. " + unknownExample +
                              ") match no quantization_config group with num_bits; counted as stored");
     for (std::size_t i = 0; i < a.layers.size(); ++i) {
         auto &met = experts[i];

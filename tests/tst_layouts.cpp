@@ -368,10 +368,11 @@ private slots:
         ShardHeader &last = split.shards.back();
         std::uint64_t end = last.tensors.empty() ? 0 : last.tensors.back().end;
         for (const char *name : {"mtp.1.e_proj.weight", "mtp.1.mlp.down_proj.weight", "side_net.blocks.0.attn.qkv.weight",
-                                 "side_net.blocks.1.attn.qkv.weight", "vision_tower.proj.weight", "model.layers.900.mlp.gate.weight"}) {
+                                 "side_net.blocks.1.attn.qkv.weight", "vision_tower.proj.weight", "model.layers.900.mlp.gate.weight",
+                                 "model.layers.77.mlp.experts.0.gate_up_proj_blocks", "model.layers.77.mlp.no_such_role.weight"}) {
             TensorInfo t;
             t.name = last.keepName(name);
-            t.dtype = Dtype::BF16;
+            t.dtype = std::string_view(name).ends_with("_blocks") ? Dtype::U8 : Dtype::BF16; // MXFP4: packed, two a byte
             t.shape = {4, 4};
             t.numel = 16;
             t.begin = end;
@@ -403,6 +404,30 @@ private slots:
             QCOMPARE(a.warnings, b.warnings);
             QCOMPARE(a.budget.total, b.budget.total);
             QCOMPARE(a.budget.byCategory, b.budget.byCategory);
+            QCOMPARE(a.budget.byDtype, b.budget.byDtype);
+            QCOMPARE(a.budget.quantScales.tensors, b.budget.quantScales.tensors);
+            QCOMPARE(a.budget.quantScales.bytes, b.budget.quantScales.bytes);
+            QCOMPARE(a.budget.otherTensors, b.budget.otherTensors);
+            QVERIFY(!a.budget.otherTensors.empty());
+            // The tensor pass ran in two halves (the tensors counted in the later one are the split's last
+            // shard's), joined as one pass: the quantization layout, the packed counts, the dimensions.
+            QCOMPARE(a.quantLayout.size(), b.quantLayout.size());
+            for (std::size_t r = 0; r < a.quantLayout.size(); ++r) {
+                QCOMPARE(a.quantLayout[r].category, b.quantLayout[r].category);
+                QCOMPARE(a.quantLayout[r].format, b.quantLayout[r].format);
+                QCOMPARE(a.quantLayout[r].scales.elements, b.quantLayout[r].scales.elements);
+                QCOMPARE(a.quantLayout[r].dtypes.size(), b.quantLayout[r].dtypes.size());
+                for (const auto &[dtype, tally] : a.quantLayout[r].dtypes)
+                    QCOMPARE(tally.elements, b.quantLayout[r].dtypes.at(dtype).elements);
+            }
+            QCOMPARE(a.packedElements.size(), std::size_t(1));
+            QCOMPARE(b.packedElements.size(), std::size_t(1));
+            QCOMPARE(a.packedElements.front().elements, std::uint64_t(32));
+            QCOMPARE(a.diskKvLoraRank, b.diskKvLoraRank);
+            QCOMPARE(a.diskRopeDim, b.diskRopeDim);
+            QCOMPARE(a.diskKvWidth, b.diskKvWidth);
+            QCOMPARE(a.diskIndexHeadDim, b.diskIndexHeadDim);
+            QVERIFY(a.diskKvLoraRank && a.diskRopeDim && a.diskIndexHeadDim);
             QCOMPARE(a.layers.size(), b.layers.size());
             for (std::size_t i = 0; i < a.layers.size(); ++i) {
                 QCOMPARE(a.layers[i].kind, b.layers[i].kind);

@@ -449,44 +449,53 @@ std::vector<std::string> findTowerPrefixes(const Checkpoint &ckpt, const std::ve
         bool layers = false;
         int maxLayer = -1;
     };
-    std::map<std::string_view, Count> counts;
-    std::size_t k = 0;
-    std::string_view lastPrefix;
-    Count *last = nullptr; // the previous name's prefix's count (map nodes do not move)
-    bool lastLayers = false;
-    for (const auto &s : ckpt.shards)
-        for (const auto &t : s.tensors) {
-            if (outside[k++]) continue;
-            const std::string_view name = t.name;
-            // Consecutive names nearly always share the previous one's prefix and its "layers." or
-            // "blocks." word: then blockPrefix() would stop at the same place, as every segment before
-            // it is the same (only the number after the word is read).
-            if (last) {
-                const std::string_view word = lastLayers ? "layers." : "blocks.";
-                if (name.size() > lastPrefix.size() + word.size() && name.starts_with(lastPrefix) &&
-                    name.substr(lastPrefix.size(), word.size()) == word) {
-                    const std::size_t from = lastPrefix.size() + word.size();
-                    const std::size_t dot = name.find('.', from);
-                    const int n = dot == std::string_view::npos ? -1 : parseInt(name.substr(from, dot - from));
-                    if (n >= 0) {
-                        last->elements += t.numel;
-                        if (lastLayers) last->maxLayer = std::max(last->maxLayer, n);
-                        continue;
+    // Counted in two halves of the shards at once (overShardHalves), then joined: sums, flags and maxima.
+    std::map<std::string_view, Count> counts, laterCounts;
+    overShardHalves(ckpt, [&](std::size_t firstShard, std::size_t endShard, std::size_t k) {
+        std::map<std::string_view, Count> &mine = firstShard == 0 ? counts : laterCounts;
+        std::string_view lastPrefix;
+        Count *last = nullptr; // the previous name's prefix's count (map nodes do not move)
+        bool lastLayers = false;
+        for (std::size_t sh = firstShard; sh < endShard; ++sh)
+            for (const auto &t : ckpt.shards[sh].tensors) {
+                if (outside[k++]) continue;
+                const std::string_view name = t.name;
+                // Consecutive names nearly always share the previous one's prefix and its "layers." or
+                // "blocks." word: then blockPrefix() would stop at the same place, as every segment before
+                // it is the same (only the number after the word is read).
+                if (last) {
+                    const std::string_view word = lastLayers ? "layers." : "blocks.";
+                    if (name.size() > lastPrefix.size() + word.size() && name.starts_with(lastPrefix) &&
+                        name.substr(lastPrefix.size(), word.size()) == word) {
+                        const std::size_t from = lastPrefix.size() + word.size();
+                        const std::size_t dot = name.find('.', from);
+                        const int n = dot == std::string_view::npos ? -1 : parseInt(name.substr(from, dot - from));
+                        if (n >= 0) {
+                            last->elements += t.numel;
+                            if (lastLayers) last->maxLayer = std::max(last->maxLayer, n);
+                            continue;
+                        }
+                    }
+                }
+                if (const auto b = blockPrefix(name)) {
+                    if (!last || b->prefix != lastPrefix) last = &mine[b->prefix], lastPrefix = b->prefix;
+                    lastLayers = b->layers;
+                    auto &c = *last;
+                    c.elements += t.numel;
+                    if (b->layers) {
+                        c.layers = true;
+                        const int n = placeOf(name.substr(b->prefix.size())).layer;
+                        c.maxLayer = std::max(c.maxLayer, n);
                     }
                 }
             }
-            if (const auto b = blockPrefix(name)) {
-                if (!last || b->prefix != lastPrefix) last = &counts[b->prefix], lastPrefix = b->prefix;
-                lastLayers = b->layers;
-                auto &c = *last;
-                c.elements += t.numel;
-                if (b->layers) {
-                    c.layers = true;
-                    const int n = placeOf(name.substr(b->prefix.size())).layer;
-                    c.maxLayer = std::max(c.maxLayer, n);
-                }
-            }
-        }
+    });
+    for (const auto &[prefix, later] : laterCounts) {
+        Count &c = counts[prefix];
+        c.elements += later.elements;
+        c.layers = c.layers || later.layers;
+        c.maxLayer = std::max(c.maxLayer, later.maxLayer);
+    }
     std::string_view decoder;
     bool found = false;
     if (const auto L = ckpt.config.numHiddenLayers) {

@@ -790,7 +790,8 @@ public:
     };
     static std::uint32_t hashOf(std::string_view module)
     {
-        return static_cast<std::uint32_t>(std::hash<std::string_view>{}(module) >> 32);
+        const std::uint64_t h = std::hash<std::string_view>{}(module); // 32 bits where size_t is
+        return static_cast<std::uint32_t>(h ^ (h >> 32));
     }
     // Names are compared only between equal hashes: a header that crafts colliding names costs a log factor of
     // comparisons, never a walk along every name that shares a hash.

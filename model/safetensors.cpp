@@ -589,21 +589,24 @@ bool replay(simdjson::dom::element e, HeaderHandler &h, std::string &buffer)
 std::optional<bool> readFast(std::string_view json, HeaderHandler &h)
 {
     thread_local simdjson::dom::parser parser;
+    thread_local simdjson::dom::document document; // the tape and strings: grown here, not by parse()
     thread_local std::vector<char> padded;
     // Grown by half again when a header is larger than any before: a checkpoint's headers differ by a few
     // tens of percent (Kimi-K3's 575-821 KB), and each growth was fresh pages for the parser's tape, strings
     // and indexes, written anew (seven growths on one thread over Kimi-K3's shards in order). Not beyond
     // 8 MB: the parser reserves about 14 bytes a byte of capacity, and a header of 100 MB is hostile.
-    if (json.size() > parser.capacity()) {
+    if (json.size() > parser.capacity() || json.size() > document.capacity()) {
         const std::size_t room = json.size() <= (std::size_t(8) << 20) ? json.size() + json.size() / 2 : json.size();
-        if (parser.allocate(room) != simdjson::SUCCESS) return std::nullopt;
+        if (parser.allocate(room) != simdjson::SUCCESS || document.allocate(room) != simdjson::SUCCESS)
+            return std::nullopt;
         padded.reserve(room + simdjson::SIMDJSON_PADDING);
     }
     padded.resize(json.size() + simdjson::SIMDJSON_PADDING);
     std::memcpy(padded.data(), json.data(), json.size());
     std::memset(padded.data() + json.size(), ' ', simdjson::SIMDJSON_PADDING);
     simdjson::dom::element root;
-    if (parser.parse(padded.data(), json.size(), false).get(root) != simdjson::SUCCESS) return std::nullopt;
+    if (parser.parse_into_document(document, padded.data(), json.size(), false).get(root) != simdjson::SUCCESS)
+        return std::nullopt;
     std::string buffer;
     return replay(root, h, buffer);
 }
@@ -624,7 +627,10 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     out.fileSize = fileSize;
     if (listed) { // usually exactly what the header holds
         out.tensors.reserve(listed->sorted.size());
-        populateForWrite(out.tensors.data(), listed->sorted.size() * sizeof(TensorInfo));
+        // Populated only as far as this header could hold (an entry takes 40 bytes of text at least): an index
+        // that lists a million names for a shard of ten tensors makes no memory resident.
+        const std::size_t fits = std::min(listed->sorted.size(), json.size() / 40);
+        populateForWrite(out.tensors.data(), fits * sizeof(TensorInfo));
     }
     bool read = false;
     if (fast) {

@@ -145,10 +145,7 @@ void ChartWidget::setVectorOutput(bool on)
 
 bool ChartWidget::eventFilter(QObject *watched, QEvent *event)
 {
-    if (watched == m_plot && event->type() == QEvent::Resize) {
-        fitLegend();
-        replot();
-    }
+    if (watched == m_plot && event->type() == QEvent::Resize) fitLegend(); // the plot replots on every resize
     if (watched == m_plot && event->type() == QEvent::MouseMove) {
         const auto *me = static_cast<QMouseEvent *>(event);
         const QPointF pos = me->position();

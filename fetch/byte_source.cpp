@@ -209,9 +209,7 @@ std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<Rang
                                                      " bytes, more than any checkpoint file may hold (2^50)");
         answers[i].fileSize = size;
         const std::uint64_t len = r.offset >= size ? 0 : std::min(r.length, size - r.offset);
-        answers[i].bytes.reserve(static_cast<std::size_t>(len));
-        populateForWrite(answers[i].bytes.data(), static_cast<std::size_t>(len)); // zeroed next, then read over
-        answers[i].bytes.resize(static_cast<std::size_t>(len));
+        assignPopulated(answers[i].bytes, static_cast<std::size_t>(len)); // zeroed, then read over
         std::size_t got = 0;
         while (got < len) {
             const ssize_t n =

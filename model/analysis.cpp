@@ -392,9 +392,7 @@ template <typename Fn, typename Split = void (*)()> void overShardHalves(const C
 std::vector<std::optional<Category>> outsideRolesOf(const Checkpoint &ckpt)
 {
     std::vector<std::optional<Category>> out;
-    out.reserve(ckpt.tensorCount());
-    populateForWrite(out.data(), ckpt.tensorCount() * sizeof(std::optional<Category>));
-    out.resize(ckpt.tensorCount());
+    assignPopulated(out, ckpt.tensorCount());
     overShardHalves(ckpt, [&](std::size_t firstShard, std::size_t endShard, std::size_t k) {
         std::unordered_map<std::string_view, std::optional<Category>> byPrefix;
         // The previous name's prefix first: consecutive names nearly always share it ("model.layers."). A
@@ -571,9 +569,7 @@ int countLayers(const Checkpoint &ckpt, const CheckpointAnalysis &a, const std::
         return n >= 0 && n < static_cast<std::int64_t>(present.size()) && present[static_cast<std::size_t>(n)];
     };
     std::set<int> mtpBlocks;
-    places.reserve(ckpt.tensorCount());
-    populateForWrite(places.data(), ckpt.tensorCount() * sizeof(NamePlace));
-    places.assign(ckpt.tensorCount(), NamePlace{});
+    assignPopulated(places, ckpt.tensorCount());
     // Each tensor's place is its own: the shards are read in two halves at once, each marking the layers and
     // MTP blocks it meets, joined after.
     std::vector<char> laterPresent(present.size(), 0);
@@ -657,10 +653,7 @@ public:
     Unpacker(const Checkpoint &ckpt) : m_cfg(ckpt.config.quantization)
     {
         // NVFP4 (ModelOpt): a U8 weight beside an F8_E4M3 weight_scale (one per 16 values).
-        std::size_t tensors = 0;
-        for (const auto &s : ckpt.shards)
-            tensors += s.tensors.size();
-        m_blockScales.reserve(tensors); // pages are touched only as far as scales fill them
+        m_blockScales.reserve(ckpt.tensorCount()); // pages are touched only as far as scales fill them
         for (const auto &s : ckpt.shards)
             for (const auto &t : s.tensors)
                 if (t.dtype == Dtype::F8_E4M3 && endsWith(t.name, ".weight_scale"))
@@ -1215,8 +1208,9 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     };
     struct TensorPass
     {
-        explicit TensorPass(std::size_t layers, const std::vector<LayerInfo> &start, Unpacker u)
-            : layers(start), experts(layers), fused(layers, 0), seenOnDisk(layers, 0), unpacker(std::move(u))
+        TensorPass(const std::vector<LayerInfo> &start, Unpacker u)
+            : layers(start), experts(start.size()), fused(start.size(), 0), seenOnDisk(start.size(), 0),
+              unpacker(std::move(u))
         {
         }
         std::vector<LayerInfo> layers;
@@ -1257,139 +1251,139 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         std::string lastFormat;
         ParameterBudget &pb = p.budget;
         for (std::size_t sh = firstShard; sh < endShard; ++sh) {
-        const ShardHeader &s = ckpt.shards[sh];
-        const TensorInfo *const shardEnd = s.tensors.data() + s.tensors.size();
-        for (const auto &t : s.tensors) {
-            const TensorInfo *const next = &t + 1 < shardEnd ? &t + 1 : nullptr;
-            const std::optional<Category> knownRole = outsideRoles[seen];
-            if ((++seen & 4095) == 0) stopIfCancelled(cancel);
-            // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
-            const std::optional<Category> outside = a.outsideLayersGiven(t.name, knownRole);
-            const NamePlace &found = places[seen - 1];
-            TensorPlace place = found.layer >= 0 ? TensorPlace{found.layer, std::string_view(t.name).substr(found.rest)}
-                                                 : TensorPlace{-1, t.name};
-            if (outside == Category::Mtp)
-                if (const auto block = mtpBlockPlace(t.name);
-                    block && block->layer < kMaxConfigMtpLayers && a.mainLayers + block->layer < layerCount)
-                    place = {a.mainLayers + block->layer, block->rest};
-            if (place.layer >= layerCount) {
-                // A layer number the model does not have is never an index: the tensor stays visible
-                // under other, and a warning names it.
-                if (p.strayTensors++ == 0) p.strayExample = t.name;
-                place = {-1, t.name};
-            }
-            LayerInfo *layer = place.layer >= 0 ? &p.layers[static_cast<std::size_t>(place.layer)] : nullptr;
-            const bool mtp = layer && layer->kind == LayerKind::Mtp;
-            const std::string_view rest = place.rest;
-            // The role is read once: it gives the category (as categorize() would) and the layer's facts.
-            // Asked once per distinct rest ("mlp.experts.17.w1.weight" recurs in every layer): Kimi-K3's 497k
-            // names hold a few thousand rests, each otherwise held against every row of the role table.
-            LayerRole role;
-            if (layer) {
-                bool fresh = false;
-                auto &known = p.roleOfRest.tryEmplace(rest, fresh);
-                if (fresh) {
-                    const LayerRole r = layerRole(rest);
-                    known = {r, diskMarks(rest, r.category)};
+            const ShardHeader &s = ckpt.shards[sh];
+            const TensorInfo *const shardEnd = s.tensors.data() + s.tensors.size();
+            for (const auto &t : s.tensors) {
+                const TensorInfo *const next = &t + 1 < shardEnd ? &t + 1 : nullptr;
+                const std::optional<Category> knownRole = outsideRoles[seen];
+                if ((++seen & 4095) == 0) stopIfCancelled(cancel);
+                // Encoder towers and mtp.* blocks have layer numbers of their own: never decoder layers.
+                const std::optional<Category> outside = a.outsideLayersGiven(t.name, knownRole);
+                const NamePlace &found = places[seen - 1];
+                TensorPlace place = found.layer >= 0 ? TensorPlace{found.layer, std::string_view(t.name).substr(found.rest)}
+                                                     : TensorPlace{-1, t.name};
+                if (outside == Category::Mtp)
+                    if (const auto block = mtpBlockPlace(t.name);
+                        block && block->layer < kMaxConfigMtpLayers && a.mainLayers + block->layer < layerCount)
+                        place = {a.mainLayers + block->layer, block->rest};
+                if (place.layer >= layerCount) {
+                    // A layer number the model does not have is never an index: the tensor stays visible
+                    // under other, and a warning names it.
+                    if (p.strayTensors++ == 0) p.strayExample = t.name;
+                    place = {-1, t.name};
                 }
-                role = known.first;
-                p.seenOnDisk[static_cast<std::size_t>(place.layer)] |= known.second;
-            }
-            // A layer the schedule declares linear (KDA in GLM-5.3-Flash and Kimi-Linear keeps its
-            // projections under self_attn.*): its attention tensors are linear attention.
-            if (role.category == Category::Attention && place.layer < static_cast<int>(linearLayer.size()) &&
-                linearLayer[static_cast<std::size_t>(place.layer)])
-                role.category = Category::LinearAttention;
-            const Category cat = outside ? *outside
-                                 : !layer ? outsideRole(t.name)
-                                 : mtp    ? Category::Mtp
-                                          : role.category;
-            const auto ci = static_cast<std::size_t>(cat);
-            const auto di = static_cast<std::size_t>(t.dtype);
-
-            if (layer) {
-                if (role.category == Category::Indexer) layer->indexerWeights = true;
-                if (role.category == Category::LinearAttention) layer->attention = "linear_attention";
-                else if (role.category == Category::Attention && layer->attention.empty())
-                    layer->attention = "attention";
-                if (!mtp && (role.category == Category::RoutedExperts || role.category == Category::Router))
-                    layer->kind = LayerKind::Moe;
-                if (auto &met = p.experts[static_cast<std::size_t>(place.layer)];
-                    role.expert >= 0 && (met.empty() || met.back() != role.expert))
-                    met.push_back(role.expert);
-                if (role.fusedExperts && t.shape.size() >= 2 &&
-                    t.shape[0] <= std::uint64_t(kMaxConfigExperts))
-                    p.fused[static_cast<std::size_t>(place.layer)] =
-                        std::max(p.fused[static_cast<std::size_t>(place.layer)], static_cast<int>(t.shape[0]));
-            }
-            if (cat == Category::HostTables) p.hostTableBytes += t.bytes();
-            if (cat == Category::RouterTables) {
-                pb.routerTables.add(t);
-                p.tableTensors.insert(std::string(t.name));
-                if (layer) layer->tables.add(t);
-                continue;
-            }
-            if (isQuantScale(t.name, t.dtype)) {
-                pb.quantScales.add(t);
-                p.quantScales[ci].add(t);
-                p.tallies[ci].scale[di] += t.numel;
-                p.tallies[ci].scaleSeen[di] = 1;
-                if (layer) layer->scales.add(t);
-                continue;
-            }
-            std::uint64_t elements = t.numel;
-            if (const auto packed = p.unpacker.logical(t, next)) {
-                elements = *packed;
-                if (t.end > t.begin) {
-                    packedAhead.need((p.packed.size() + 1) * sizeof(CheckpointAnalysis::PackedCount));
-                    p.packed.push_back({t.shard, t.begin, elements});
+                LayerInfo *layer = place.layer >= 0 ? &p.layers[static_cast<std::size_t>(place.layer)] : nullptr;
+                const bool mtp = layer && layer->kind == LayerKind::Mtp;
+                const std::string_view rest = place.rest;
+                // The role is read once: it gives the category (as categorize() would) and the layer's facts.
+                // Asked once per distinct rest ("mlp.experts.17.w1.weight" recurs in every layer): Kimi-K3's 497k
+                // names hold a few thousand rests, each otherwise held against every row of the role table.
+                LayerRole role;
+                if (layer) {
+                    bool fresh = false;
+                    auto &known = p.roleOfRest.tryEmplace(rest, fresh);
+                    if (fresh) {
+                        const LayerRole r = layerRole(rest);
+                        known = {r, diskMarks(rest, r.category)};
+                    }
+                    role = known.first;
+                    p.seenOnDisk[static_cast<std::size_t>(place.layer)] |= known.second;
                 }
-            }
-            pb.total += elements;
-            pb.byCategory[ci] += elements;
-            p.byDtype[di] += elements;
-            p.byDtypeSeen[di] = 1;
-            p.tallies[ci].quant[di].add(t, elements);
-            p.tallies[ci].quantSeen[di] = 1;
-            if (const std::string &format = p.unpacker.formatOf(t, next); ci == lastFormatCategory && format == lastFormat) {
-                *lastFormatTally += elements;
-            } else {
-                lastFormatTally = &p.formats[ci][format];
-                *lastFormatTally += elements;
-                lastFormatCategory = ci;
-                lastFormat = format;
-            }
-            if (layer) layer->params.add(t, elements);
-            if (cat == Category::Other) pb.otherTensors.push_back(std::string(t.name));
-            if (cat == Category::HostTables && !t.shape.empty() && t.shape[0] > 0)
-                p.hostTables.push_back({std::string(t.name), place.layer, t.shape[0], elements / t.shape[0]});
+                // A layer the schedule declares linear (KDA in GLM-5.3-Flash and Kimi-Linear keeps its
+                // projections under self_attn.*): its attention tensors are linear attention.
+                if (role.category == Category::Attention && place.layer < static_cast<int>(linearLayer.size()) &&
+                    linearLayer[static_cast<std::size_t>(place.layer)])
+                    role.category = Category::LinearAttention;
+                const Category cat = outside ? *outside
+                                     : !layer ? outsideRole(t.name)
+                                     : mtp    ? Category::Mtp
+                                              : role.category;
+                const auto ci = static_cast<std::size_t>(cat);
+                const auto di = static_cast<std::size_t>(t.dtype);
 
-            // Dimensions the cache math can fall back on when config.json is silent, replayed in order after.
-            // (GGUF: attn_kv_a_norm, attn_kv_a_mqa, indexer.attn_k; row-major shapes as the reader gives them.)
-            if (!mtp && t.shape.size() == 1 &&
-                (endsWith(rest, "self_attn.kv_a_layernorm.weight") || rest == "attn_kv_a_norm.weight"))
-                p.disk.push_back({DiskDimension::KvLoraRank, static_cast<std::int64_t>(t.shape[0])});
-            if (!mtp && t.shape.size() == 2 &&
-                (endsWith(rest, "self_attn.kv_a_proj_with_mqa.weight") || rest == "attn_kv_a_mqa.weight"))
-                p.disk.push_back({DiskDimension::KvAProj, static_cast<std::int64_t>(t.shape[0])});
-            if (!mtp && t.shape.size() == 2 && endsWith(rest, "self_attn.k_proj.weight") &&
-                !isQuantScale(t.name, t.dtype))
-                p.disk.push_back({DiskDimension::KvWidth, static_cast<std::int64_t>(t.shape[0])});
-            if (t.shape.size() == 2 && (endsWith(rest, "self_attn.indexer.wk.weight") || rest == "indexer.attn_k.weight"))
-                p.disk.push_back({DiskDimension::IndexHeadDim, static_cast<std::int64_t>(t.shape[0])});
-        }
+                if (layer) {
+                    if (role.category == Category::Indexer) layer->indexerWeights = true;
+                    if (role.category == Category::LinearAttention) layer->attention = "linear_attention";
+                    else if (role.category == Category::Attention && layer->attention.empty())
+                        layer->attention = "attention";
+                    if (!mtp && (role.category == Category::RoutedExperts || role.category == Category::Router))
+                        layer->kind = LayerKind::Moe;
+                    if (auto &met = p.experts[static_cast<std::size_t>(place.layer)];
+                        role.expert >= 0 && (met.empty() || met.back() != role.expert))
+                        met.push_back(role.expert);
+                    if (role.fusedExperts && t.shape.size() >= 2 &&
+                        t.shape[0] <= std::uint64_t(kMaxConfigExperts))
+                        p.fused[static_cast<std::size_t>(place.layer)] =
+                            std::max(p.fused[static_cast<std::size_t>(place.layer)], static_cast<int>(t.shape[0]));
+                }
+                if (cat == Category::HostTables) p.hostTableBytes += t.bytes();
+                if (cat == Category::RouterTables) {
+                    pb.routerTables.add(t);
+                    p.tableTensors.insert(std::string(t.name));
+                    if (layer) layer->tables.add(t);
+                    continue;
+                }
+                if (isQuantScale(t.name, t.dtype)) {
+                    pb.quantScales.add(t);
+                    p.quantScales[ci].add(t);
+                    p.tallies[ci].scale[di] += t.numel;
+                    p.tallies[ci].scaleSeen[di] = 1;
+                    if (layer) layer->scales.add(t);
+                    continue;
+                }
+                std::uint64_t elements = t.numel;
+                if (const auto packed = p.unpacker.logical(t, next)) {
+                    elements = *packed;
+                    if (t.end > t.begin) {
+                        packedAhead.need((p.packed.size() + 1) * sizeof(CheckpointAnalysis::PackedCount));
+                        p.packed.push_back({t.shard, t.begin, elements});
+                    }
+                }
+                pb.total += elements;
+                pb.byCategory[ci] += elements;
+                p.byDtype[di] += elements;
+                p.byDtypeSeen[di] = 1;
+                p.tallies[ci].quant[di].add(t, elements);
+                p.tallies[ci].quantSeen[di] = 1;
+                if (const std::string &format = p.unpacker.formatOf(t, next); ci == lastFormatCategory && format == lastFormat) {
+                    *lastFormatTally += elements;
+                } else {
+                    lastFormatTally = &p.formats[ci][format];
+                    *lastFormatTally += elements;
+                    lastFormatCategory = ci;
+                    lastFormat = format;
+                }
+                if (layer) layer->params.add(t, elements);
+                if (cat == Category::Other) pb.otherTensors.push_back(std::string(t.name));
+                if (cat == Category::HostTables && !t.shape.empty() && t.shape[0] > 0)
+                    p.hostTables.push_back({std::string(t.name), place.layer, t.shape[0], elements / t.shape[0]});
+
+                // Dimensions the cache math can fall back on when config.json is silent, replayed in order after.
+                // (GGUF: attn_kv_a_norm, attn_kv_a_mqa, indexer.attn_k; row-major shapes as the reader gives them.)
+                if (!mtp && t.shape.size() == 1 &&
+                    (endsWith(rest, "self_attn.kv_a_layernorm.weight") || rest == "attn_kv_a_norm.weight"))
+                    p.disk.push_back({DiskDimension::KvLoraRank, static_cast<std::int64_t>(t.shape[0])});
+                if (!mtp && t.shape.size() == 2 &&
+                    (endsWith(rest, "self_attn.kv_a_proj_with_mqa.weight") || rest == "attn_kv_a_mqa.weight"))
+                    p.disk.push_back({DiskDimension::KvAProj, static_cast<std::int64_t>(t.shape[0])});
+                if (!mtp && t.shape.size() == 2 && endsWith(rest, "self_attn.k_proj.weight") &&
+                    !isQuantScale(t.name, t.dtype))
+                    p.disk.push_back({DiskDimension::KvWidth, static_cast<std::int64_t>(t.shape[0])});
+                if (t.shape.size() == 2 && (endsWith(rest, "self_attn.indexer.wk.weight") || rest == "indexer.attn_k.weight"))
+                    p.disk.push_back({DiskDimension::IndexHeadDim, static_cast<std::int64_t>(t.shape[0])});
+            }
         }
     };
     // The later half's pass is made only when the shards are split: its unpacker is a copy (each pass keeps
     // its own words and counts).
     std::optional<TensorPass> passes[2];
-    passes[0].emplace(layerSlots, a.layers, std::move(unpacker));
+    passes[0].emplace(a.layers, std::move(unpacker));
     overShardHalves(
         ckpt,
         [&](std::size_t firstShard, std::size_t endShard, std::size_t firstTensor) {
             count(*passes[firstShard == 0 ? 0 : 1], firstShard, endShard, firstTensor);
         },
-        [&] { passes[1].emplace(layerSlots, a.layers, passes[0]->unpacker); });
+        [&] { passes[1].emplace(a.layers, passes[0]->unpacker); });
 
     // The two passes joined, the first's first.
     std::vector<std::vector<int>> experts(layerSlots);
@@ -1404,20 +1398,15 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
     std::array<std::map<std::string, std::uint64_t>, kCategoryCount> formats;
     std::uint64_t unknownPacked = 0;
     std::string unknownExample;
-    const auto join = [](Tally &into, const Tally &from) {
-        into.tensors += from.tensors;
-        into.elements += from.elements;
-        into.bytes += from.bytes;
-    };
     for (auto &pass : passes) {
         if (!pass) continue;
         TensorPass &p = *pass;
         for (std::size_t i = 0; i < layerSlots; ++i) {
             LayerInfo &into = a.layers[i];
             const LayerInfo &from = p.layers[i];
-            join(into.params, from.params);
-            join(into.scales, from.scales);
-            join(into.tables, from.tables);
+            into.params.add(from.params);
+            into.scales.add(from.scales);
+            into.tables.add(from.tables);
             into.indexerWeights = into.indexerWeights || from.indexerWeights;
             // Linear attention wins over attention, as it does within one pass.
             if (from.attention == "linear_attention" || (into.attention.empty() && !from.attention.empty()))
@@ -1433,15 +1422,15 @@ CheckpointAnalysis analyze(const Checkpoint &ckpt, const std::atomic<bool> *canc
         b.total += p.budget.total;
         for (std::size_t c = 0; c < kCategoryCount; ++c)
             b.byCategory[c] += p.budget.byCategory[c];
-        join(b.quantScales, p.budget.quantScales);
-        join(b.routerTables, p.budget.routerTables);
+        b.quantScales.add(p.budget.quantScales);
+        b.routerTables.add(p.budget.routerTables);
         b.otherTensors.insert(b.otherTensors.end(), std::make_move_iterator(p.budget.otherTensors.begin()),
                               std::make_move_iterator(p.budget.otherTensors.end()));
         a.tableTensors.merge(p.tableTensors);
         for (std::size_t c = 0; c < kCategoryCount; ++c) {
-            join(quantScales[c], p.quantScales[c]);
+            quantScales[c].add(p.quantScales[c]);
             for (std::size_t d = 0; d < kDtypes; ++d) {
-                join(tallies[c].quant[d], p.tallies[c].quant[d]);
+                tallies[c].quant[d].add(p.tallies[c].quant[d]);
                 tallies[c].scale[d] += p.tallies[c].scale[d];
                 tallies[c].quantSeen[d] = tallies[c].quantSeen[d] || p.tallies[c].quantSeen[d];
                 tallies[c].scaleSeen[d] = tallies[c].scaleSeen[d] || p.tallies[c].scaleSeen[d];

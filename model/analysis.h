@@ -81,6 +81,12 @@ struct Tally
         elements += logicalElements;
         bytes += t.bytes();
     }
+    void add(const Tally &other) // another count of other tensors
+    {
+        tensors += other.tensors;
+        elements += other.elements;
+        bytes += other.bytes;
+    }
 };
 
 struct LayerInfo

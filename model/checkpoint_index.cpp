@@ -1,8 +1,8 @@
 #include "checkpoint_index.h"
-#include "populate.h"
 
 #include "errors.h"
 #include "json_sax.h"
+#include "populate.h"
 #include "safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -417,12 +417,8 @@ CheckpointIndex parseCheckpointIndex(std::string_view file, std::string_view tex
         ++index.shardStart[e.shard + 1];
     for (std::size_t s = 1; s < index.shardStart.size(); ++s)
         index.shardStart[s] += index.shardStart[s - 1];
-    index.listed.reserve(entries.size());
-    populateForWrite(index.listed.data(), entries.size() * sizeof(std::string_view));
-    index.listed.resize(entries.size());
-    index.byName.reserve(entries.size());
-    populateForWrite(index.byName.data(), entries.size() * sizeof(std::uint32_t));
-    index.byName.resize(entries.size());
+    assignPopulated(index.listed, entries.size());
+    assignPopulated(index.byName, entries.size());
     // Names in increasing order (the writers' order, told by the reading) are unique, and a stable pass by
     // shard keeps each shard's names in order: the by-name order is the file's, with no sort of 497k names
     // (Kimi-K3). Any other order is sorted, and then checked for a name given twice.

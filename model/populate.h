@@ -12,6 +12,17 @@ namespace atlas {
 // are resident whether or not they are used.
 void populateForWrite(void *data, std::size_t bytes);
 
+// `c` (a vector or a string) made n copies of `value`, its pages populated first rather than faulted in one at
+// a time as they are filled.
+template <typename Container>
+void assignPopulated(Container &c, std::size_t n, const typename Container::value_type &value = {})
+{
+    c.clear();
+    c.reserve(n);
+    populateForWrite(c.data(), n * sizeof(typename Container::value_type));
+    c.assign(n, value);
+}
+
 // A buffer written front to back, populated a chunk (1 MiB) ahead of the writing: call need(end) before
 // writing up to byte `end`.
 class PopulateAhead

@@ -17,6 +17,7 @@
 #include <optional>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -91,7 +92,12 @@ std::optional<QJsonObject> runPeer(const QString &peerDir, const std::string &ca
 int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
-    const int rounds = 3;
+    // ATLAS_BENCH_ROUNDS=N: N runs of each (the median is shown); 3 by default.
+    const int rounds = [] {
+        const char *v = std::getenv("ATLAS_BENCH_ROUNDS");
+        const int n = v ? std::atoi(v) : 0;
+        return n > 0 ? std::min(n, 99) : 3;
+    }();
     TestHub hub;
     const auto spec = atlas::synth::glm5Fp8();
     hub.addRepo("atlas/glm5", spec);
@@ -127,8 +133,10 @@ int main(int argc, char **argv)
                                  std::filesystem::file_size(dir + "/model.safetensors.index.json");
 
     const QString peerDir = QStringLiteral(ATLAS_PEER_DIR);
-    const bool peer = ensurePeer(peerDir);
-    if (!peer)
+    // ATLAS_BENCH_NO_PEER=1: ckpt-atlas alone (for A/B runs and profiles of its own work).
+    const bool peerWanted = !(std::getenv("ATLAS_BENCH_NO_PEER") && *std::getenv("ATLAS_BENCH_NO_PEER") == '1');
+    const bool peer = peerWanted && ensurePeer(peerDir);
+    if (peerWanted && !peer)
         std::printf("peer: @huggingface/hub could not be installed (npm); measuring ckpt-atlas alone\n");
 
     std::printf("141 shards; headers + index + config = %llu bytes\n",

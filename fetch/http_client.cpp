@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -205,7 +206,35 @@ HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
         m_caBundle = path;
         if (!ok) throw AtlasError(ErrorKind::Source, "cannot write a temporary CA bundle");
     }
+    // What curl would load for each connection (its default bundle and folder, and the extra bundles), loaded
+    // once into a store the connections share, starting now.
+    std::vector<std::string> bundles;
+    std::string folder;
+    {
+        CURL *probe = lib::curl_easy_init();
+        char *defaultCa = nullptr, *defaultPath = nullptr;
+        if (lib::curl_easy_getinfo(probe, CURLINFO_CAINFO, &defaultCa) == CURLE_OK && defaultCa)
+            bundles.push_back(defaultCa);
+        if (lib::curl_easy_getinfo(probe, CURLINFO_CAPATH, &defaultPath) == CURLE_OK && defaultPath)
+            folder = defaultPath;
+        lib::curl_easy_cleanup(probe);
+    }
+    bundles.insert(bundles.end(), m_options.extraCaFiles.begin(), m_options.extraCaFiles.end());
+    m_caStore = std::async(std::launch::async, [bundles, folder] {
+                    CaStore c;
+                    c.store = sharedCaStore(bundles, folder, c.error);
+                    return c;
+                }).share();
 }
+
+namespace {
+// CURLOPT_SSL_CTX_FUNCTION: each new connection's SSL_CTX gets the shared store before its handshake.
+CURLcode onSslContext(CURL *, void *sslCtx, void *caStore)
+{
+    const CaStore &c = static_cast<const std::shared_future<CaStore> *>(caStore)->get(); // ready by now, or soon
+    return c.store && useCaStore(sslCtx, c.store.get()) ? CURLE_OK : CURLE_SSL_CACERT_BADFILE;
+}
+} // namespace
 
 HttpClient::~HttpClient()
 {
@@ -232,7 +261,15 @@ void HttpClient::configure(Transfer &t)
     lib::curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     lib::curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
     lib::curl_easy_setopt(e, CURLOPT_USERAGENT, "ckpt-atlas/0.1");
-    if (!m_caBundle.empty()) lib::curl_easy_setopt(e, CURLOPT_CAINFO, m_caBundle.c_str());
+    // The shared certificate store, handed to each new connection's SSL_CTX (curl loads no file then); where
+    // libcurl is not built on OpenSSL, the files as before.
+    if (lib::curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, &onSslContext) == CURLE_OK) {
+        lib::curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, &m_caStore);
+        lib::curl_easy_setopt(e, CURLOPT_CAINFO, static_cast<const char *>(nullptr));
+        lib::curl_easy_setopt(e, CURLOPT_CAPATH, static_cast<const char *>(nullptr));
+    } else if (!m_caBundle.empty()) {
+        lib::curl_easy_setopt(e, CURLOPT_CAINFO, m_caBundle.c_str());
+    }
     lib::curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Transfer::onHeader);
     lib::curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
     lib::curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Transfer::onBody);
@@ -450,7 +487,9 @@ private:
             error = "the server closed the connection after " + std::to_string(t.response.body.size()) + " of the " +
                     (promised.empty() ? std::string("bytes it promised")
                                       : promised.substr(0, 20) + " bytes it promised");
-        } else
+        } else if (code == CURLE_SSL_CACERT_BADFILE && !m_client.caStoreError().empty())
+            error = "the trusted certificates could not be loaded: " + m_client.caStoreError();
+        else
             error = lib::curl_easy_strerror(code);
         m_client.record(t, status, error);
         const bool tls = code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CONNECT_ERROR ||

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,6 +42,13 @@ struct HttpResponse
 // The libcurl multi interface, driven on the calling thread: HTTP/2 multiplexing where offered,
 // connection reuse across calls, a connection limit, timeouts, manual redirects (the token is
 // never sent to another origin), retries with backoff honouring Retry-After, and cancel.
+// An OpenSSL certificate store (X509_STORE) shared by connections, or why there is none.
+struct CaStore
+{
+    std::shared_ptr<void> store;
+    std::string error;
+};
+
 class HttpClient
 {
 public:
@@ -94,6 +102,10 @@ private:
     std::shared_ptr<ReceiptLog> m_receipts;
     void *m_multi = nullptr;
     std::string m_caBundle; // combined system + extra CAs, when extra ones are given
+    // The certificate store every connection is verified against (sharedCaStore), built on another thread
+    // from the construction on, so that the first connection's TCP handshake hides it.
+    std::shared_future<CaStore> m_caStore;
+    const std::string &caStoreError() const { return m_caStore.get().error; }
     std::chrono::steady_clock::time_point m_epoch;
     bool m_started = false;
 };

@@ -6,9 +6,14 @@
 #include "errors.h"
 
 #include <dlfcn.h>
+#include <openssl/x509_vfy.h>
+#include <sys/stat.h>
 
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace atlas {
 
@@ -83,7 +88,89 @@ struct LoadedCrypto
     }
 };
 
+// What a certificate store needs, from libcrypto and libssl (both version 3 or 1.1: the same symbols).
+struct LoadedTls
+{
+    void *(*storeNew)() = nullptr;
+    void (*storeFree)(void *) = nullptr;
+    int (*storeLoadLocations)(void *, const char *, const char *) = nullptr;
+    int (*storeSetFlags)(void *, unsigned long) = nullptr;
+    void (*ctxSetCertStore)(void *, void *) = nullptr;
+    int (*storeUpRef)(void *) = nullptr;
+    std::string error;
+    LoadedTls()
+    {
+        void *crypto = openLibrary({"libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"}, error);
+        void *ssl = crypto ? openLibrary({"libssl.so.3", "libssl.so.1.1", "libssl.so"}, error) : nullptr;
+        if (!ssl) return;
+        error.clear();
+        bind(crypto, "X509_STORE_new", storeNew, error);
+        bind(crypto, "X509_STORE_free", storeFree, error);
+        bind(crypto, "X509_STORE_load_locations", storeLoadLocations, error);
+        bind(crypto, "X509_STORE_set_flags", storeSetFlags, error);
+        bind(crypto, "X509_STORE_up_ref", storeUpRef, error);
+        bind(ssl, "SSL_CTX_set_cert_store", ctxSetCertStore, error);
+    }
+};
+
+const LoadedTls &tls()
+{
+    static const LoadedTls loaded;
+    return loaded;
+}
+
 } // namespace
+
+std::shared_ptr<void> sharedCaStore(const std::vector<std::string> &files, const std::string &folder,
+                                    std::string &error)
+{
+    const LoadedTls &t = tls();
+    if (!t.error.empty()) {
+        error = t.error;
+        return nullptr;
+    }
+    std::string key = folder;
+    for (const auto &file : files) {
+        key += '\n' + file;
+        struct stat st{};
+        if (::stat(file.c_str(), &st) == 0)
+            key += ' ' + std::to_string(st.st_size) + ' ' + std::to_string(st.st_mtim.tv_sec) + '.' +
+                   std::to_string(st.st_mtim.tv_nsec);
+    }
+    static std::mutex lock;
+    static std::map<std::string, std::shared_ptr<void>> stores;
+    std::lock_guard hold(lock); // a second caller for the same bundles waits for the first one's store
+    if (auto it = stores.find(key); it != stores.end()) return it->second;
+    void *raw = t.storeNew();
+    if (!raw) {
+        error = "OpenSSL could not create a certificate store";
+        return nullptr;
+    }
+    std::shared_ptr<void> store(raw, t.storeFree);
+    for (const auto &file : files)
+        if (t.storeLoadLocations(raw, file.c_str(), nullptr) != 1) {
+            error = file + ": no CA certificate could be read from it";
+            return nullptr;
+        }
+    // The folder is looked up by hash when a chain needs it, as curl uses CURLOPT_CAPATH; a missing one is
+    // no error (curl ignores it too).
+    if (!folder.empty()) t.storeLoadLocations(raw, nullptr, folder.c_str());
+    // As curl sets its own store (lib/vtls/openssl.c, ossl_connect_step1): a certificate of the bundle anchors
+    // a chain even when it is not a root (curl's default since 7.68), and trusted certificates come first.
+    t.storeSetFlags(raw, X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_TRUSTED_FIRST);
+    stores.emplace(key, store);
+    return store;
+}
+
+bool useCaStore(void *sslCtx, void *store)
+{
+    const LoadedTls &t = tls();
+    if (!t.error.empty() || !sslCtx || !store) return false;
+    // SSL_CTX_set_cert_store takes over one reference (and frees the store curl made).
+    if (t.storeUpRef(store) != 1) return false;
+    t.ctxSetCertStore(sslCtx, store);
+    return true;
+}
 
 const CurlFunctions &curlFunctions()
 {

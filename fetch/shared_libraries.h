@@ -1,6 +1,6 @@
 #pragma once
 
-// libcurl and libcrypto, opened when first needed rather than linked: a command on a local folder never
+// libcurl, libcrypto and libssl, opened when first needed rather than linked: a command on a local folder never
 // loads them (with their thirty dependencies, GnuTLS, Kerberos, LDAP and their constructors, that is 6 to
 // 7 ms of every start, 8 % of the 141-shard `inspect --json`). Include after <curl/curl.h> (with
 // CURL_DISABLE_TYPECHECK) and call lib::curl_easy_init() and so on: the same functions, through the opened
@@ -75,7 +75,21 @@ inline CURLUcode curl_url_get(const CURLU *u, CURLUPart p, char **s, unsigned in
 } // namespace atlas
 #endif
 
+#include <memory>
+#include <vector>
+
 namespace atlas {
 // SHA-256 of `bytes` through libcrypto (libcrypto.so.3, opened at the first digest): 32 bytes into out.
 void sha256Digest(const void *bytes, std::size_t length, unsigned char out[32]);
+
+// The certificates TLS connections are verified against: OpenSSL's X509_STORE of the CA bundles `files` and
+// the hashed folder `folder` (may be empty), built once per process for each list of bundles (their paths,
+// sizes and times) and folder, then shared by every connection. curl would load its bundle again for each
+// connection's handshake: 20 ms of OpenSSL 3's PEM decoding for Debian's 146 certificates, twice in a remote
+// open (the Hub and its storage), each on the way to the first byte. Null, with `error` set, when a bundle
+// does not load or libssl cannot be opened.
+std::shared_ptr<void> sharedCaStore(const std::vector<std::string> &files, const std::string &folder,
+                                    std::string &error);
+// Makes `store` the certificate store of OpenSSL's `sslCtx` (SSL_CTX_set1_cert_store); false when it cannot.
+bool useCaStore(void *sslCtx, void *store);
 } // namespace atlas

@@ -10,8 +10,10 @@
 #include "support/test_hub.h"
 
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -462,6 +464,8 @@ private slots:
             QVERIFY(config[i].startSeconds - config[i - 1].startSeconds >= 0.95);
     }
 
+    // The certificate store is built once per process for each list of CA bundles (sharedCaStore): loads
+    // with the test CA ran before this one in this process, and a load without it must still be refused.
     void untrustedCertificate()
     {
         NetworkOptions untrusted;
@@ -469,6 +473,24 @@ private slots:
         const AtlasError e = loadError("hf://atlas/small", untrusted);
         QCOMPARE(e.kind(), ErrorKind::Source);
         QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("certificate")), e.what());
+    }
+
+    // A bundle is known by its path, size and time: rewritten, it is read again, and one that holds no
+    // certificate fails the load naming it (not curl's "problem with the SSL CA cert").
+    void caBundleRewritten()
+    {
+        QTemporaryDir dir;
+        const std::string ca = dir.path().toStdString() + "/ca.pem";
+        std::filesystem::copy_file(m_hub.caFile(), ca);
+        NetworkOptions options = m_trusted;
+        options.caBundle = ca;
+        QCOMPARE(load("hf://atlas/small", options).checkpoint.shards.size(), std::size_t(3));
+        std::ofstream(ca, std::ios::trunc) << "not a certificate\n";
+        const AtlasError e = loadError("hf://atlas/small", options);
+        QCOMPARE(e.kind(), ErrorKind::Source);
+        QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("ca.pem: no CA certificate could be read")), e.what());
+        std::filesystem::copy_file(m_hub.caFile(), ca, std::filesystem::copy_options::overwrite_existing);
+        QCOMPARE(load("hf://atlas/small", options).checkpoint.shards.size(), std::size_t(3));
     }
 
     void faultServer()

@@ -279,6 +279,8 @@ void HttpClient::configure(Transfer &t)
     lib::curl_easy_setopt(e, CURLOPT_XFERINFODATA, &t);
     lib::curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
     if (t.request->locate) lib::curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    if (t.request->ownStorageConnection && t.redirects > 0 && m_options.connections >= 2)
+        lib::curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
     if (t.request->offset) {
         const std::uint64_t first = *t.request->offset;
         const std::uint64_t last = first + std::max<std::uint64_t>(t.request->length, 1) - 1;
@@ -393,7 +395,9 @@ private:
                 t.originOfUrl = t.url;
             }
             std::size_t &toOrigin = m_activeByOrigin[t.origin];
-            if (toOrigin < static_cast<std::size_t>(std::max(1, options().maxInFlight))) {
+            const std::size_t cap =
+                static_cast<std::size_t>(std::max(1, options().maxInFlight)) * m_client.connectionsInUse(t.origin);
+            if (toOrigin < cap) {
                 m_client.configure(t);
                 lib::curl_multi_add_handle(m_client.m_multi, t.easy);
                 ++m_active;
@@ -435,9 +439,14 @@ private:
         }
         const bool cutByUs = code == CURLE_WRITE_ERROR && t->response.cutOff;
         if (code != CURLE_OK && !cutByUs) {
+            m_client.forgetConnections(t->activeOrigin); // trouble: one connection's worth until proven again
             transportFailure(*t, code, status);
             return;
         }
+        long version = 0, localPort = 0;
+        lib::curl_easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
+        lib::curl_easy_getinfo(t->easy, CURLINFO_LOCAL_PORT, &localPort);
+        if (version == CURL_HTTP_VERSION_2_0 && localPort > 0) m_client.noteConnection(t->activeOrigin, localPort);
         if (t->request->locate) { // only a shortcut: answered at once, never retried
             if (isRedirect(status)) {
                 located(*t, status);
@@ -598,6 +607,33 @@ private:
     const std::function<void(std::uint64_t, std::uint64_t)> &m_onProgress;
     const OnDone &m_onDone;
 };
+
+namespace {
+// How long a connection that answered counts as open. Servers keep an idle HTTP/2 connection for a minute
+// or more (nginx 3 min, CloudFront 60 s); a batch that follows another comes within a second.
+constexpr auto kConnectionFresh = std::chrono::seconds(5);
+constexpr std::size_t kMaxConnectionsCounted = 2;
+} // namespace
+
+std::size_t HttpClient::connectionsInUse(const std::string &origin)
+{
+    auto it = m_connections.find(origin);
+    if (it == m_connections.end()) return 1;
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(it->second, [&](const auto &c) { return now - c.second > kConnectionFresh; });
+    const std::size_t allowed = std::min<std::size_t>(kMaxConnectionsCounted, std::max(1, m_options.connections));
+    return std::clamp<std::size_t>(it->second.size(), 1, allowed);
+}
+
+void HttpClient::noteConnection(const std::string &origin, long localPort)
+{
+    m_connections[origin][localPort] = std::chrono::steady_clock::now();
+}
+
+void HttpClient::forgetConnections(const std::string &origin)
+{
+    m_connections.erase(origin);
+}
 
 void HttpClient::record(Transfer &t, long status, const std::string &note)
 {

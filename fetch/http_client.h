@@ -24,6 +24,10 @@ struct HttpRequest
     // A HEAD whose redirect is answered, not followed: where the file is (finalUrl is the Location).
     // huggingface_hub learns a file's storage URL the same way (file_download.py, get_hf_file_metadata).
     bool locate = false;
+    // At its storage hop (after a redirect), a connection of its own, kept in the pool afterwards. A
+    // later batch of more reads than one connection carries then finds a second one open and sends
+    // them all at once instead of in two waves (the 141 header reads of a 141-shard checkpoint).
+    bool ownStorageConnection = false;
 };
 
 struct HttpResponse
@@ -55,9 +59,11 @@ public:
     struct Options
     {
         int connections = 16;
-        // Transfers in flight at once to one origin: below the 100-128 streams HTTP/2 servers allow on
-        // one connection, so that a large batch never makes curl open a burst of extra connections. Per
-        // origin, so that the Hub's resolves and the storage's ranges of one batch do not wait on each other.
+        // Transfers in flight at once on one HTTP/2 connection: below the 100 streams curl puts on one
+        // connection (and the 128 servers allow), since beyond them curl opens a new connection for each
+        // further transfer (a burst of handshakes that held a 141-read batch up for 0.75 s here). Counted
+        // per origin, so that the Hub's resolves and the storage's ranges of one batch do not wait on each
+        // other, and twice over for an origin with two connections in recent use (ownStorageConnection).
         int maxInFlight = 96;
         std::vector<std::string> extraCaFiles; // added to the system trust store
         std::string token;                     // Bearer token, sent to tokenOrigin only
@@ -98,6 +104,11 @@ private:
     class Batch;
     void configure(Transfer &t);
     void record(Transfer &t, long status, const std::string &note); // a receipt
+    // HTTP/2 connections to `origin` that answered within the last few seconds (at most two): how many
+    // times maxInFlight may be in flight to it.
+    std::size_t connectionsInUse(const std::string &origin);
+    void noteConnection(const std::string &origin, long localPort);
+    void forgetConnections(const std::string &origin);
     Options m_options;
     std::shared_ptr<ReceiptLog> m_receipts;
     void *m_multi = nullptr;
@@ -108,6 +119,8 @@ private:
     const std::string &caStoreError() const { return m_caStore.get().error; }
     std::chrono::steady_clock::time_point m_epoch;
     bool m_started = false;
+    // Per origin, the local port of each HTTP/2 connection that answered, and when it last did.
+    std::map<std::string, std::map<long, std::chrono::steady_clock::time_point>> m_connections;
 };
 
 // True when the URL's scheme is https (in any case).

@@ -211,8 +211,12 @@ BatchAnswer RemoteSource::readBatch(const std::vector<std::string> &files,
         http.push_back(std::move(req));
     }
     const std::size_t firstRange = http.size();
-    for (const auto &r : speculative)
+    for (const auto &r : speculative) {
         http.push_back(rangeRequest(r));
+        // The probe of the first shard opens a second connection to the storage, which the batch of
+        // the other headers then uses beside the index's.
+        http.back().ownStorageConnection = true;
+    }
     const std::size_t firstLocate = http.size();
     std::vector<const std::string *> located;
     for (const auto &file : locate) {

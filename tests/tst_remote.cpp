@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 using namespace atlas;
@@ -121,6 +123,7 @@ private slots:
 
     void fullScaleHubEqualsLocal()
     {
+        const std::size_t storageLogBefore = m_hub.storageLog().size();
         const Loaded remote = load("hf://atlas/glm5", m_trusted);
         QCOMPARE(remote.checkpoint.source.kind, SourceKind::Hub);
         QCOMPARE(remote.checkpoint.source.commit.size(), std::size_t(40));
@@ -171,6 +174,29 @@ private slots:
         QVERIFY2(resolvedRanges.empty(), resolvedRanges.empty() ? "" : resolvedRanges.begin()->first.c_str());
         QVERIFY(shardRangeSeen);
         QVERIFY(!locatedLate);
+
+        // The storage is read over two HTTP/2 connections (nginx's $connection): the index's and the one the
+        // probe of the first shard opened for itself (HttpRequest::ownStorageConnection), so that the 140
+        // other header reads, more than one connection carries (HttpClient::Options::maxInFlight), go out
+        // at once. Both carry header reads, and no third connection is opened for the reads beyond 100
+        // streams (curl would open one for each).
+        std::map<std::string, int> rangesByConnection;
+        std::set<std::string> connections;
+        std::istringstream lines(m_hub.storageLog().substr(storageLogBefore));
+        for (std::string line; std::getline(lines, line);) {
+            const auto at = line.find(" conn=");
+            QVERIFY2(at != std::string::npos, line.c_str());
+            const std::string conn = line.substr(at + 6, line.find(' ', at + 6) - at - 6);
+            connections.insert(conn);
+            if (line.find(" 206 ") != std::string::npos && line.find("model-00001-of-") == std::string::npos)
+                ++rangesByConnection[conn];
+        }
+        QCOMPARE(connections.size(), std::size_t(2));
+        QCOMPARE(rangesByConnection.size(), std::size_t(2));
+        int ranges = 0;
+        for (const auto &[conn, n] : rangesByConnection)
+            ranges += n;
+        QCOMPARE(ranges, 140);
     }
 
     // Locating is only a shortcut: a HEAD answered with a redirect out of https, an error, a 429 or a 200

@@ -284,7 +284,7 @@ bool TestHub::start(QString *error)
     conf << user << "worker_processes 1;\npid " << r << "/nginx.pid;\nerror_log " << r
          << "/logs/error.log warn;\nevents { worker_connections 512; }\nhttp {\n"
          << "    log_format atlas '$server_port $status \"$request\" auth=\"$http_authorization\" "
-            "range=\"$http_range\" "
+            "range=\"$http_range\" conn=$connection "
             "sent=$body_bytes_sent';\n"
          << "    client_body_temp_path " << r << "/tmp/body;\n    proxy_temp_path " << r << "/tmp/proxy;\n"
          << "    fastcgi_temp_path " << r << "/tmp/fcgi;\n    uwsgi_temp_path " << r << "/tmp/uwsgi;\n"

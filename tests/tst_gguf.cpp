@@ -195,6 +195,19 @@ private slots:
         // A safetensors header never names a ggml type.
         QVERIFY(!dtypeFromName("Q4_K"));
         QVERIFY(dtypeFromName("F8_E4M3"));
+        // Every safetensors name finds its own dtype, and nothing near one does: a trailing NUL (a JSON
+        // string may hold one), a prefix or a longer name.
+        for (int i = 0; i < kDtypeCount; ++i) {
+            const auto d = static_cast<Dtype>(i);
+            if (isGgmlBlockType(d)) continue;
+            const std::string name(dtypeName(d));
+            QCOMPARE(dtypeFromName(name), std::optional<Dtype>(d));
+            QVERIFY2(!dtypeFromName(name + std::string(1, '\0')), name.c_str());
+            QVERIFY2(!dtypeFromName(name + "X"), name.c_str());
+            QVERIFY2(!dtypeFromName(name.substr(0, name.size() - 1)), name.c_str());
+        }
+        QVERIFY(!dtypeFromName(""));
+        QVERIFY(!dtypeFromName("F8_E4M3_LONG"));
     }
 
     void headerParses()

@@ -220,11 +220,19 @@ HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
         lib::curl_easy_cleanup(probe);
     }
     bundles.insert(bundles.end(), m_options.extraCaFiles.begin(), m_options.extraCaFiles.end());
-    m_caStore = std::async(std::launch::async, [bundles, folder] {
-                    CaStore c;
-                    c.store = sharedCaStore(bundles, folder, c.error);
-                    return c;
-                }).share();
+    const curl_version_info_data *curl = lib::curl_version_info(CURLVERSION_NOW);
+    m_useCaStore = caStoreUsable(curl ? curl->ssl_version : nullptr) && !(bundles.empty() && folder.empty());
+    if (m_useCaStore)
+        m_caStore = std::async(std::launch::async, [bundles, folder] {
+                        CaStore c;
+                        try {
+                            c.store = sharedCaStore(bundles, folder, c.error);
+                        } catch (const std::exception &e) { // never into curl's callback
+                            c.store.reset();
+                            c.error = e.what();
+                        }
+                        return c;
+                    }).share();
 }
 
 namespace {
@@ -262,8 +270,8 @@ void HttpClient::configure(Transfer &t)
     lib::curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "identity");
     lib::curl_easy_setopt(e, CURLOPT_USERAGENT, "ckpt-atlas/0.1");
     // The shared certificate store, handed to each new connection's SSL_CTX (curl loads no file then); where
-    // libcurl is not built on OpenSSL, the files as before.
-    if (lib::curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, &onSslContext) == CURLE_OK) {
+    // libcurl does not run on OpenSSL 3, the files as before.
+    if (m_useCaStore && lib::curl_easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, &onSslContext) == CURLE_OK) {
         lib::curl_easy_setopt(e, CURLOPT_SSL_CTX_DATA, &m_caStore);
         lib::curl_easy_setopt(e, CURLOPT_CAINFO, static_cast<const char *>(nullptr));
         lib::curl_easy_setopt(e, CURLOPT_CAPATH, static_cast<const char *>(nullptr));
@@ -279,7 +287,10 @@ void HttpClient::configure(Transfer &t)
     lib::curl_easy_setopt(e, CURLOPT_XFERINFODATA, &t);
     lib::curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
     if (t.request->locate) lib::curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    if (t.request->ownStorageConnection && t.redirects > 0 && m_options.connections >= 2)
+    // Only for the first attempt of a hop to another origin than the request's (a retry reuses what is open),
+    // and with room for a third connection beside the Hub's and the storage's first.
+    if (t.request->ownStorageConnection && t.redirects > 0 && t.response.attempts == 0 && m_options.connections >= 3 &&
+        originOf(t.url) != originOf(t.request->url))
         lib::curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
     if (t.request->offset) {
         const std::uint64_t first = *t.request->offset;
@@ -496,7 +507,7 @@ private:
             error = "the server closed the connection after " + std::to_string(t.response.body.size()) + " of the " +
                     (promised.empty() ? std::string("bytes it promised")
                                       : promised.substr(0, 20) + " bytes it promised");
-        } else if (code == CURLE_SSL_CACERT_BADFILE && !m_client.caStoreError().empty())
+        } else if (code == CURLE_SSL_CACERT_BADFILE && m_client.m_useCaStore && !m_client.caStoreError().empty())
             error = "the trusted certificates could not be loaded: " + m_client.caStoreError();
         else
             error = lib::curl_easy_strerror(code);

@@ -116,6 +116,7 @@ private:
     // The certificate store every connection is verified against (sharedCaStore), built on another thread
     // from the construction on, so that the first connection's TCP handshake hides it.
     std::shared_future<CaStore> m_caStore;
+    bool m_useCaStore = false; // libcurl runs on the OpenSSL 3 this store is made for (caStoreUsable)
     const std::string &caStoreError() const { return m_caStore.get().error; }
     std::chrono::steady_clock::time_point m_epoch;
     bool m_started = false;

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace atlas {
@@ -70,6 +71,7 @@ struct LoadedCurl
         bind(h, "curl_url_cleanup", f.url_cleanup, error);
         bind(h, "curl_url_set", f.url_set, error);
         bind(h, "curl_url_get", f.url_get, error);
+        bind(h, "curl_version_info", f.version_info, error);
     }
 };
 
@@ -100,10 +102,14 @@ struct LoadedTls
     std::string error;
     LoadedTls()
     {
-        void *crypto = openLibrary({"libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so"}, error);
-        void *ssl = crypto ? openLibrary({"libssl.so.3", "libssl.so.1.1", "libssl.so"}, error) : nullptr;
-        if (!ssl) return;
-        error.clear();
+        // Only the copies libcurl already loaded (RTLD_NOLOAD), of the one version whose ABI is written here:
+        // a store made by another OpenSSL than the one handling the handshake would be another library's object.
+        void *crypto = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        void *ssl = dlopen("libssl.so.3", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (!crypto || !ssl) {
+            error = "libcurl has not loaded libssl.so.3 and libcrypto.so.3";
+            return;
+        }
         bind(crypto, "X509_STORE_new", storeNew, error);
         bind(crypto, "X509_STORE_free", storeFree, error);
         bind(crypto, "X509_STORE_load_locations", storeLoadLocations, error);
@@ -119,7 +125,22 @@ const LoadedTls &tls()
     return loaded;
 }
 
+// A bundle's identity for the cache: a rewrite changes its inode (a rename over it), size or times.
+std::string fingerprint(const std::string &file)
+{
+    struct stat st{};
+    if (::stat(file.c_str(), &st) != 0) return "missing";
+    return std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' + std::to_string(st.st_size) + ':' +
+           std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec) + ':' +
+           std::to_string(st.st_ctim.tv_sec) + '.' + std::to_string(st.st_ctim.tv_nsec);
+}
+
 } // namespace
+
+bool caStoreUsable(const char *curlSslVersion)
+{
+    return curlSslVersion && std::string_view(curlSslVersion).starts_with("OpenSSL/3.") && tls().error.empty();
+}
 
 std::shared_ptr<void> sharedCaStore(const std::vector<std::string> &files, const std::string &folder,
                                     std::string &error)
@@ -129,18 +150,20 @@ std::shared_ptr<void> sharedCaStore(const std::vector<std::string> &files, const
         error = t.error;
         return nullptr;
     }
-    std::string key = folder;
+    std::string key = folder, print;
     for (const auto &file : files) {
         key += '\n' + file;
-        struct stat st{};
-        if (::stat(file.c_str(), &st) == 0)
-            key += ' ' + std::to_string(st.st_size) + ' ' + std::to_string(st.st_mtim.tv_sec) + '.' +
-                   std::to_string(st.st_mtim.tv_nsec);
+        print += fingerprint(file) + '\n';
     }
+    struct Entry
+    {
+        std::string print;
+        std::shared_ptr<void> store;
+    };
     static std::mutex lock;
-    static std::map<std::string, std::shared_ptr<void>> stores;
+    static std::map<std::string, Entry> stores; // one per list of bundles: a rewritten bundle replaces its entry
     std::lock_guard hold(lock); // a second caller for the same bundles waits for the first one's store
-    if (auto it = stores.find(key); it != stores.end()) return it->second;
+    if (auto it = stores.find(key); it != stores.end() && it->second.print == print) return it->second.store;
     void *raw = t.storeNew();
     if (!raw) {
         error = "OpenSSL could not create a certificate store";
@@ -158,7 +181,7 @@ std::shared_ptr<void> sharedCaStore(const std::vector<std::string> &files, const
     // As curl sets its own store (lib/vtls/openssl.c, ossl_connect_step1): a certificate of the bundle anchors
     // a chain even when it is not a root (curl's default since 7.68), and trusted certificates come first.
     t.storeSetFlags(raw, X509_V_FLAG_PARTIAL_CHAIN | X509_V_FLAG_TRUSTED_FIRST);
-    stores.emplace(key, store);
+    stores[key] = {print, store};
     return store;
 }
 

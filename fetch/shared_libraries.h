@@ -37,6 +37,7 @@ struct CurlFunctions
     void (*url_cleanup)(CURLU *);
     CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
     CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
+    curl_version_info_data *(*version_info)(CURLversion);
 };
 
 // Opened once (libcurl.so.4), then shared; throws AtlasError when it cannot be.
@@ -70,6 +71,7 @@ inline CURLU *curl_url() { return curlFunctions().url(); }
 inline void curl_url_cleanup(CURLU *u) { curlFunctions().url_cleanup(u); }
 inline CURLUcode curl_url_set(CURLU *u, CURLUPart p, const char *s, unsigned int flags) { return curlFunctions().url_set(u, p, s, flags); }
 inline CURLUcode curl_url_get(const CURLU *u, CURLUPart p, char **s, unsigned int flags) { return curlFunctions().url_get(u, p, s, flags); }
+inline curl_version_info_data *curl_version_info(CURLversion v) { return curlFunctions().version_info(v); }
 } // namespace lib
 
 } // namespace atlas
@@ -82,14 +84,18 @@ namespace atlas {
 // SHA-256 of `bytes` through libcrypto (libcrypto.so.3, opened at the first digest): 32 bytes into out.
 void sha256Digest(const void *bytes, std::size_t length, unsigned char out[32]);
 
+// True when a certificate store of ours can be handed to libcurl's TLS contexts: libcurl says it runs on
+// OpenSSL 3 (`ssl_version`), and the libssl.so.3 and libcrypto.so.3 it loaded are the ones found here
+// (RTLD_NOLOAD: never another copy). Call after libcurl is opened; otherwise curl loads its files itself.
+bool caStoreUsable(const char *curlSslVersion);
 // The certificates TLS connections are verified against: OpenSSL's X509_STORE of the CA bundles `files` and
-// the hashed folder `folder` (may be empty), built once per process for each list of bundles (their paths,
-// sizes and times) and folder, then shared by every connection. curl would load its bundle again for each
-// connection's handshake: 20 ms of OpenSSL 3's PEM decoding for Debian's 146 certificates, twice in a remote
-// open (the Hub and its storage), each on the way to the first byte. Null, with `error` set, when a bundle
-// does not load or libssl cannot be opened.
+// the hashed folder `folder` (may be empty), built once per process for each list of bundles and folder, and
+// built again when a bundle changes (its inode, size, times), then shared by every connection. curl would load
+// its bundle again for each connection's handshake: 20 ms of OpenSSL 3's PEM decoding for Debian's 146
+// certificates, twice in a remote open (the Hub and its storage), each on the way to the first byte. Null,
+// with `error` set, when a bundle does not load or the libraries are not usable (caStoreUsable).
 std::shared_ptr<void> sharedCaStore(const std::vector<std::string> &files, const std::string &folder,
                                     std::string &error);
-// Makes `store` the certificate store of OpenSSL's `sslCtx` (SSL_CTX_set1_cert_store); false when it cannot.
+// Makes `store` the certificate store of OpenSSL's `sslCtx` (SSL_CTX_set_cert_store); false when it cannot.
 bool useCaStore(void *sslCtx, void *store);
 } // namespace atlas

@@ -8,6 +8,7 @@
 #include "untrusted_text.h"
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <future>
 #include <map>
@@ -33,6 +34,7 @@ bool endsWith(std::string_view s, std::string_view p)
 template <std::size_t N> [[gnu::always_inline]] inline bool endsWith(std::string_view s, const char (&p)[N])
 {
     constexpr std::size_t n = N - 1;
+    assert(std::char_traits<char>::length(p) == n); // a literal, not a buffer
     return s.size() >= n && __builtin_memcmp(s.data() + s.size() - n, p, n) == 0;
 }
 

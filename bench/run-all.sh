@@ -77,21 +77,22 @@ if [ "$isa" = "x86-64-v4" ]; then
     row "routing simulation (x86-64-v3)" "${v3:-?} ms" ">= 6x torch" "torch ${lean:-?} ms" "${r:-?}x" "$(verdict "$r" '>=' 6)"
 fi
 
-# GUI: the longest stall of the GUI thread over every step, the median of three runs.
-stalls=$(for run in 1 2 3; do sed -n 's/^max GUI-thread stall: \([0-9.]*\) ms.*/\1/p' "$logs/gui-$run.txt"; done)
-stall=$(echo "$stalls" | sort -n | awk 'NF { v[++n] = $1 } END { if (n == 3) print v[2] }')
-runs=$(echo "$stalls" | awk 'NF { printf "%s%s", (n++ ? "/" : ""), $1 }')
-row "GUI thread, longest stall (median of 3)" "${stall:-?} ms" "<= 20 ms" "runs ${runs:-?} ms" "" "$(verdict "$stall" '<=' 20)"
+# GUI: a figure bench_gui prints once a run ("max GUI-thread stall: N ms ..."), as the median of the three runs
+# (each listed). Sets $median and $runs.
+gui_figure() {
+    values=$(for run in 1 2 3; do sed -n "s/^$1: \([0-9.]*\) ms.*/\1/p" "$logs/gui-$run.txt"; done)
+    median=$(echo "$values" | sort -n | awk 'NF { v[++n] = $1 } END { if (n == 3) print v[2] }')
+    runs=$(echo "$values" | awk 'NF { printf "%s%s", (n++ ? "/" : ""), $1 }')
+}
+# The longest stall of the GUI thread over every step.
+gui_figure "max GUI-thread stall"
+row "GUI thread, longest stall (median of 3)" "${median:-?} ms" "<= 20 ms" "runs ${runs:-?} ms" "" "$(verdict "$median" '<=' 20)"
 # The same gaps, counting only what the GUI thread itself ran (its CPU time): the window's own work. A stall it
 # slept through (ran under 1 ms of) is the host's: a virtual CPU woken late. The longest such is the host floor.
-works=$(for run in 1 2 3; do sed -n 's/^max GUI-thread work: \([0-9.]*\) ms.*/\1/p' "$logs/gui-$run.txt"; done)
-work=$(echo "$works" | sort -n | awk 'NF { v[++n] = $1 } END { if (n == 3) print v[2] }')
-wruns=$(echo "$works" | awk 'NF { printf "%s%s", (n++ ? "/" : ""), $1 }')
-row "GUI thread, own work (median of 3)" "${work:-?} ms" "<= 20 ms" "runs ${wruns:-?} ms" "" "$(verdict "$work" '<=' 20)"
-floors=$(for run in 1 2 3; do sed -n 's/^host floor: \([0-9.]*\) ms.*/\1/p' "$logs/gui-$run.txt"; done)
-floor=$(echo "$floors" | sort -n | awk 'NF { v[++n] = $1 } END { if (n == 3) print v[2] }')
-fruns=$(echo "$floors" | awk 'NF { printf "%s%s", (n++ ? "/" : ""), $1 }')
-row "host floor (stall slept through)" "${floor:-?} ms" "" "runs ${fruns:-?} ms" "" ""
+gui_figure "max GUI-thread work"
+row "GUI thread, own work (median of 3)" "${median:-?} ms" "<= 20 ms" "runs ${runs:-?} ms" "" "$(verdict "$median" '<=' 20)"
+gui_figure "host floor"
+row "host floor (stall slept through)" "${median:-?} ms" "" "runs ${runs:-?} ms" "" ""
 
 # Remote at 40 ms RTT: wall time and requests per shard, beside @huggingface/hub.
 ours=$(awk '$1 == "ckpt-atlas" && $2 == 40 { print $4; exit }' "$logs/remote.txt")

@@ -182,20 +182,42 @@ HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
     lib::curl_multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS,
                       static_cast<long>(std::max(1, m_options.connections)));
 
-    if (!m_options.extraCaFiles.empty()) {
-        // Extra trust adds to the system store: write one bundle with both.
-        std::string bundle;
+    // curl's own trust (its default bundle and folder) and the extra bundles: what each connection is verified
+    // against, whichever way it is loaded below.
+    std::string defaultCa, defaultFolder;
+    {
         CURL *probe = lib::curl_easy_init();
-        char *defaultCa = nullptr;
-        if (lib::curl_easy_getinfo(probe, CURLINFO_CAINFO, &defaultCa) == CURLE_OK && defaultCa) {
-            std::ifstream in(defaultCa, std::ios::binary);
-            bundle.assign(std::istreambuf_iterator<char>(in), {});
-        }
+        char *ca = nullptr, *folder = nullptr;
+        if (lib::curl_easy_getinfo(probe, CURLINFO_CAINFO, &ca) == CURLE_OK && ca) defaultCa = ca;
+        if (lib::curl_easy_getinfo(probe, CURLINFO_CAPATH, &folder) == CURLE_OK && folder) defaultFolder = folder;
         lib::curl_easy_cleanup(probe);
-        for (const auto &file : m_options.extraCaFiles) {
+    }
+    for (const auto &file : m_options.extraCaFiles)
+        if (!std::ifstream(file, std::ios::binary))
+            throw AtlasError(ErrorKind::Source, file + ": cannot read the CA bundle");
+    std::vector<std::string> bundles;
+    if (!defaultCa.empty()) bundles.push_back(defaultCa);
+    bundles.insert(bundles.end(), m_options.extraCaFiles.begin(), m_options.extraCaFiles.end());
+    const curl_version_info_data *curl = lib::curl_version_info(CURLVERSION_NOW);
+    m_useCaStore = caStoreUsable(curl ? curl->ssl_version : nullptr) && !(bundles.empty() && defaultFolder.empty());
+    if (m_useCaStore) {
+        // Loaded once into a store the connections share, starting now.
+        m_caStore = std::async(std::launch::async, [bundles, defaultFolder] {
+                        CaStore c;
+                        try {
+                            c.store = sharedCaStore(bundles, defaultFolder, c.error);
+                        } catch (const std::exception &e) { // never into curl's callback
+                            c.store.reset();
+                            c.error = e.what();
+                        }
+                        return c;
+                    }).share();
+    } else if (!m_options.extraCaFiles.empty()) {
+        // curl loads its files itself: extra trust adds to the system bundle in one file with both.
+        std::string bundle;
+        for (const auto &file : bundles) {
             std::ifstream in(file, std::ios::binary);
-            if (!in) throw AtlasError(ErrorKind::Source, file + ": cannot read the CA bundle");
-            bundle += "\n";
+            if (!bundle.empty()) bundle += "\n";
             bundle.append(std::istreambuf_iterator<char>(in), {});
         }
         char path[] = "/tmp/ckpt-atlas-ca-XXXXXX";
@@ -206,33 +228,6 @@ HttpClient::HttpClient(Options options, std::shared_ptr<ReceiptLog> receipts)
         m_caBundle = path;
         if (!ok) throw AtlasError(ErrorKind::Source, "cannot write a temporary CA bundle");
     }
-    // What curl would load for each connection (its default bundle and folder, and the extra bundles), loaded
-    // once into a store the connections share, starting now.
-    std::vector<std::string> bundles;
-    std::string folder;
-    {
-        CURL *probe = lib::curl_easy_init();
-        char *defaultCa = nullptr, *defaultPath = nullptr;
-        if (lib::curl_easy_getinfo(probe, CURLINFO_CAINFO, &defaultCa) == CURLE_OK && defaultCa)
-            bundles.push_back(defaultCa);
-        if (lib::curl_easy_getinfo(probe, CURLINFO_CAPATH, &defaultPath) == CURLE_OK && defaultPath)
-            folder = defaultPath;
-        lib::curl_easy_cleanup(probe);
-    }
-    bundles.insert(bundles.end(), m_options.extraCaFiles.begin(), m_options.extraCaFiles.end());
-    const curl_version_info_data *curl = lib::curl_version_info(CURLVERSION_NOW);
-    m_useCaStore = caStoreUsable(curl ? curl->ssl_version : nullptr) && !(bundles.empty() && folder.empty());
-    if (m_useCaStore)
-        m_caStore = std::async(std::launch::async, [bundles, folder] {
-                        CaStore c;
-                        try {
-                            c.store = sharedCaStore(bundles, folder, c.error);
-                        } catch (const std::exception &e) { // never into curl's callback
-                            c.store.reset();
-                            c.error = e.what();
-                        }
-                        return c;
-                    }).share();
 }
 
 namespace {

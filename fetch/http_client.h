@@ -43,9 +43,6 @@ struct HttpResponse
     std::string header(const std::string &lowerName) const;
 };
 
-// The libcurl multi interface, driven on the calling thread: HTTP/2 multiplexing where offered,
-// connection reuse across calls, a connection limit, timeouts, manual redirects (the token is
-// never sent to another origin), retries with backoff honouring Retry-After, and cancel.
 // An OpenSSL certificate store (X509_STORE) shared by connections, or why there is none.
 struct CaStore
 {
@@ -53,6 +50,9 @@ struct CaStore
     std::string error;
 };
 
+// The libcurl multi interface, driven on the calling thread: HTTP/2 multiplexing where offered,
+// connection reuse across calls, a connection limit, timeouts, manual redirects (the token is
+// never sent to another origin), retries with backoff honouring Retry-After, and cancel.
 class HttpClient
 {
 public:
@@ -112,7 +112,7 @@ private:
     Options m_options;
     std::shared_ptr<ReceiptLog> m_receipts;
     void *m_multi = nullptr;
-    std::string m_caBundle; // combined system + extra CAs, when extra ones are given
+    std::string m_caBundle; // combined system + extra CAs, when extra ones are given and curl loads files itself
     // The certificate store every connection is verified against (sharedCaStore), built on another thread
     // from the construction on, so that the first connection's TCP handshake hides it.
     std::shared_future<CaStore> m_caStore;

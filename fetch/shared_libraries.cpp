@@ -90,7 +90,7 @@ struct LoadedCrypto
     }
 };
 
-// What a certificate store needs, from libcrypto and libssl (both version 3 or 1.1: the same symbols).
+// What a certificate store needs, from the libcrypto and libssl (version 3) that libcurl loaded.
 struct LoadedTls
 {
     void *(*storeNew)() = nullptr;

@@ -46,6 +46,16 @@ public:
     // folder maps it: the 11 MB index of a 141-shard checkpoint is then never copied into new memory);
     // by default read with readSmallFile. False when it does not exist; the view lasts only during `use`.
     virtual bool viewSmallFile(const std::string &file, const std::function<void(std::string_view)> &use);
+    // One range read into `scratch`, a buffer the caller reuses from range to range, and handed to `use` with
+    // the file's size; false when the source reads only in batches (readRanges). The view is shorter than
+    // asked where the file ends, and lasts only during `use`. `scratch` only grows: a buffer of the largest
+    // size yet is read over, never cleared first.
+    using RangeUse = std::function<void(std::string_view bytes, std::uint64_t fileSize)>;
+    virtual bool readRangeInto(const RangeRequest &, std::string &scratch, const RangeUse &)
+    {
+        (void)scratch;
+        return false;
+    }
     // A batch of ranges; a source may serve them concurrently. Answers come back in request order.
     virtual std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) = 0;
     // The same batch, each answer handed to `each` (on the calling thread) as it comes; a source that
@@ -103,6 +113,7 @@ public:
     SourceInfo info() const override;
     std::optional<std::string> readSmallFile(const std::string &file) override;
     bool viewSmallFile(const std::string &file, const std::function<void(std::string_view)> &use) override;
+    bool readRangeInto(const RangeRequest &request, std::string &scratch, const RangeUse &use) override;
     std::vector<RangeAnswer> readRanges(const std::vector<RangeRequest> &requests) override;
     std::vector<std::string> listFiles() const override;
 

@@ -564,8 +564,25 @@ private:
         for (std::size_t i : toRead)
             read[i] = 1;
         m_parsed.resize(m_shards.size(), 0);
+        // Each thread reads its headers into a buffer of its own, kept from shard to shard.
+        std::mutex spareLock;
+        std::vector<std::string> spare;
         parallelFor(m_shards.size(), m_options.parseThreads, [&](std::size_t i) {
             if (m_parsed[i]) return; // while its batch came in
+            if (read[i]) {
+                std::string scratch;
+                {
+                    std::lock_guard hold(spareLock);
+                    if (!spare.empty()) {
+                        scratch = std::move(spare.back());
+                        spare.pop_back();
+                    }
+                }
+                const bool parsed = parseInPlace(i, scratch);
+                std::lock_guard hold(spareLock);
+                spare.push_back(std::move(scratch));
+                if (parsed) return;
+            }
             if (read[i]) fetchHeaders(m_source, m_shards, {i}, m_budget);
             stale[i] = !parseOne(i);
         });
@@ -586,6 +603,37 @@ private:
             parseOne(i);
     }
 
+    // A shard's header read into `scratch` and parsed there, when the source reads one range at a time (a
+    // local folder): its length prefix first, then the header, charged to the budget before it is read, as
+    // any read is. False when the source reads only in batches.
+    bool parseInPlace(std::size_t i, std::string &scratch)
+    {
+        stopIfCancelled(m_source.cancelFlag());
+        auto &s = m_shards[i];
+        std::uint64_t length = 0, size = 0;
+        if (!m_source.readRangeInto({s.file, 0, 8}, scratch, [&](std::string_view first, std::uint64_t fileSize) {
+                size = fileSize;
+                length = parseHeaderLength(s.file, first, fileSize);
+            }))
+            return false;
+        m_budget.charge(s.file, 8 + length);
+        s.held = 8 + length;
+        s.headerLength = length;
+        const bool viewed = m_source.readRangeInto({s.file, 0, 8 + length}, scratch, [&](std::string_view whole, std::uint64_t fileSize) {
+            // The file changed between the two looks (another process writing it): told, never half read.
+            if (fileSize != size || whole.size() != 8 + length || parseHeaderLength(s.file, whole, fileSize) != length)
+                throw AtlasError(ErrorKind::Source, s.file + ": the file changed while its header was read");
+            parseHeader(i, whole, fileSize);
+        });
+        if (!viewed) {
+            m_budget.release(s.held);
+            s.held = 0;
+            return false;
+        }
+        reportProgress(1);
+        return true;
+    }
+
     // False for a cached header that no longer parses (it is then fetched again).
     bool parseOne(std::size_t i)
     {
@@ -596,22 +644,11 @@ private:
             if (s.answer.bytes.size() < 8 + s.headerLength)
                 throw AtlasError(ErrorKind::Invalid, s.file + ": header shorter than its length prefix");
             s.answer.bytes.resize(8 + s.headerLength); // a cached entry may be longer than its header
-            const std::string_view json = std::string_view(s.answer.bytes).substr(8, s.headerLength);
-            ListedNames *listed = nullptr;
-            if (m_index) {
-                s.listed.sorted = s.names;
-                s.listed.owner = m_index->names;
-                listed = &s.listed;
-            }
-            m_ckpt.shards[i] = parseShardHeader(s.file, json, s.answer.fileSize, listed);
+            parseHeader(i, s.answer.bytes, s.answer.fileSize);
         } catch (const AtlasError &) {
             if (!s.cached) throw;
             return false;
         }
-        for (auto &t : m_ckpt.shards[i].tensors)
-            t.shard = static_cast<std::uint32_t>(i);
-        if (m_options.cache && !s.cached)
-            m_options.cache->storeShard(s.file, {s.answer.bytes, s.answer.fileSize});
         std::string().swap(s.answer.bytes);
         // A tail kept beyond the header (settleHeader) is gone with the bytes: the budget counts the header.
         if (const std::uint64_t header = 8 + s.headerLength; s.held > header) {
@@ -620,6 +657,22 @@ private:
         }
         reportProgress(1);
         return true;
+    }
+
+    // `whole`: the length prefix and the header, 8 + headerLength bytes.
+    void parseHeader(std::size_t i, std::string_view whole, std::uint64_t fileSize)
+    {
+        auto &s = m_shards[i];
+        ListedNames *listed = nullptr;
+        if (m_index) {
+            s.listed.sorted = s.names;
+            s.listed.owner = m_index->names;
+            listed = &s.listed;
+        }
+        m_ckpt.shards[i] = parseShardHeader(s.file, whole.substr(8), fileSize, listed);
+        for (auto &t : m_ckpt.shards[i].tensors)
+            t.shard = static_cast<std::uint32_t>(i);
+        if (m_options.cache && !s.cached) m_options.cache->storeShard(s.file, {std::string(whole), fileSize});
     }
 
     // Checked once here, so that every later sum of bytes or parameters fits in 64 bits.

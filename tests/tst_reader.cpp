@@ -70,6 +70,43 @@ private slots:
         QCOMPARE(fileBytes, c.tensorBytes() + c.headerBytes());
     }
 
+    // A local header is read into a buffer its thread keeps from shard to shard: a shorter range after a
+    // longer one is exactly its own bytes, and a range past the end of the file comes back short.
+    void rangesReadIntoOneBuffer()
+    {
+        const std::string path = m_dir.filePath(QStringLiteral("bytes.bin")).toStdString();
+        std::string content;
+        for (int i = 0; i < 10000; ++i)
+            content += char('a' + i % 26);
+        std::ofstream(path, std::ios::binary) << content;
+        LocalDirectorySource source(m_dir.path().toStdString());
+        std::string scratch;
+        std::string seen;
+        std::uint64_t size = 0;
+        auto keep = [&](std::string_view bytes, std::uint64_t fileSize) {
+            seen = std::string(bytes);
+            size = fileSize;
+        };
+        QVERIFY(source.readRangeInto({"bytes.bin", 100, 8000}, scratch, keep));
+        QCOMPARE(seen, content.substr(100, 8000));
+        QCOMPARE(size, std::uint64_t(content.size()));
+        QVERIFY(source.readRangeInto({"bytes.bin", 3, 5}, scratch, keep));
+        QCOMPARE(seen, content.substr(3, 5));
+        QVERIFY(scratch.size() >= 8000); // kept, not given back
+        QVERIFY(source.readRangeInto({"bytes.bin", 9990, 100}, scratch, keep));
+        QCOMPARE(seen, content.substr(9990));
+        QVERIFY(source.readRangeInto({"bytes.bin", 20000, 100}, scratch, keep));
+        QCOMPARE(seen, std::string());
+        QCOMPARE(source.bytesReceived(), std::uint64_t(8000 + 5 + 10));
+        try {
+            source.readRangeInto({"absent.bin", 0, 8}, scratch, keep);
+            QFAIL("a missing file was read");
+        } catch (const AtlasError &e) {
+            QCOMPARE(e.problem(), HeaderProblem::MissingFile);
+            QVERIFY2(std::string(e.what()).find("absent.bin") != std::string::npos, e.what());
+        }
+    }
+
     void truncatedShard()
     {
         const QString shard = firstShard(m_dir);

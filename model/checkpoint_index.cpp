@@ -155,7 +155,9 @@ public:
         return value("a number");
     }
     bool binary(json::binary_t &) { return value("binary data"); }
-    bool string(std::string &v)
+    bool string(std::string &v) { return string_in_place(v); }
+    // A tensor's file, read where it lies in the text (json_sax.h): compared with the last entry's first.
+    bool string_in_place(std::string_view v)
     {
         if (m_depth == 2 && m_inWeightMap) {
             // The key was written into the arena when it was read (key): kept now.
@@ -165,13 +167,14 @@ public:
             if (m_lastFile >= 0 && files[static_cast<std::size_t>(m_lastFile)] == v) {
                 e.shard = static_cast<std::uint32_t>(m_lastFile);
             } else {
-                auto [it, fresh] = m_fileSlot.try_emplace(v, static_cast<std::uint32_t>(files.size()));
+                auto [it, fresh] = m_fileSlot.try_emplace(std::string(v), static_cast<std::uint32_t>(files.size()));
                 if (fresh) {
                     if (!isSafeShardName(v))
-                        fail(HeaderProblem::UnsafeFileName, "weight_map entry for '" + keyText() + "' names '" + v +
+                        fail(HeaderProblem::UnsafeFileName, "weight_map entry for '" + keyText() + "' names '" +
+                                                                std::string(v) +
                                                                 "', which is not a plain file name in the same "
                                                                 "directory");
-                    files.push_back(v);
+                    files.push_back(std::string(v));
                 }
                 e.shard = it->second;
                 m_lastFile = static_cast<int>(it->second);
@@ -215,7 +218,9 @@ public:
         ++m_depth;
         return true;
     }
-    bool key(std::string &k)
+    bool key(std::string &k) { return key_in_place(k); }
+    // A key, read where it lies in the text (json_sax.h): a tensor name is copied once, into the arena.
+    bool key_in_place(std::string_view k)
     {
         if (m_depth == 2 && m_inWeightMap) { // a tensor name: into the arena at once, kept if a file follows
             if (k.size() > m_capacity - m_used || m_base + m_used + k.size() > UINT32_MAX)

@@ -375,12 +375,17 @@ private slots:
         const std::string escaped =
             "{\"metadata\":{\"total_size\":1},\"weight_map\":{" + nlohmann::json("q\"x").dump() + ":\"m.st\"," +
             nlohmann::json("b\\s").dump() + ":\"m.st\",\"\\u00e9t\\u00e9\":\"m.st\",\"\\ud83d\\ude00.w\":\"n.st\"," +
-            nlohmann::json("t\n").dump() + ":\"n.st\"}}";
+            nlohmann::json("t\n").dump() + ":\"n.st\"," +
+            // An escape after a long plain run, and a file spelt with an escape: the same file as "m.st".
+            "\"model.layers.0.mlp.\\u0077eight\":\"m\\u002est\"}}";
         const auto idx = parseCheckpointIndex("i.json", escaped);
         std::vector<std::string> names;
         for (const std::uint32_t i : idx.byName)
             names.emplace_back(idx.listed[i]);
-        QCOMPARE(names, (std::vector<std::string>{"b\\s", "q\"x", "t\n", "\xc3\xa9t\xc3\xa9", "\xf0\x9f\x98\x80.w"}));
+        QCOMPARE(names, (std::vector<std::string>{"b\\s", "model.layers.0.mlp.weight", "q\"x", "t\n",
+                                                  "\xc3\xa9t\xc3\xa9", "\xf0\x9f\x98\x80.w"}));
+        QCOMPARE(idx.shardFiles, (std::vector<std::string>{"m.st", "n.st"}));
+        QCOMPARE(idx.shardOf("model.layers.0.mlp.weight").value_or(9), idx.shardOf("q\"x").value_or(8));
 
         std::string tight = "{\"weight_map\":{}, \"weight_map\":{";
         std::vector<std::string> expected;

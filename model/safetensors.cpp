@@ -58,11 +58,13 @@ public:
     bool number_unsigned(json::number_unsigned_t v) { return number(v); }
     bool number_float(json::number_float_t, const std::string &) { return scalar("a non-integer number"); }
     bool binary(json::binary_t &) { return scalar("binary data"); }
-    bool string(std::string &v)
+    bool string(std::string &v) { return string_in_place(v); }
+    // Keys and strings are copied where kept, so a view that lasts only during the call is enough (json_sax.h).
+    bool string_in_place(std::string_view v)
     {
         switch (m_state) {
         case State::Metadata:
-            m_out.metadata[m_key2] = v;
+            m_out.metadata[m_key2] = std::string(v);
             m_state = State::MetadataKey;
             return true;
         case State::EntryValue:
@@ -112,11 +114,12 @@ public:
             return scalar("an object");
         }
     }
-    bool key(std::string &k)
+    bool key(std::string &k) { return key_in_place(k); }
+    bool key_in_place(std::string_view k)
     {
         switch (m_state) {
         case State::Top:
-            m_key = k;
+            m_key.assign(k);
             m_state = State::TopValue;
             return true;
         case State::Entry:
@@ -128,11 +131,11 @@ public:
             if ((m_fieldKind == Field::Dtype && m_dtype) || (m_fieldKind == Field::Shape && m_hasShape) ||
                 (m_fieldKind == Field::Offsets && m_hasOffsets))
                 fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " gives " + quote(k) + " twice");
-            m_field = k;
+            m_field.assign(k);
             m_state = State::EntryValue;
             return true;
         case State::MetadataKey:
-            m_key2 = k;
+            m_key2.assign(k);
             m_state = State::Metadata;
             return true;
         case State::Skip:
@@ -550,10 +553,8 @@ bool replay(simdjson::dom::element e, HeaderHandler &h, std::string &buffer)
     case Type::OBJECT: {
         if (!h.start_object(kUnknownSize)) return false;
         const simdjson::dom::object object = e.get_object().value_unsafe(); // held: the loop walks it
-        for (const simdjson::dom::key_value_pair field : object) {
-            buffer.assign(field.key);
-            if (!h.key(buffer) || !replay(field.value, h, buffer)) return false;
-        }
+        for (const simdjson::dom::key_value_pair field : object)
+            if (!h.key_in_place(field.key) || !replay(field.value, h, buffer)) return false;
         return h.end_object();
     }
     case Type::ARRAY: {
@@ -564,8 +565,7 @@ bool replay(simdjson::dom::element e, HeaderHandler &h, std::string &buffer)
         return h.end_array();
     }
     case Type::STRING:
-        buffer.assign(e.get_string().value_unsafe());
-        return h.string(buffer);
+        return h.string_in_place(e.get_string().value_unsafe());
     case Type::INT64: // never negative here (fastReadable)
         return h.number_unsigned(static_cast<std::uint64_t>(e.get_int64().value_unsafe()));
     case Type::UINT64:

@@ -432,10 +432,13 @@ std::vector<std::optional<Category>> outsideRolesOf(const Checkpoint &ckpt)
                 }
                 // The prefix decides unless the name is an MTP block's further on (".mtp." past the prefix).
                 if (role) continue;
+                // "mtp" looked for, then its dot: a name holds far fewer m's than dots, and each candidate was a
+                // memchr call.
                 bool mtpFurther = false;
-                for (std::size_t m = name.find(".mtp", at); m != std::string_view::npos && !mtpFurther;
-                     m = name.find(".mtp", m + 1))
-                    mtpFurther = name.substr(m).starts_with(".mtp.") || name.substr(m).starts_with(".mtp_layers.");
+                for (std::size_t m = name.find("mtp", at + 1); m != std::string_view::npos && !mtpFurther;
+                     m = name.find("mtp", m + 1))
+                    mtpFurther = name[m - 1] == '.' &&
+                                 (name.substr(m).starts_with("mtp.") || name.substr(m).starts_with("mtp_layers."));
                 if (mtpFurther) role = outsideLayersRole(name);
             }
     });

@@ -355,6 +355,33 @@ private slots:
         QCOMPARE(c.sparseReadTokens, std::min<std::uint64_t>(ctx, std::uint64_t(spec.indexTopk)));
     }
 
+    // A name whose prefix is the decoder's ("model.") but which holds ".mtp." or ".mtp_layers." further on is an
+    // MTP block's (outsideRolesOf asks the whole name then), wherever the "mtp" falls among its dots; ".mtpx." and
+    // "_mtp." are not.
+    void mtpFurtherOnThanThePrefix()
+    {
+        Checkpoint c;
+        c.shards.resize(1);
+        ShardHeader &sh = c.shards[0];
+        sh.file = "model.safetensors";
+        std::uint64_t end = 0;
+        for (const char *name : {"model.layers.0.mlp.down_proj.weight", "model.layers.1.mlp.down_proj.weight",
+                                 "model.layers.1.mtp.eh_proj.weight", "model.layers.1.mtp_layers.0.enorm.weight",
+                                 "model.layers.1.mtpx.w.weight", "model.layers.1.e_mtp.w.weight"}) {
+            TensorInfo t;
+            t.name = sh.keepName(name);
+            t.dtype = Dtype::BF16;
+            t.shape = {4, 4};
+            t.numel = 16;
+            t.begin = end;
+            t.end = end += 32;
+            sh.tensors.push_back(t);
+        }
+        sh.fileSize = end + sh.dataStart();
+        const CheckpointAnalysis a = analyze(c);
+        QCOMPARE(a.budget.byCategory[static_cast<std::size_t>(Category::Mtp)], std::uint64_t(2 * 16));
+    }
+
     // analyze() reads a checkpoint of 64k tensors or more in two halves of its shards at once (outsideRolesOf,
     // countLayers): the answer is the one pass's, here that of the same tensors held in a single shard. The later
     // half also holds what only it names: an MTP block named apart, a side network's numbered blocks (a tower), a

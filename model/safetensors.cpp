@@ -32,6 +32,9 @@ class HeaderHandler
 public:
     using json = nlohmann::json;
     static constexpr bool kNegativeZeroIsFloat = true; // "-0" is refused where a count stands, as serde does
+    // The keys handed in last as long as the reading (simdjson's document, through replay): a tensor's name is
+    // then held as a view until its entry ends, not copied.
+    bool viewsLast = false;
     HeaderHandler(std::string_view file, ShardHeader &out, ListedNames *listed)
         : m_file(file), m_out(out), m_listed(listed)
     {
@@ -119,7 +122,12 @@ public:
     {
         switch (m_state) {
         case State::Top:
-            m_key.assign(k);
+            if (viewsLast) {
+                m_key = k;
+            } else {
+                m_keyStore.assign(k);
+                m_key = m_keyStore;
+            }
             m_state = State::TopValue;
             return true;
         case State::Entry:
@@ -392,7 +400,8 @@ private:
     std::size_t m_cursor = 0;
     bool m_usedListed = false;
     State m_state = State::Start;
-    std::string m_key;   // tensor name or "__metadata__"
+    std::string_view m_key; // tensor name or "__metadata__": where the reader holds it, or m_keyStore
+    std::string m_keyStore;
     std::string m_key2;  // metadata key
     std::string m_field; // field inside an entry
     enum class Field { Dtype, Shape, Offsets, Other } m_fieldKind = Field::Other; // which m_field is
@@ -608,6 +617,7 @@ std::optional<bool> readFast(std::string_view json, HeaderHandler &h)
     if (parser.parse_into_document(document, padded.data(), json.size(), false).get(root) != simdjson::SUCCESS)
         return std::nullopt;
     std::string buffer;
+    h.viewsLast = true; // the document outlives the replay
     return replay(root, h, buffer);
 }
 

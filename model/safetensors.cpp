@@ -139,7 +139,12 @@ public:
             if ((m_fieldKind == Field::Dtype && m_dtype) || (m_fieldKind == Field::Shape && m_hasShape) ||
                 (m_fieldKind == Field::Offsets && m_hasOffsets))
                 fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " gives " + quote(k) + " twice");
-            m_field.assign(k);
+            if (viewsLast) {
+                m_field = k;
+            } else {
+                m_fieldStore.assign(k);
+                m_field = m_fieldStore;
+            }
             m_state = State::EntryValue;
             return true;
         case State::MetadataKey:
@@ -403,7 +408,8 @@ private:
     std::string_view m_key; // tensor name or "__metadata__": where the reader holds it, or m_keyStore
     std::string m_keyStore;
     std::string m_key2;  // metadata key
-    std::string m_field; // field inside an entry
+    std::string_view m_field; // field inside an entry: where the reader holds it, or m_fieldStore
+    std::string m_fieldStore;
     enum class Field { Dtype, Shape, Offsets, Other } m_fieldKind = Field::Other; // which m_field is
     std::optional<Dtype> m_lastDtype;  // the dtype last read, and its name
     std::string_view m_lastDtypeName;

@@ -367,6 +367,23 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(AtlasError, parseCheckpointIndex("i.json", R"({"weight_map":{"a":"m.st","a":"n.st"}})"));
     }
 
+    // A field of the wrong kind names its tensor and its field, whichever reader reads the header: simdjson (whose
+    // keys the handler holds as views while the entry lasts) or the strict reader (an escape sends a header there;
+    // its keys are copied, since its buffer is reused).
+    void wrongFieldNamesTensorAndField()
+    {
+        const std::string later = ",\"z.weight\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}";
+        for (const std::string name : {std::string("model.layers.0.w"), std::string("model.layers.0.\\u0077")}) {
+            const std::string json = "{\"" + name + "\":{\"dtype\":\"U8\",\"shape\":\"2\",\"data_offsets\":[0,2]}" + later;
+            try {
+                parseShardHeader("s.safetensors", json, 8 + json.size() + 3);
+                QFAIL("a string shape was accepted");
+            } catch (const AtlasError &e) {
+                QCOMPARE(std::string(e.what()), std::string("s.safetensors: tensor 'model.layers.0.w': field 'shape' is a string"));
+            }
+        }
+    }
+
     // Index names as written: escaped names, one-letter names with one-letter files, a weight_map given
     // twice (the last one counts) and the names of 4,096 entries.
     void indexNamesAsWritten()

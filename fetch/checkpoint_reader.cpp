@@ -4,10 +4,12 @@
 #include "gguf_reader.h"
 #include "errors.h"
 #include "parallel_for.h"
+#include "populate.h"
 
 #include <algorithm>
 #include <array>
 #include <condition_variable>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -619,11 +621,17 @@ private:
         m_budget.charge(s.file, 8 + length);
         s.held = 8 + length;
         s.headerLength = length;
+        // Room for the parser's padding after the header, spaces written there once it is read: the header is
+        // then parsed where it was read, not copied again.
+        const std::size_t room = static_cast<std::size_t>(8 + length) + kHeaderPadding;
+        if (scratch.size() < room) assignPopulated(scratch, room);
         const bool viewed = m_source.readRangeInto({s.file, 0, 8 + length}, scratch, [&](std::string_view whole, std::uint64_t fileSize) {
             // The file changed between the two looks (another process writing it): told, never half read.
             if (fileSize != size || whole.size() != 8 + length || parseHeaderLength(s.file, whole, fileSize) != length)
                 throw AtlasError(ErrorKind::Source, s.file + ": the file changed while its header was read");
-            parseHeader(i, whole, fileSize);
+            const bool inScratch = whole.data() == scratch.data() && scratch.size() >= whole.size() + kHeaderPadding;
+            if (inScratch) std::memset(scratch.data() + whole.size(), ' ', kHeaderPadding);
+            parseHeader(i, whole, fileSize, inScratch);
         });
         if (!viewed) {
             m_budget.release(s.held);
@@ -660,7 +668,7 @@ private:
     }
 
     // `whole`: the length prefix and the header, 8 + headerLength bytes.
-    void parseHeader(std::size_t i, std::string_view whole, std::uint64_t fileSize)
+    void parseHeader(std::size_t i, std::string_view whole, std::uint64_t fileSize, bool spacesAfter = false)
     {
         auto &s = m_shards[i];
         ListedNames *listed = nullptr;
@@ -669,7 +677,7 @@ private:
             s.listed.owner = m_index->names;
             listed = &s.listed;
         }
-        m_ckpt.shards[i] = parseShardHeader(s.file, whole.substr(8), fileSize, listed);
+        m_ckpt.shards[i] = parseShardHeader(s.file, whole.substr(8), fileSize, listed, kFastHeaderBytes, spacesAfter);
         for (auto &t : m_ckpt.shards[i].tensors)
             t.shard = static_cast<std::uint32_t>(i);
         if (m_options.cache && !s.cached) m_options.cache->storeShard(s.file, {std::string(whole), fileSize});

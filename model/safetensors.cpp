@@ -601,7 +601,8 @@ bool replay(simdjson::dom::element e, HeaderHandler &h, std::string &buffer)
 // simdjson validates the whole document first (its grammar, its UTF-8, its depth up to 1024), and a
 // document it accepts is one parseJson accepts, read the same way (see fastReadable). Each thread keeps
 // its parser and buffer, sized for the largest header it met (a few times its bytes at most).
-std::optional<bool> readFast(std::string_view json, HeaderHandler &h)
+static_assert(kHeaderPadding >= simdjson::SIMDJSON_PADDING);
+std::optional<bool> readFast(std::string_view json, HeaderHandler &h, bool spacesAfter)
 {
     thread_local simdjson::dom::parser parser;
     thread_local simdjson::dom::document document; // the tape and strings: grown here, not by parse()
@@ -614,13 +615,17 @@ std::optional<bool> readFast(std::string_view json, HeaderHandler &h)
         const std::size_t room = json.size() <= (std::size_t(8) << 20) ? json.size() + json.size() / 2 : json.size();
         if (parser.allocate(room) != simdjson::SUCCESS || document.allocate(room) != simdjson::SUCCESS)
             return std::nullopt;
-        padded.reserve(room + simdjson::SIMDJSON_PADDING);
+        if (!spacesAfter) padded.reserve(room + simdjson::SIMDJSON_PADDING);
     }
-    padded.resize(json.size() + simdjson::SIMDJSON_PADDING);
-    std::memcpy(padded.data(), json.data(), json.size());
-    std::memset(padded.data() + json.size(), ' ', simdjson::SIMDJSON_PADDING);
+    const char *text = json.data();
+    if (!spacesAfter) {
+        padded.resize(json.size() + simdjson::SIMDJSON_PADDING);
+        std::memcpy(padded.data(), json.data(), json.size());
+        std::memset(padded.data() + json.size(), ' ', simdjson::SIMDJSON_PADDING);
+        text = padded.data();
+    }
     simdjson::dom::element root;
-    if (parser.parse_into_document(document, padded.data(), json.size(), false).get(root) != simdjson::SUCCESS)
+    if (parser.parse_into_document(document, text, json.size(), false).get(root) != simdjson::SUCCESS)
         return std::nullopt;
     std::string buffer;
     h.viewsLast = true; // the document outlives the replay
@@ -630,7 +635,7 @@ std::optional<bool> readFast(std::string_view json, HeaderHandler &h)
 } // namespace
 
 ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize,
-                             ListedNames *listed, std::size_t fastUpTo)
+                             ListedNames *listed, std::size_t fastUpTo, bool spacesAfter)
 {
     const bool fast = json.size() <= fastUpTo && fastReadable(json); // ASCII, so valid UTF-8
     if (!fast && !isValidUtf8(json)) fail(HeaderProblem::NotUtf8, file, "header is not valid UTF-8");
@@ -651,7 +656,7 @@ ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::
     bool read = false;
     if (fast) {
         HeaderHandler handler(file, out, listed);
-        if (const std::optional<bool> answered = readFast(json, handler)) {
+        if (const std::optional<bool> answered = readFast(json, handler, spacesAfter)) {
             if (!*answered) fail(HeaderProblem::NotJson, file, "header is not valid JSON");
             read = true;
             if (listed && handler.usedListed()) out.nameStores.push_back(listed->owner);

@@ -196,8 +196,12 @@ std::uint64_t parseHeaderLength(std::string_view file, std::string_view first8, 
 // same either way (tst_safetensors headerReadEitherWay, fuzz_headers). 0: always the project's reader.
 // 2 MiB bounds what each reading thread keeps for simdjson; Kimi-K3's shard headers are 0.8 MB.
 constexpr std::size_t kFastHeaderBytes = 2u << 20;
+// With `spacesAfter`, the caller says the kHeaderPadding bytes after the header's last are its own and spaces:
+// simdjson then reads the header where it lies, instead of a padded copy.
+constexpr std::size_t kHeaderPadding = 64;
 ShardHeader parseShardHeader(std::string_view file, std::string_view json, std::uint64_t fileSize,
-                             ListedNames *listed = nullptr, std::size_t fastUpTo = kFastHeaderBytes);
+                             ListedNames *listed = nullptr, std::size_t fastUpTo = kFastHeaderBytes,
+                             bool spacesAfter = false);
 
 // numel x bits / 8, or throws on overflow / sub-byte misalignment.
 std::uint64_t tensorByteSize(std::string_view file, std::string_view tensor, Dtype dtype,

@@ -224,34 +224,11 @@ bool LocalDirectorySource::readRangeInto(const RangeRequest &r, std::string &scr
 
 std::vector<RangeAnswer> LocalDirectorySource::readRanges(const std::vector<RangeRequest> &requests)
 {
+    // Each into a string of its own, grown from empty to the range's length.
     std::vector<RangeAnswer> answers(requests.size());
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        throwIfCancelled();
-        const RangeRequest &r = requests[i];
-        const std::string path = m_dir + "/" + r.file;
-        std::uint64_t size = 0;
-        FileDescriptor f{openRegularFile(path, &size)};
-        if (f.fd < 0)
-            throw AtlasError(ErrorKind::Source, path + ": cannot open: no such file", HeaderProblem::MissingFile);
-        if (size > kMaxFileSize)
-            throw AtlasError(ErrorKind::Invalid, path + ": " + std::to_string(size) +
-                                                     " bytes, more than any checkpoint file may hold (2^50)");
-        answers[i].fileSize = size;
-        const std::uint64_t len = r.offset >= size ? 0 : std::min(r.length, size - r.offset);
-        assignPopulated(answers[i].bytes, static_cast<std::size_t>(len)); // zeroed, then read over
-        std::size_t got = 0;
-        while (got < len) {
-            const ssize_t n =
-                ::pread(f.fd, answers[i].bytes.data() + got, len - got, static_cast<off_t>(r.offset + got));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0)
-                throw AtlasError(ErrorKind::Source,
-                                 path + ": read failed at byte " + std::to_string(r.offset + got) + ": " +
-                                     (n == 0 ? "unexpected end of file" : std::strerror(errno)));
-            got += static_cast<std::size_t>(n);
-        }
-        noteTraffic(len, 1);
-    }
+    for (std::size_t i = 0; i < requests.size(); ++i)
+        readRangeInto(requests[i], answers[i].bytes,
+                      [&](std::string_view, std::uint64_t fileSize) { answers[i].fileSize = fileSize; });
     return answers;
 }
 

@@ -155,7 +155,6 @@ public:
         return value("a number");
     }
     bool binary(json::binary_t &) { return value("binary data"); }
-    bool string(std::string &v) { return string_in_place(v); }
     // A tensor's file, read where it lies in the text (json_sax.h): compared with the last entry's first.
     bool string_in_place(std::string_view v)
     {
@@ -218,7 +217,6 @@ public:
         ++m_depth;
         return true;
     }
-    bool key(std::string &k) { return key_in_place(k); }
     // A key, read where it lies in the text (json_sax.h): a tensor name is copied once, into the arena.
     bool key_in_place(std::string_view k)
     {

@@ -61,8 +61,7 @@ public:
     bool number_unsigned(json::number_unsigned_t v) { return number(v); }
     bool number_float(json::number_float_t, const std::string &) { return scalar("a non-integer number"); }
     bool binary(json::binary_t &) { return scalar("binary data"); }
-    bool string(std::string &v) { return string_in_place(v); }
-    // Keys and strings are copied where kept, so a view that lasts only during the call is enough (json_sax.h).
+    // Keys and strings come as views (json_sax.h, replay); what outlasts the call is copied unless viewsLast.
     bool string_in_place(std::string_view v)
     {
         switch (m_state) {
@@ -117,17 +116,11 @@ public:
             return scalar("an object");
         }
     }
-    bool key(std::string &k) { return key_in_place(k); }
     bool key_in_place(std::string_view k)
     {
         switch (m_state) {
         case State::Top:
-            if (viewsLast) {
-                m_key = k;
-            } else {
-                m_keyStore.assign(k);
-                m_key = m_keyStore;
-            }
+            m_key = held(k, m_keyStore);
             m_state = State::TopValue;
             return true;
         case State::Entry:
@@ -139,12 +132,7 @@ public:
             if ((m_fieldKind == Field::Dtype && m_dtype) || (m_fieldKind == Field::Shape && m_hasShape) ||
                 (m_fieldKind == Field::Offsets && m_hasOffsets))
                 fail(HeaderProblem::BadEntry, m_file, "tensor " + quote(m_key) + " gives " + quote(k) + " twice");
-            if (viewsLast) {
-                m_field = k;
-            } else {
-                m_fieldStore.assign(k);
-                m_field = m_fieldStore;
-            }
+            m_field = held(k, m_fieldStore);
             m_state = State::EntryValue;
             return true;
         case State::MetadataKey:
@@ -405,6 +393,13 @@ private:
     std::size_t m_cursor = 0;
     bool m_usedListed = false;
     State m_state = State::Start;
+    // `k` as long as the entry lasts: the reader's own view when viewsLast, else a copy in `store`.
+    std::string_view held(std::string_view k, std::string &store) const
+    {
+        if (viewsLast) return k;
+        store.assign(k);
+        return store;
+    }
     std::string_view m_key; // tensor name or "__metadata__": where the reader holds it, or m_keyStore
     std::string m_keyStore;
     std::string m_key2;  // metadata key

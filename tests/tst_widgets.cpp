@@ -34,6 +34,7 @@
 #include "view_export.h"
 #include "focus_ring.h"
 #include "wrap_label.h"
+#include "text_cell_delegate.h"
 
 #include <QAbstractItemModelTester>
 #include <QDir>
@@ -56,6 +57,8 @@
 #include <QSvgRenderer>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QStandardItemModel>
+#include <QTreeView>
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableView>
@@ -169,6 +172,67 @@ private slots:
         both([&](QLabel *l) { l->setWordWrap(false); });
         same("no wrap");
         QVERIFY2(wrong.isEmpty(), qPrintable(QStringLiteral("heights differ from QLabel's after: ") + wrong.join(QStringLiteral(", "))));
+    }
+
+    // TextCellDelegate lays each text out once: what it draws must be the style's own drawing to the pixel
+    // (QCommonStylePrivate::viewItemDrawText), in a tree and in a table, for left-, right- and centre-aligned
+    // text, elided at either end or in the middle, bold, selected, a table's word-wrapped cell that fits and
+    // one that does not, and a cell with an icon (both left to the style); and a repaint lays nothing out again.
+    void textCellDelegateDrawsAsTheStyle()
+    {
+        QStandardItemModel model(0, 3);
+        const QString longName = QStringLiteral("model.layers.77.mlp.experts.255.down_proj.weight_scale_inv   ·   "
+                                                "routed expert · FP8 e4m3 128x128 blocks");
+        const QList<QStringList> rows{{QStringLiteral("Layer 3"), QStringLiteral("BF16 + F8_E4M3"), QStringLiteral("9,868,032,768")},
+                                      {longName, QStringLiteral("model-00004-of-00141.safetensors"), QStringLiteral("9.19 GiB")},
+                                      {QStringLiteral("e_score_correction_bias"), QStringLiteral("F32"), QStringLiteral("256")},
+                                      {QString(), QStringLiteral("·"), QStringLiteral("1,903,171,584")}};
+        for (const QStringList &r : rows) {
+            QList<QStandardItem *> items;
+            for (const QString &t : r)
+                items << new QStandardItem(t);
+            items[2]->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            model.appendRow(items);
+        }
+        QFont bold = model.item(0, 0)->font();
+        bold.setWeight(QFont::DemiBold);
+        model.item(0, 0)->setFont(bold);
+        model.item(2, 1)->setTextAlignment(Qt::AlignCenter);
+        model.item(3, 0)->setIcon(QIcon(QPixmap(12, 12))); // drawn by QStyledItemDelegate
+        model.item(2, 2)->setForeground(QColor(0xC0, 0x30, 0x30));
+        auto grabBoth = [&](QAbstractItemView *view, const char *what) {
+            view->resize(520, 140);
+            view->selectionModel()->select(model.index(1, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
+            view->setCurrentIndex(model.index(2, 1));
+            const QImage plain = view->grab().toImage();
+            auto *delegate = new TextCellDelegate(view);
+            view->setItemDelegate(delegate);
+            const QImage cached = view->grab().toImage();
+            const int kept = delegate->keptCount();
+            const QImage again = view->grab().toImage();
+            QVERIFY2(kept > 0, what);
+            QCOMPARE(delegate->keptCount(), kept); // the repaint found every text laid out
+            QVERIFY2(cached == plain, qPrintable(QStringLiteral("%1: not the style's drawing").arg(QLatin1String(what))));
+            QVERIFY2(again == plain, what);
+            view->setItemDelegate(nullptr);
+            delete delegate;
+        };
+        for (const auto mode : {Qt::ElideRight, Qt::ElideMiddle, Qt::ElideLeft}) {
+            QTreeView tree;
+            tree.setModel(&model);
+            tree.setTextElideMode(mode);
+            tree.setColumnWidth(0, 200);
+            tree.setColumnWidth(1, 130);
+            grabBoth(&tree, "tree");
+            if (QTest::currentTestFailed()) return;
+        }
+        QTableView table;
+        table.setModel(&model);
+        table.setWordWrap(true);
+        table.setColumnWidth(0, 150);
+        table.setColumnWidth(1, 180);
+        table.setRowHeight(1, 40); // the long name wraps onto a second line there
+        grabBoth(&table, "table");
     }
 
     void layerTreeModel()

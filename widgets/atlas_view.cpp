@@ -1,4 +1,7 @@
 #include "atlas_view.h"
+
+#include "text_cell_delegate.h"
+
 #include <QGuiApplication>
 #include <QClipboard>
 #include <QMenu>
@@ -259,6 +262,7 @@ QTableWidget *makeTable(const QStringList &headers, QWidget *parent)
     t->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     t->setEditTriggers(QAbstractItemView::NoEditTriggers);
     t->setAlternatingRowColors(true);
+    t->setItemDelegate(new TextCellDelegate(t)); // each cell's text laid out once, not at every paint
     // Copy as…: the row under the pointer, the whole table as Markdown or CSV, each with its provenance.
     t->setContextMenuPolicy(Qt::CustomContextMenu);
     QObject::connect(t, &QWidget::customContextMenuRequested, t, [t](const QPoint &at) {

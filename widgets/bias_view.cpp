@@ -3,12 +3,12 @@
 #include <QFrame>
 #include <QGridLayout>
 #include <QPainter>
-#include <QStyledItemDelegate>
 
 #include "bf16.h"
 #include "chart_widget.h"
 #include "colours.h"
 #include "reflow_grid.h"
+#include "text_cell_delegate.h"
 #include "wrap_label.h"
 
 #include <QComboBox>
@@ -27,14 +27,14 @@ namespace {
 
 // The zero-logit column: a track over 0..K with the tie range drawn as a bar and the lower-index
 // count as a dot, beside the numbers.
-class TieRangeDelegate final : public QStyledItemDelegate
+class TieRangeDelegate final : public atlas::TextCellDelegate
 {
 public:
-    using QStyledItemDelegate::QStyledItemDelegate;
+    using TextCellDelegate::TextCellDelegate;
     enum Role { Min = Qt::UserRole + 1, Max, Replaced, TopK };
     void paint(QPainter *p, const QStyleOptionViewItem &option, const QModelIndex &index) const override
     {
-        QStyledItemDelegate::paint(p, option, index); // background, selection and the text
+        TextCellDelegate::paint(p, option, index); // background, selection and the text
         if (!index.data(Min).isValid()) return;
         const int lo = index.data(Min).toInt(), hi = index.data(Max).toInt(), at = index.data(Replaced).toInt();
         const int k = std::max(1, index.data(TopK).toInt());

@@ -1,6 +1,7 @@
 #include "layers_view.h"
 
 #include "layer_tree_model.h"
+#include "text_cell_delegate.h"
 #include "wrap_label.h"
 
 #include <QHBoxLayout>
@@ -52,6 +53,7 @@ LayersView::LayersView(QWidget *parent)
     m_proxy->setSortRole(LayerTreeModel::SortRole);
 
     m_tree->setModel(m_proxy);
+    m_tree->setItemDelegate(new TextCellDelegate(m_tree)); // each text laid out once, not at every paint
     m_tree->setUniformRowHeights(true); // smooth with 118,629 tensors
     m_tree->setAlternatingRowColors(true);
     m_tree->setSortingEnabled(true);

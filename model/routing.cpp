@@ -495,7 +495,7 @@ struct PackTable
         }
     }
 };
-constexpr PackTable kPack{};
+[[maybe_unused]] constexpr PackTable kPack{}; // read only by the AVX2 kernels
 
 template <int W>
 ATLAS_KERNEL int packAtLeastGeneric(const float *c, int E, float t, int *ci, float *cv)

@@ -176,8 +176,9 @@ private slots:
 
     // TextCellDelegate lays each text out once: what it draws must be the style's own drawing to the pixel
     // (QCommonStylePrivate::viewItemDrawText), in a tree and in a table, for left-, right- and centre-aligned
-    // text, elided at either end or in the middle, bold, selected, a table's word-wrapped cell that fits and
-    // one that does not, and a cell with an icon (both left to the style); and a repaint lays nothing out again.
+    // text, elided at either end or in the middle, bold, selected, coloured, the current cell's focus frame (Fusion
+    // draws it over the text), a table's word-wrapped cell that fits and one that does not, and a cell with an
+    // icon (both left to the style); and a repaint lays nothing out again.
     void textCellDelegateDrawsAsTheStyle()
     {
         QStandardItemModel model(0, 3);
@@ -204,6 +205,12 @@ private slots:
             view->resize(520, 140);
             view->selectionModel()->select(model.index(1, 0), QItemSelectionModel::Select | QItemSelectionModel::Rows);
             view->setCurrentIndex(model.index(2, 1));
+            // The current cell's focus frame, drawn where the style draws it with the text.
+            view->show();
+            QApplication::setActiveWindow(view);
+            view->setFocus();
+            QVERIFY(QTest::qWaitForWindowActive(view));
+            QVERIFY(view->hasFocus());
             const QImage plain = view->grab().toImage();
             auto *delegate = new TextCellDelegate(view);
             view->setItemDelegate(delegate);

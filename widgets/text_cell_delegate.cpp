@@ -65,12 +65,35 @@ void TextCellDelegate::paint(QPainter *painter, const QStyleOptionViewItem &opti
             if (opt.textElideMode != Qt::ElideNone) laid = &laidOut(opt.text, opt.font, opt.textElideMode, box.width());
         }
     }
-    // The background, the selection and the focus frame, as the style draws them; with no text, its
-    // layout of the cell shapes nothing.
-    opt.text.clear();
-    opt.features &= ~(QStyleOptionViewItem::HasDisplay | QStyleOptionViewItem::WrapText);
-    style->drawControl(QStyle::CE_ItemViewItem, &opt, painter, widget);
-    if (!laid) return;
+    // The background and the selection as the style draws them; with no text, its layout of the cell shapes
+    // nothing. The focus frame comes after the text, as in QCommonStyle's CE_ItemViewItem (Fusion's frame is
+    // drawn over the text).
+    const bool focus = opt.state & QStyle::State_HasFocus;
+    QStyleOptionViewItem bare = opt;
+    bare.text.clear();
+    bare.features &= ~(QStyleOptionViewItem::HasDisplay | QStyleOptionViewItem::WrapText);
+    bare.state &= ~QStyle::State_HasFocus;
+    style->drawControl(QStyle::CE_ItemViewItem, &bare, painter, widget);
+    const auto drawFocus = [&] {
+        if (!focus) return;
+        QStyleOptionFocusRect frame;
+        frame.QStyleOption::operator=(opt);
+        frame.rect = style->subElementRect(QStyle::SE_ItemViewItemFocusRect, &opt, widget); // one cell a paint
+        frame.state |= QStyle::State_KeyboardFocusChange | QStyle::State_Item;
+        const QPalette::ColorGroup enabled = (opt.state & QStyle::State_Enabled) ? QPalette::Normal : QPalette::Disabled;
+        frame.backgroundColor =
+            opt.palette.color(enabled, (opt.state & QStyle::State_Selected) ? QPalette::Highlight : QPalette::Window);
+        style->drawPrimitive(QStyle::PE_FrameFocusRect, &frame, painter, widget);
+    };
+    if (!laid) {
+        if (focus) {
+            painter->save();
+            painter->setClipRect(opt.rect);
+            drawFocus();
+            painter->restore();
+        }
+        return;
+    }
 
     const int height = static_cast<int>(laid->text.size().height());
     const int top = QStyle::alignedRect(opt.direction, opt.displayAlignment & Qt::AlignVertical_Mask,
@@ -91,6 +114,7 @@ void TextCellDelegate::paint(QPainter *painter, const QStyleOptionViewItem &opti
         opt.palette.color(group, (opt.state & QStyle::State_Selected) ? QPalette::HighlightedText : QPalette::Text));
     painter->setFont(opt.font); // the static text's own: another would lay it out again
     painter->drawStaticText(QPointF(x, top), laid->text);
+    drawFocus();
     painter->restore();
 }
 

@@ -38,32 +38,6 @@ const TextCellDelegate::Laid &TextCellDelegate::laidOut(const QString &text, con
     return *m_laid.object(key);
 }
 
-QSize TextCellDelegate::sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const
-{
-    if (index.data(Qt::SizeHintRole).isValid()) return QStyledItemDelegate::sizeHint(option, index);
-    QStyleOptionViewItem opt = option;
-    initStyleOption(&opt, index);
-    const auto others = QStyleOptionViewItem::HasDecoration | QStyleOptionViewItem::HasCheckIndicator;
-    if (opt.features & others) return QStyledItemDelegate::sizeHint(option, index);
-    const QWidget *widget = opt.widget;
-    const QStyle *style = widget ? widget->style() : QApplication::style();
-    if (style != m_sizedBy || m_sizes.size() >= kKept) {
-        m_sizes.clear();
-        m_sizedBy = style;
-    }
-    // What the style's CT_ItemViewItem reads of a text cell: the text, its font, whether its words wrap and,
-    // if they do, the width they wrap to.
-    const bool wrap = opt.features & QStyleOptionViewItem::WrapText;
-    QString key = opt.text;
-    key += QChar(0xFFFF);
-    key += QChar(char16_t(fontId(opt.font) + 1));
-    if (wrap) key += QString::number(opt.rect.width());
-    if (const auto kept = m_sizes.constFind(key); kept != m_sizes.cend()) return *kept;
-    const QSize size = style->sizeFromContents(QStyle::CT_ItemViewItem, &opt, QSize(), widget);
-    m_sizes.insert(key, size);
-    return size;
-}
-
 void TextCellDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const
 {
     QStyleOptionViewItem opt = option;

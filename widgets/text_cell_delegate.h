@@ -2,7 +2,6 @@
 
 #include <QCache>
 #include <QFont>
-#include <QHash>
 #include <QStaticText>
 #include <QStyledItemDelegate>
 
@@ -25,14 +24,10 @@ class TextCellDelegate : public QStyledItemDelegate
 public:
     using QStyledItemDelegate::QStyledItemDelegate;
     void paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const override;
-    // QStyledItemDelegate's answer, kept per text, font and (for a cell whose words wrap) width: a table whose
-    // header sizes to contents asks it of every cell at each layout, and each answer shapes the text.
-    QSize sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const override;
 
     // Laid-out texts kept (the most recently drawn; a screen of the Layers tree shows about 250 cells).
     static constexpr int kKept = 4096;
     int keptCount() const { return m_laid.count(); }
-    int keptSizeCount() const { return int(m_sizes.size()); }
 
 private:
     struct Laid
@@ -45,8 +40,6 @@ private:
     int fontId(const QFont &font) const;
 
     mutable QCache<QString, Laid> m_laid{kKept};
-    mutable QHash<QString, QSize> m_sizes; // emptied when it reaches kKept, or when the style changes
-    mutable const QStyle *m_sizedBy = nullptr;
     mutable std::vector<QFont> m_fonts; // the fonts seen, by id (a tree shows two: normal and demibold)
 };
 

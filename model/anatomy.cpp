@@ -8,6 +8,7 @@
 #include "report.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -27,6 +28,9 @@ std::string_view lastSegment(std::string_view s)
 struct Module
 {
     std::vector<const TensorInfo *> tensors;
+    // Views into the module's name (the key of LayerTensors' map, which stays put): its last segment, its
+    // first, and all but its last ("self_attn.indexer" of "self_attn.indexer.wk").
+    std::string_view last, first, parent;
 };
 
 // The name inside its layer; an MTP block named apart (mtp.0.attn.wkv) as well as layers.N.
@@ -43,6 +47,8 @@ std::string cacheTypeWords(const CacheBudget &c)
                                              : std::string(kvDtypeName(c.kvDtype));
 }
 
+// A layer's tensors by module. Built each time a layer is drawn (on the GUI thread when a layer is clicked),
+// so it holds pointers and views into the checkpoint, not copies of names: a GLM-5 MoE layer has 1,500 tensors.
 class LayerTensors
 {
 public:
@@ -50,7 +56,10 @@ public:
     LayerTensors(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index) : m_a(data.analysis)
     {
         if (index && static_cast<std::size_t>(layer) < index->size()) {
-            for (const TensorInfo *t : (*index)[static_cast<std::size_t>(layer)])
+            const auto &tensors = (*index)[static_cast<std::size_t>(layer)];
+            m_all.reserve(tensors.size());
+            m_placed.reserve(tensors.size());
+            for (const TensorInfo *t : tensors)
                 add(*t);
             return;
         }
@@ -79,17 +88,31 @@ public:
              {".sinks", ".A_log", ".D", ".dt_bias", ".attn_sink", ".learnable_sink_param", ".index_kpool_compress_gate",
               ".index_kpool_compress_ape"})
             if (rest.ends_with(own)) dot = std::string_view::npos;
-        std::string module(dot == std::string_view::npos ? rest : rest.substr(0, dot));
+        std::string_view module = dot == std::string_view::npos ? rest : rest.substr(0, dot);
+        std::string fused;
         if (module.ends_with(".experts") && dot != std::string_view::npos) {
             // Fused experts: "mlp.experts.gate_up_proj_blocks" -> "mlp.experts.gate_up_proj".
             std::string_view p = rest.substr(dot + 1);
             for (std::string_view suffix : {"_blocks", "_scales", "_bias"})
                 if (p.ends_with(suffix)) p.remove_suffix(suffix.size());
-            module += "." + std::string(p);
+            fused.reserve(module.size() + 1 + p.size());
+            fused.append(module).append(1, '.').append(p);
+            module = fused;
         }
-        m_modules[module].tensors.push_back(&t);
-        m_all.insert(std::string(t.name));
-        m_byName[std::string(t.name)] = &t;
+        // A module's tensors come one after another (weight, then its scale): the last one is tried first.
+        if (!m_last || m_last->first != module) {
+            auto it = m_modules.find(module);
+            if (it == m_modules.end()) {
+                it = m_modules.emplace(std::string(module), Module{}).first;
+                const std::string_view key = it->first;
+                it->second.last = lastSegment(key);
+                it->second.first = key.substr(0, key.find('.'));
+                it->second.parent = key.substr(0, key.rfind('.'));
+            }
+            m_last = &*it;
+        }
+        m_last->second.tensors.push_back(&t);
+        m_all.push_back(&t);
     }
 
     const std::string &prefix() const { return m_prefix; }
@@ -100,18 +123,15 @@ public:
     const Module *find(std::string_view shortName, std::initializer_list<std::string_view> parents) const
     {
         for (const auto &[name, m] : m_modules) {
-            if (lastSegment(name) != shortName) continue;
-            const std::string_view first = std::string_view(name).substr(0, name.find('.'));
-            if (parents.size() == 0 ||
-                std::find(parents.begin(), parents.end(), first) != parents.end() ||
-                std::find(parents.begin(), parents.end(), std::string_view(name).substr(0, name.rfind('.'))) !=
-                    parents.end())
+            if (m.last != shortName) continue;
+            if (parents.size() == 0 || std::find(parents.begin(), parents.end(), m.first) != parents.end() ||
+                std::find(parents.begin(), parents.end(), m.parent) != parents.end())
                 return &m;
         }
         return nullptr;
     }
     // The module of exactly this name ("attn.wkv", not "attn.compressor.wkv").
-    const Module *exact(const std::string &name) const
+    const Module *exact(std::string_view name) const
     {
         auto it = m_modules.find(name);
         return it == m_modules.end() ? nullptr : &it->second;
@@ -120,15 +140,18 @@ public:
     std::vector<const Module *> under(std::string_view prefix) const
     {
         std::vector<const Module *> out;
-        for (const auto &[name, m] : m_modules)
-            if (std::string_view(name).starts_with(prefix)) out.push_back(&m);
+        for (auto it = m_modules.lower_bound(prefix); it != m_modules.end() && it->first.starts_with(prefix); ++it)
+            out.push_back(&it->second);
         return out;
     }
     bool anyUnder(std::string_view segment) const
     {
+        std::string inner;
+        inner.reserve(segment.size() + 2);
+        inner.append(1, '.').append(segment).append(1, '.');
+        const std::string_view lead = std::string_view(inner).substr(1); // "segment."
         for (const auto &[name, m] : m_modules)
-            if (name.starts_with(std::string(segment) + ".") || name.find("." + std::string(segment) + ".") != std::string::npos)
-                return true;
+            if (name.starts_with(lead) || name.find(inner) != std::string::npos) return true;
         return false;
     }
 
@@ -139,42 +162,58 @@ public:
     }
     void fill(AnatomyBox &box, const std::vector<const Module *> &modules)
     {
-        std::map<std::string, std::uint64_t> weightDtypes;
-        std::set<std::string> scaleDtypes, tableDtypes, hashDtypes;
+        // Per dtype: the weights' parameters, and whether scales, a token→expert table or hashing constants
+        // are stored in it. Named in the end: weights by parameters (most first), the others by name.
+        std::array<std::uint64_t, kDtypeCount> weights{};
+        std::array<std::uint8_t, kDtypeCount> others{};
+        enum : std::uint8_t { Scale = 1, Table = 2, Hash = 4 };
         box.dtypes.clear();
         // A tensor of no parameters is a quantisation scale, or hash routing's token→expert table.
         const auto note = [&](const TensorInfo &t, std::uint64_t p) {
+            const auto d = static_cast<std::size_t>(t.dtype);
             if (p)
-                weightDtypes[std::string(dtypeName(t.dtype))] += p;
+                weights[d] += p;
             else if (m_a.tableTensors.count(t.name))
-                (t.name.ends_with("tid2eid") ? tableDtypes : hashDtypes).insert(std::string(dtypeName(t.dtype)));
+                others[d] |= t.name.ends_with("tid2eid") ? Table : Hash;
             else
-                scaleDtypes.insert(std::string(dtypeName(t.dtype)));
+                others[d] |= Scale;
         };
         for (const std::string &name : box.tensors) // what an earlier call put in
-            if (const TensorInfo *t = m_byName.count(name) ? m_byName.at(name) : nullptr) note(*t, m_a.parametersOf(*t));
+            if (const TensorInfo *t = byName(name)) note(*t, m_a.parametersOf(*t));
+        std::size_t count = box.tensors.size();
+        for (const Module *m : modules)
+            if (m) count += m->tensors.size();
+        box.tensors.reserve(count);
         for (const Module *m : modules) {
             if (!m) continue;
             for (const TensorInfo *t : m->tensors) {
-                box.tensors.push_back(std::string(t->name));
-                m_placed.insert(std::string(t->name));
+                box.tensors.emplace_back(t->name);
+                m_placed.push_back(t);
                 const std::uint64_t p = m_a.parametersOf(*t);
                 box.parameters += p;
                 note(*t, p);
             }
         }
-        std::vector<std::pair<std::uint64_t, std::string>> order;
-        for (const auto &[d, n] : weightDtypes)
-            order.push_back({n, d});
+        // Dtype names in the order a std::set of them would keep.
+        const auto named = [&](std::uint8_t flag) {
+            std::vector<std::string_view> out;
+            for (std::size_t d = 0; d < kDtypeCount; ++d)
+                if (others[d] & flag) out.push_back(dtypeName(static_cast<Dtype>(d)));
+            std::sort(out.begin(), out.end());
+            return out;
+        };
+        std::vector<std::pair<std::uint64_t, std::string_view>> order;
+        for (std::size_t d = 0; d < kDtypeCount; ++d)
+            if (weights[d]) order.push_back({weights[d], dtypeName(static_cast<Dtype>(d))});
         std::sort(order.rbegin(), order.rend());
         for (const auto &[n, d] : order)
-            box.dtypes += (box.dtypes.empty() ? "" : " + ") + d;
-        for (const auto &d : scaleDtypes)
-            box.dtypes += " + " + d + " scales";
-        for (const auto &d : tableDtypes)
-            box.dtypes += " + " + d + " token→expert table";
-        for (const auto &d : hashDtypes)
-            box.dtypes += (box.dtypes.empty() ? "" : " + ") + d + " hashing constants";
+            box.dtypes.append(box.dtypes.empty() ? "" : " + ").append(d);
+        for (const std::string_view d : named(Scale))
+            box.dtypes.append(" + ").append(d).append(" scales");
+        for (const std::string_view d : named(Table))
+            box.dtypes.append(" + ").append(d).append(" token→expert table");
+        for (const std::string_view d : named(Hash))
+            box.dtypes.append(box.dtypes.empty() ? "" : " + ").append(d).append(" hashing constants");
     }
 
     // A linear module's logical (in, out): from its weight's shape and logical parameters.
@@ -208,20 +247,40 @@ public:
         return std::nullopt;
     }
 
+    // The names of the layer's tensors no box holds, sorted.
     std::vector<std::string> unplaced() const
     {
-        std::vector<std::string> out;
-        for (const auto &n : m_all)
-            if (!m_placed.count(n)) out.push_back(n);
-        return out;
+        std::vector<const TensorInfo *> placed = m_placed;
+        std::sort(placed.begin(), placed.end());
+        std::vector<std::string_view> names;
+        for (const TensorInfo *t : m_all)
+            if (!std::binary_search(placed.begin(), placed.end(), t) &&
+                std::none_of(placed.begin(), placed.end(), [t](const TensorInfo *p) { return p->name == t->name; }))
+                names.push_back(t->name);
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+        return {names.begin(), names.end()};
     }
 
 private:
+    // The tensor of this name among the layer's (a box filled a second time names what it holds).
+    const TensorInfo *byName(std::string_view name)
+    {
+        if (m_byName.size() != m_all.size()) {
+            m_byName = m_all;
+            std::sort(m_byName.begin(), m_byName.end(),
+                      [](const TensorInfo *a, const TensorInfo *b) { return a->name < b->name; });
+        }
+        const auto it = std::lower_bound(m_byName.begin(), m_byName.end(), name,
+                                         [](const TensorInfo *t, std::string_view n) { return t->name < n; });
+        return it != m_byName.end() && (*it)->name == name ? *it : nullptr;
+    }
+
     const CheckpointAnalysis &m_a;
     std::string m_prefix;
-    std::map<std::string, Module> m_modules;
-    std::set<std::string> m_all, m_placed;
-    std::map<std::string, const TensorInfo *> m_byName;
+    std::map<std::string, Module, std::less<>> m_modules;
+    std::pair<const std::string, Module> *m_last = nullptr;
+    std::vector<const TensorInfo *> m_all, m_placed, m_byName;
 };
 
 AnatomyBox box(BoxKind kind, std::string title, std::string detail)
@@ -1126,6 +1185,7 @@ void ffnStage(const LoadedCheckpoint &data, LayerTensors &lt, const LayerInfo &i
     std::uint64_t width = 0;
     lt.fill(ex, experts);
     for (const Module *m : experts) {
+        if (width) break;
         for (const TensorInfo *t : m->tensors) {
             const std::string_view last = lastSegment(t->name);
             const bool down = t->name.find("down_proj") != std::string::npos || t->name.find(".w2.") != std::string::npos ||

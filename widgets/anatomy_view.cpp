@@ -872,11 +872,37 @@ void AnatomyView::clearAll()
                           "blocks on the right."));
 }
 
+int AnatomyView::firstLayer(const std::vector<StackRun> &runs)
+{
+    // The first MoE layer that owns an indexer says the most; else the first MoE layer.
+    for (const auto &r : runs)
+        for (int k = 0; k < r.count(); ++k)
+            if (r.kind == LayerKind::Moe && r.indexer[static_cast<std::size_t>(k)] == IndexerRole::Full) return r.first + k;
+    for (const auto &r : runs)
+        if (r.kind == LayerKind::Moe) return r.first;
+    return runs.empty() ? 0 : runs.front().first;
+}
+
+namespace {
+
+// A layer as the diagram draws it: its blocks, each told what feeds it from elsewhere (its data graph's edges).
+LayerAnatomy drawnLayer(const LoadedCheckpoint &data, int layer, const TensorsByLayer *index, AnatomyMode mode)
+{
+    LayerAnatomy anatomy = layerAnatomy(data, layer, index, mode);
+    annotateInputs(anatomy, anatomyGraph(data, anatomy, layer));
+    return anatomy;
+}
+
+} // namespace
+
 std::shared_ptr<const PreparedView> AnatomyView::prepare(const LoadedCheckpoint &data) const
 {
     auto p = std::make_shared<PreparedAnatomy>();
     p->runs = layerStack(data);
     p->index = tensorsByLayer(data);
+    p->first = firstLayer(p->runs);
+    for (const AnatomyMode mode : {AnatomyMode::Prefill, AnatomyMode::Decode})
+        p->firstDrawn[int(mode)] = drawnLayer(data, p->first, &p->index, mode);
     return p;
 }
 
@@ -892,15 +918,7 @@ void AnatomyView::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
     m_prepared = std::dynamic_pointer_cast<const PreparedAnatomy>(prepared);
     if (!m_prepared) m_prepared = std::static_pointer_cast<const PreparedAnatomy>(prepare(*m_data));
     const std::vector<StackRun> &runs = m_prepared->runs;
-    int pick = runs.empty() ? 0 : runs.front().first;
-    // The first MoE layer that owns an indexer says the most; else the first MoE layer.
-    bool found = false;
-    for (const auto &r : runs)
-        for (int k = 0; k < r.count() && !found; ++k)
-            if (r.kind == LayerKind::Moe && r.indexer[static_cast<std::size_t>(k)] == IndexerRole::Full)
-                pick = r.first + k, found = true;
-    for (const auto &r : runs)
-        if (!found && r.kind == LayerKind::Moe) pick = r.first, found = true;
+    const int pick = m_prepared->first;
     m_stack->setRuns(runs);
     m_summary->setText(
         (m_stack->showsIndexerRoles()
@@ -925,11 +943,11 @@ void AnatomyView::selectLayer(int layer)
     if (!m_data) return;
     m_layer = layer;
     m_stack->setSelectedLayer(layer);
-    LayerAnatomy anatomy = layerAnatomy(*m_data, layer, m_prepared ? &m_prepared->index : nullptr,
-                                        AnatomyMode(m_mode->currentData().toInt()));
-    // The data graph's edges onto the boxes: each says what feeds it from elsewhere than just above.
-    annotateInputs(anatomy, anatomyGraph(*m_data, anatomy, layer));
-    m_diagram->setAnatomy(std::move(anatomy));
+    const int mode = m_mode->currentData().toInt();
+    // The layer shown first was drawn with the rest of the open, off this thread.
+    m_diagram->setAnatomy(m_prepared && layer == m_prepared->first && (mode == 0 || mode == 1)
+                              ? m_prepared->firstDrawn[mode]
+                              : drawnLayer(*m_data, layer, m_prepared ? &m_prepared->index : nullptr, AnatomyMode(mode)));
     // The prefill / decode switch only means something on an MLA layer.
     const auto &stages = m_diagram->anatomy().stages;
     m_modeRow->setVisible(std::any_of(stages.begin(), stages.end(),

@@ -3,6 +3,7 @@
 // and a remote load cancelled from the window.
 #include "bf16.h"
 #include "anatomy_view.h"
+#include "anatomy_graph.h"
 #include "bias_view.h"
 #include "compare_view.h"
 #include "explain.h"
@@ -94,6 +95,52 @@ bool openAndWait(MainWindow &window, const QString &dir)
     QSignalSpy done(&window, &MainWindow::checkpointShown);
     window.openSource(dir);
     return done.wait(300000);
+}
+
+// A layer's drawing as text: every stage, column and box with all that it says, and what is left out.
+QString describe(const LayerAnatomy &a)
+{
+    QString out = QString::fromStdString(a.heading) + QLatin1Char('\n');
+    const auto box = [&](const AnatomyBox &b) {
+        out += QStringLiteral("  %1 [%2] [%3] %4 [%5] %6%7%8 [%9] [%10]")
+                   .arg(int(b.kind))
+                   .arg(QString::fromStdString(b.title), QString::fromStdString(b.detail))
+                   .arg(b.parameters)
+                   .arg(QString::fromStdString(b.dtypes))
+                   .arg(b.fromConfig)
+                   .arg(b.cached)
+                   .arg(b.skipped)
+                   .arg(QString::fromStdString(b.cacheNote), QString::fromStdString(b.from));
+        out += QStringLiteral(" fed from above %1;").arg(b.fedFromAbove);
+        for (const auto &in : b.inputsElsewhere)
+            out += QStringLiteral(" <- ") + QString::fromStdString(in);
+        for (const auto &t : b.tensors)
+            out += QLatin1Char(' ') + QString::fromStdString(t);
+        out += QLatin1Char('\n');
+    };
+    for (const auto &stage : a.stages) {
+        out += QString::fromStdString(stage.title) + QLatin1Char('\n');
+        for (const auto &column : stage.columns) {
+            out += QStringLiteral(" ") + QString::fromStdString(column.title) + QLatin1Char('\n');
+            for (const auto &b : column.boxes)
+                box(b);
+        }
+        for (const auto &b : stage.join)
+            box(b);
+    }
+    for (const auto &n : a.notes)
+        out += QStringLiteral("note ") + QString::fromStdString(n) + QLatin1Char('\n');
+    for (const auto &n : a.unplaced)
+        out += QStringLiteral("unplaced ") + QString::fromStdString(n) + QLatin1Char('\n');
+    return out;
+}
+
+// What the Anatomy view should draw for a layer: the layer's blocks, annotated from its data graph.
+QString expectedDrawing(const LoadedCheckpoint &data, int layer, AnatomyMode mode)
+{
+    LayerAnatomy a = layerAnatomy(data, layer, nullptr, mode);
+    annotateInputs(a, anatomyGraph(data, a, layer));
+    return describe(a);
 }
 
 } // namespace
@@ -257,6 +304,42 @@ private slots:
         table.setColumnWidth(1, 180);
         table.setRowHeight(1, 40); // the long name wraps onto a second line there
         grabBoth(&table, "table");
+    }
+
+    void chartPreparesItsBufferWhileEmpty()
+    {
+        // A chart showing its empty message makes its plot's paint buffer in a later turn of the event loop, at
+        // the size the plot will have; its first drawing is the same as a chart's that was never empty.
+        const QList<LineSeries> series{{QStringLiteral("share"), {0, 1, 2, 3}, {0.5, 2.0, 1.0, 3.5}, ChartWidget::seriesColor(1)}};
+        ChartWidget prepared;
+        prepared.setEmptyMessage(QStringLiteral("Press Simulate."));
+        prepared.resize(700, 450);
+        prepared.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&prepared));
+        QTRY_COMPARE(prepared.paintBufferSize(), QSize(700, 450));
+        ChartWidget reference;
+        reference.resize(700, 450);
+        reference.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&reference));
+        for (ChartWidget *chart : {&prepared, &reference}) {
+            chart->setTitle(QStringLiteral("Tokens whose top-k set changes"));
+            chart->showLines(series, QStringLiteral("layer"), QStringLiteral("tokens"), false, false);
+        }
+        QCoreApplication::processEvents();
+        QCOMPARE(prepared.paintBufferSize(), QSize(700, 450));
+        QCOMPARE(prepared.grab().toImage(), reference.grab().toImage());
+        // A new size: the buffer follows it, and the drawing is still the same.
+        for (ChartWidget *chart : {&prepared, &reference})
+            chart->resize(640, 420);
+        QCoreApplication::processEvents();
+        QCOMPARE(prepared.grab().toImage(), reference.grab().toImage());
+        QCOMPARE(prepared.paintBufferSize(), QSize(640, 420));
+        // Emptied again while shown: the buffer stays; hidden and resized, a new one is made at the new size.
+        prepared.clear();
+        QCoreApplication::processEvents();
+        QCOMPARE(prepared.paintBufferSize(), QSize(640, 420));
+        prepared.resize(600, 400);
+        QTRY_COMPARE(prepared.paintBufferSize(), QSize(600, 400));
     }
 
     void layerTreeModel()
@@ -428,6 +511,22 @@ private slots:
         for (std::int64_t i = spec.firstDense; i < spec.layers && firstFull < 0; ++i)
             if (synth::formulaFull(i, spec.indexFreq, spec.indexOffset)) firstFull = int(i);
         QCOMPARE(anatomy->diagram()->anatomy().layer, firstFull);
+        // That first layer was drawn off the GUI thread with the rest of the open (AnatomyView::prepare), in
+        // both modes; each is the drawing worked out here, and so is every other layer, drawn when chosen.
+        {
+            const LoadedCheckpoint &data = *window.current();
+            QVERIFY(describe(anatomy->diagram()->anatomy()).contains(QLatin1String("kv_b_proj")));
+            QCOMPARE(describe(anatomy->diagram()->anatomy()), expectedDrawing(data, firstFull, AnatomyMode::Prefill));
+            anatomy->setMode(AnatomyMode::Decode);
+            QCOMPARE(describe(anatomy->diagram()->anatomy()), expectedDrawing(data, firstFull, AnatomyMode::Decode));
+            QVERIFY(expectedDrawing(data, firstFull, AnatomyMode::Decode) != expectedDrawing(data, firstFull, AnatomyMode::Prefill));
+            anatomy->selectLayer(firstFull + 1);
+            QCOMPARE(describe(anatomy->diagram()->anatomy()), expectedDrawing(data, firstFull + 1, AnatomyMode::Decode));
+            anatomy->setMode(AnatomyMode::Prefill);
+            QCOMPARE(describe(anatomy->diagram()->anatomy()), expectedDrawing(data, firstFull + 1, AnatomyMode::Prefill));
+            anatomy->selectLayer(firstFull);
+            QCOMPARE(describe(anatomy->diagram()->anatomy()), expectedDrawing(data, firstFull, AnatomyMode::Prefill));
+        }
         // One colour language on the stack: attention kinds as swatches, indexer roles as marks, in the legend.
         QCOMPARE(anatomy->stack()->legendTexts(),
                  (QStringList{QStringLiteral("MLA"), QStringLiteral("owns a DSA indexer"), QStringLiteral("reuses one (IndexShare)")}));

@@ -2,7 +2,9 @@
 
 #include "atlas_view.h"
 
+#include <QCoreApplication>
 #include <QLabel>
+#include <QPointer>
 #include <QMouseEvent>
 #include <QToolTip>
 
@@ -51,6 +53,20 @@ class Plot final : public QCustomPlot
 public:
     using QCustomPlot::QCustomPlot;
 
+    // Makes the paint buffer for a plot of `size` now, while nothing is drawn into it: a buffer is a fresh
+    // pixmap, and its first use costs the page faults of every byte (on this project's CI machines 5-10 us a
+    // page: 4-8 ms for a chart across the window). False when the buffer was already of that size.
+    bool prepareBuffers(const QSize &size)
+    {
+        if (size.isEmpty() || (!mPaintBuffers.isEmpty() && mPaintBuffers.first()->size() == size)) return false;
+        setViewport(QRect(QPoint(0, 0), size));
+        releaseStaleBuffers();
+        setupPaintBuffers();
+        return true;
+    }
+
+    QSize bufferSize() const { return mPaintBuffers.isEmpty() ? QSize() : mPaintBuffers.first()->size(); }
+
     // Asks for one replot after the events queued now; a paint that comes first draws it then.
     void schedule()
     {
@@ -77,9 +93,17 @@ protected:
     }
 
 private:
+    // A buffer of another size than the plot's is let go before its successor is made (QCustomPlot makes the
+    // new pixmap first), so that the successor can take its memory, already paged in, not fresh pages.
+    void releaseStaleBuffers()
+    {
+        if (!mPaintBuffers.isEmpty() && mPaintBuffers.first()->size() != viewport().size()) mPaintBuffers.clear();
+    }
+
     void draw()
     {
         m_pending = false;
+        releaseStaleBuffers();
         replot(QCustomPlot::rpQueuedRefresh); // into the buffers now; the widget repaints with the next update
     }
 
@@ -258,6 +282,52 @@ void ChartWidget::setEmptyMessage(const QString &message)
     }
     m_empty->setText(message);
     if (isEmpty()) showPlot(message.isEmpty());
+}
+
+namespace {
+
+QList<QPointer<ChartWidget>> g_unprepared; // charts whose plot waits for its buffer, in the order they came
+
+} // namespace
+
+void ChartWidget::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    queuePrepare();
+}
+
+void ChartWidget::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    queuePrepare();
+}
+
+void ChartWidget::queuePrepare()
+{
+    if (!m_plot->isHidden() || g_vectorOutput || g_unprepared.contains(this)) return;
+    g_unprepared.append(this);
+    if (g_unprepared.size() == 1)
+        QMetaObject::invokeMethod(QCoreApplication::instance(), [] { prepareNext(); }, Qt::QueuedConnection);
+}
+
+void ChartWidget::prepareNext()
+{
+    while (!g_unprepared.isEmpty())
+        if (const QPointer<ChartWidget> chart = g_unprepared.takeFirst(); chart && chart->prepareBuffer()) break;
+    if (!g_unprepared.isEmpty())
+        QMetaObject::invokeMethod(QCoreApplication::instance(), [] { prepareNext(); }, Qt::QueuedConnection);
+}
+
+bool ChartWidget::prepareBuffer()
+{
+    // Shown, the plot takes the whole of this widget (no margins; the empty message hides as it shows).
+    if (!m_plot->isHidden() || !isVisible() || g_vectorOutput) return false;
+    return static_cast<Plot *>(m_plot)->prepareBuffers(contentsRect().size());
+}
+
+QSize ChartWidget::paintBufferSize() const
+{
+    return static_cast<const Plot *>(m_plot)->bufferSize();
 }
 
 void ChartWidget::showPlot(bool plot)

@@ -87,6 +87,9 @@ public:
     // While set, charts paint as vector drawing commands instead of their raster buffers, so that
     // a view rendered into SVG or PDF keeps its charts sharp at any zoom.
     static void setVectorOutput(bool on);
+    // The size of the plot's paint buffer (empty before it has one): made ahead of the first draw while the
+    // chart shows its empty message.
+    QSize paintBufferSize() const;
 
 signals:
     // A left click inside the plot, in the axes' coordinates (a Pareto point picked).
@@ -95,6 +98,8 @@ signals:
 protected:
     void changeEvent(QEvent *event) override;
     bool eventFilter(QObject *watched, QEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void showEvent(QShowEvent *event) override;
 
 private:
     void applyPalette();
@@ -117,6 +122,11 @@ private:
     double m_sideLabelStart = 0; // where they start, in axis units (0: no such labels)
     int m_sideLabelPx = 0;       // the widest, in pixels
     void fitSideLabels();
+    // A plot hidden behind its empty message gets its paint buffer ahead of its first draw, at the size it
+    // will be shown at: one chart per turn of the event loop, never inside the turn that draws the data.
+    void queuePrepare();
+    bool prepareBuffer();
+    static void prepareNext();
 };
 
 } // namespace atlas

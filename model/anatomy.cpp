@@ -1379,13 +1379,11 @@ LayerAnatomy layerAnatomy(const LoadedCheckpoint &data, int layer, const Tensors
     }
     // The norms around the blocks are named in a note rather than drawn.
     std::vector<std::string> norms;
-    for (const auto &name : lt.unplaced())
-        if (layerRole(layerRest(name)).category == Category::Norms) norms.push_back(name);
+    for (auto &name : lt.unplaced())
+        (layerRole(layerRest(name)).category == Category::Norms ? norms : out.unplaced).push_back(std::move(name));
     if (!norms.empty())
         out.notes.push_back(std::to_string(norms.size()) + " norm tensor" + (norms.size() == 1 ? "" : "s") +
                             " around the blocks (" + norms.front() + (norms.size() > 1 ? ", …)" : ")"));
-    for (const auto &name : lt.unplaced())
-        if (layerRole(layerRest(name)).category != Category::Norms) out.unplaced.push_back(name);
     return out;
 }
 

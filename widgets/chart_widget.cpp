@@ -58,7 +58,7 @@ public:
     // page: 4-8 ms for a chart across the window). False when the buffer was already of that size.
     bool prepareBuffers(const QSize &size)
     {
-        if (size.isEmpty() || (!mPaintBuffers.isEmpty() && mPaintBuffers.first()->size() == size)) return false;
+        if (size.isEmpty() || bufferSize() == size) return false;
         setViewport(QRect(QPoint(0, 0), size));
         releaseStaleBuffers();
         setupPaintBuffers();
@@ -97,7 +97,7 @@ private:
     // new pixmap first), so that the successor can take its memory, already paged in, not fresh pages.
     void releaseStaleBuffers()
     {
-        if (!mPaintBuffers.isEmpty() && mPaintBuffers.first()->size() != viewport().size()) mPaintBuffers.clear();
+        if (bufferSize() != viewport().size()) mPaintBuffers.clear();
     }
 
     void draw()

@@ -72,6 +72,7 @@
 #include <QScrollBar>
 #include <QAbstractScrollArea>
 #include <QTest>
+#include <QVBoxLayout>
 #include <set>
 #include <QTreeView>
 #include <QXmlStreamReader>
@@ -222,6 +223,48 @@ private slots:
         both([&](QLabel *l) { l->setWordWrap(false); });
         same("no wrap");
         QVERIFY2(wrong.isEmpty(), qPrintable(QStringLiteral("heights differ from QLabel's after: ") + wrong.join(QStringLiteral(", "))));
+    }
+
+    // A WrapLabel that fills its column (the Plan's verdict and details, the Overview's identity) answers its
+    // size hints from its height at the width it has, not from its text's ideal width: in a page's column it is
+    // placed and drawn as QLabel is, at each change of text, and its preferred height is the one it is shown at.
+    void wrapLabelThatFillsItsColumn()
+    {
+        QWidget page;
+        page.resize(700, 600);
+        auto *v = new QVBoxLayout(&page);
+        auto *filling = new WrapLabel(&page);
+        filling->setTextFormat(Qt::RichText);
+        filling->setFillsWidth(true);
+        auto *plain = new QLabel(&page);
+        plain->setTextFormat(Qt::RichText);
+        plain->setWordWrap(true);
+        v->addWidget(filling);
+        v->addWidget(plain);
+        v->addStretch(1);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        const QString sentence =
+            QStringLiteral("The weights fit (88.18 GiB per GPU), but the 37.64 GiB left hold 436,324 tokens, less than one sequence.");
+        for (const QString &text : {QStringLiteral("<b>Fits.</b>"), QStringLiteral("<b>%1</b> %1").arg(sentence),
+                                    QStringLiteral("<span style='font-size:13pt'>%1</span><br>%1 %1").arg(sentence)}) {
+            filling->setText(text);
+            plain->setText(text);
+            v->activate();
+            QCoreApplication::processEvents();
+            QCOMPARE(filling->size(), plain->size());
+            QCOMPARE(filling->grab().toImage(), plain->grab().toImage());
+            QCOMPARE(filling->sizeHint().height(), filling->height());
+            QCOMPARE(filling->sizeHint().height(), plain->heightForWidth(plain->width()));
+        }
+        // Its minimum: 16 average characters wide (not its widest word), one line high.
+        const QSize least = filling->minimumSizeHint();
+        QCOMPARE(least.width(), filling->fontMetrics().averageCharWidth() * 16);
+        QCOMPARE(least.height(), filling->fontMetrics().height());
+        // Off again, the hints are QLabel's.
+        filling->setFillsWidth(false);
+        QCOMPARE(filling->sizeHint(), plain->sizeHint());
+        QCOMPARE(filling->minimumSizeHint(), plain->minimumSizeHint());
     }
 
     // TextCellDelegate lays each text out once: what it draws must be the style's own drawing to the pixel

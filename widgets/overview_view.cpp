@@ -107,6 +107,7 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     m_banner = new WrapLabel(page);
     m_banner->setObjectName(QStringLiteral("syntheticBanner"));
     m_banner->setWordWrap(true);
+    m_banner->setFillsWidth(true);
     m_banner->setText(
         tr("<b>Synthetic checkpoint.</b> Written by Checkpoint Atlas from a real architecture's "
            "layout: every header is faithful, the weights are empty and the router biases are "
@@ -119,6 +120,7 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     m_identity = new WrapLabel(page);
     m_identity->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_identity->setWordWrap(true);
+    m_identity->setFillsWidth(true);
     v->addWidget(m_identity);
 
     m_cards = new ReflowGrid(4, page);
@@ -146,6 +148,7 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     m_fits = new WrapLabel(page);
     m_fits->setObjectName(QStringLiteral("fits"));
     m_fits->setWordWrap(true);
+    m_fits->setFillsWidth(true);
     m_fits->setTextFormat(Qt::RichText);
     m_fits->setTextInteractionFlags(Qt::TextBrowserInteraction);
     connect(m_fits, &QLabel::linkActivated, this, [this](const QString &link) {

@@ -4,6 +4,7 @@
 #include "cache_budget.h"
 #include "deployment_search.h"
 #include "explain.h"
+#include "wrap_label.h"
 
 #include <optional>
 
@@ -70,8 +71,8 @@ private:
     void requestFits();
     void emitFits(); // the debounced request, when it is still wanted
     std::shared_ptr<const LoadedCheckpoint> m_data;
-    QLabel *m_banner;
-    QLabel *m_identity;
+    WrapLabel *m_banner;
+    WrapLabel *m_identity;
     ReflowGrid *m_cards;
     ReflowGrid *m_arch; // the architecture in numbers, a card per fact
     QList<QPair<QString, QLabel *>> m_archValues;
@@ -79,7 +80,7 @@ private:
     QTableWidget *m_quant;
     QLabel *m_warnings;
     QList<QCheckBox *> m_fitsBoxes;
-    QLabel *m_fits;
+    WrapLabel *m_fits;
     std::optional<DeploymentSearch> m_search;
     QString m_fitsKey;
     SearchOptions m_fitsOptions; // the request waiting for the debounce

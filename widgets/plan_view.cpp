@@ -113,6 +113,9 @@ PlanView::PlanView(QWidget *parent)
     m_verdict->setTextFormat(Qt::RichText);
     m_verdict->setStyleSheet(QStringLiteral("QLabel { font-size: 13pt; padding: 6px 0; }"));
     m_details->setWordWrap(true);
+    // Both change at every keystroke in the fields below and fill the page's width.
+    m_verdict->setFillsWidth(true);
+    m_details->setFillsWidth(true);
     m_details->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_chart->setTitle(tr("Memory of each GPU"));
     m_chart->setValueFormat([](double gib) { return binaryBytesQ(std::uint64_t(std::llround(gib * double(1ull << 30)))); });

@@ -3,6 +3,7 @@
 #include "atlas_view.h"
 #include "capacity_plan.h"
 #include "deployment_search.h"
+#include "wrap_label.h"
 
 class QCheckBox;
 class QComboBox;
@@ -85,9 +86,9 @@ private:
     QDoubleSpinBox *m_customGib;
     QDoubleSpinBox *m_fraction, *m_reserve;
     QCheckBox *m_mtp;
-    QLabel *m_verdict;
+    WrapLabel *m_verdict;
     QLabel *m_ggufNote = nullptr; // a GGUF copy: these engines serve the safetensors checkpoint
-    QLabel *m_details;
+    WrapLabel *m_details;
     ChartWidget *m_chart;
     ChartWidget *m_pareto;
     void drawPareto();

@@ -2,6 +2,8 @@
 
 #include <QEvent>
 
+#include <algorithm>
+
 namespace atlas {
 
 WrapLabel::WrapLabel(QWidget *parent) : QLabel(parent)
@@ -34,6 +36,36 @@ int WrapLabel::heightForWidth(int width) const
     m_next = (m_next + 1) % int(m_heights.size());
     m_known = std::min(m_known + 1, int(m_heights.size()));
     return height;
+}
+
+void WrapLabel::setFillsWidth(bool fills)
+{
+    if (fills == m_fills) return;
+    m_fills = fills;
+    updateGeometry();
+}
+
+// A width of so many average characters of the label's font, with its margins and indent.
+int WrapLabel::hintWidth(int characters) const
+{
+    const QMargins m = contentsMargins();
+    return fontMetrics().averageCharWidth() * characters + m.left() + m.right() + 2 * margin() + std::max(indent(), 0);
+}
+
+QSize WrapLabel::sizeHint() const
+{
+    if (!m_fills) return QLabel::sizeHint();
+    ensurePolished(); // the style sheet's font and padding
+    // Its height at the width it has once shown, which its layout asks for next (and is remembered).
+    return {hintWidth(80), heightForWidth(isVisible() && width() > 0 ? width() : hintWidth(80))};
+}
+
+QSize WrapLabel::minimumSizeHint() const
+{
+    if (!m_fills) return QLabel::minimumSizeHint();
+    ensurePolished();
+    const QMargins m = contentsMargins();
+    return {hintWidth(16), fontMetrics().height() + m.top() + m.bottom() + 2 * margin()};
 }
 
 bool WrapLabel::event(QEvent *e)

@@ -22,6 +22,18 @@ public:
     explicit WrapLabel(const QString &text, QWidget *parent = nullptr);
     int heightForWidth(int width) const override;
 
+    // A label that fills the column its layout gives it (a page's full width) need not measure its text
+    // for its size hints: QLabel's lay a rich text out ten times or so at each change of text (the ideal
+    // width, the golden ratio's tries, one line, the widest word, each followed by a layout at the old
+    // width again). With this set, the hints ask only for the height at a width (remembered as above):
+    // the preferred width is 80 average characters with the height at the width the label has (once
+    // shown), the minimum width 16 characters and the minimum height one line.
+    // Where the label is wider than its widest word, as in a page's column, it is placed and drawn as
+    // before.
+    void setFillsWidth(bool fills);
+    QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+
 protected:
     bool event(QEvent *e) override;
 
@@ -44,10 +56,12 @@ private:
     };
     Shape shape() const;
     void forget() const { m_known = m_next = 0; }
+    int hintWidth(int characters) const;
 
     mutable Shape m_shape;
     mutable std::array<std::pair<int, int>, 4> m_heights{}; // (width, height), the newest at m_next - 1
     mutable int m_known = 0, m_next = 0;
+    bool m_fills = false;
 };
 
 } // namespace atlas

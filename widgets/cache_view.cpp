@@ -52,6 +52,7 @@ CacheView::CacheView(QWidget *parent)
     for (QComboBox *c : {m_kv, m_llamaType, m_preset, m_entry, m_state})
         letComboShrink(c, 24);
     m_breakdown->setWordWrap(true);
+    m_breakdown->setFillsWidth(true); // new at each step of the context slider
     m_breakdown->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_chart->setTitle(tr("Cache per sequence against context length"));
     m_parts->setTitle(tr("Per layer kind: what grows with the context, and what each sequence holds anyway"));

@@ -3,6 +3,7 @@
 #include "atlas_view.h"
 #include "cache_budget.h"
 #include "explain.h"
+#include "wrap_label.h"
 
 class QComboBox;
 class QFormLayout;
@@ -68,7 +69,7 @@ private:
     QComboBox *m_state;
     ChartWidget *m_chart;
     ChartWidget *m_parts; // per kind: what grows with the context (at the chosen one) and what is fixed
-    QLabel *m_breakdown;
+    WrapLabel *m_breakdown;
     // While the slider moves, the breakdown's text (a wrapped rich-text label: 9 ms of layout each time,
     // half of a slider step in bench_gui) follows once the slider rests; the charts follow at once.
     bool m_sliding = false;

@@ -45,6 +45,7 @@ RoutingView::RoutingView(QWidget *parent)
     m_run_->setDefault(true);
     m_run_->setEnabled(false);
     m_status->setWordWrap(true);
+    m_status->setFillsWidth(true);
     for (int v = 0; v < kVariantCount; ++v) {
         m_variant->addItem(QString::fromLatin1(variantName(static_cast<Variant>(v))), v);
         m_variant->setItemData(v, QString::fromLatin1(variantRuntimes(static_cast<Variant>(v))), Qt::ToolTipRole);
@@ -54,6 +55,7 @@ RoutingView::RoutingView(QWidget *parent)
         m_engine->addItem(e.name, e.variant);
     m_engineWhy->setWordWrap(true);
     m_declared->setWordWrap(true);
+    m_declared->setFillsWidth(true);
     m_changed->setTitle(tr("Tokens whose top-k set changes, per layer"));
     m_load->setTitle(tr("Expert load of one layer"));
     m_changed->setEmptyMessage(tr("Press Simulate: every layer routes the same tokens with the bias as stored and as "

@@ -2,6 +2,7 @@
 
 #include "atlas_view.h"
 #include "routing.h"
+#include "wrap_label.h"
 
 #include <memory>
 
@@ -81,7 +82,7 @@ private:
     QDoubleSpinBox *m_std;
     QLineEdit *m_logitsFile;
     QPushButton *m_run_;
-    QLabel *m_status;
+    WrapLabel *m_status;
     QLabel *m_note;
     ChartWidget *m_changed;
     QComboBox *m_layer;
@@ -90,7 +91,7 @@ private:
     std::vector<std::size_t> m_loadOrder; // the expert at each rank of the load chart
     QComboBox *m_engine;
     QLabel *m_engineWhy;
-    QLabel *m_declared; // what config.json's moe_router_dtype declares
+    WrapLabel *m_declared; // what config.json's moe_router_dtype declares
 };
 
 } // namespace atlas

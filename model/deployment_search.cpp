@@ -46,9 +46,15 @@ DeploymentSearch searchDeployments(const LoadedCheckpoint &data, const SearchOpt
     if (o.mtpBoth && data.analysis.layerCount > data.analysis.mainLayers) modes = {false, true}; // it has MTP layers
     out.options.mtpBoth = modes.size() == 2; // as searched: without MTP layers there is one way
     out.options.cancel = nullptr;           // the flag belongs to the job, not to the answer
+    out.options.totalsWithoutMtp.reset();   // nor do the totals lent for the search
+    out.options.totalsWithMtp.reset();
+    out.options.totalsOf.reset();
 
     for (const bool mtp : modes) {
-        const PlacementTotals totals = placementTotals(data, mtp);
+        const std::shared_ptr<const PlacementTotals> &lent = mtp ? in.totalsWithMtp : in.totalsWithoutMtp;
+        std::optional<PlacementTotals> made;
+        if (!lent || in.totalsOf.get() != &data) made = placementTotals(data, mtp);
+        const PlacementTotals &totals = made ? *made : *lent;
         for (const GpuPreset *gpu : kinds) {
             if (in.cancel && in.cancel->load(std::memory_order_relaxed)) return out; // nobody waits for it
             GpuSearch kind;

@@ -3,6 +3,7 @@
 #include "capacity_plan.h"
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct SearchOptions
     std::uint64_t reserve = 0;
     const std::atomic<bool> *cancel = nullptr; // set: the search stops early (its answer is then partial)
     std::uint64_t serial = 0; // the asker's number for this request, echoed in the answer's options
+    // What placementTotals(data, false) and (data, true) gave, made ahead (the Plan view prepares both): used
+    // when `totalsOf` is the checkpoint searched, made again otherwise. Not kept in the answer's options.
+    std::shared_ptr<const PlacementTotals> totalsWithoutMtp, totalsWithMtp;
+    std::shared_ptr<const LoadedCheckpoint> totalsOf; // held: no other checkpoint can take its address
 };
 
 struct SearchPoint

@@ -14,7 +14,9 @@
 #include <QFile>
 #include <QProcess>
 
+#include <memory>
 #include <set>
+#include <tuple>
 #include <QRegularExpression>
 #include <QSet>
 #include <QTemporaryDir>
@@ -423,6 +425,44 @@ private slots:
                                                    engineCacheOptions(PlanEngine::Sglang, false, gpuPresetNamed("B300"), m_data, {}));
         QVERIFY(cacheLayoutWords(fp8, PlanEngine::Sglang).starts_with("SGLang's FP8 latent"));
         QCOMPARE(fp8.kvBytesPerLayer, std::int64_t(m_data.cache.kvLoraRank + m_data.cache.ropeDim)); // one byte each
+    }
+
+    // The Plan view lends the search the placement totals it prepared (it would make them again at every context
+    // typed): the answer is the one the search makes on its own; totals lent are what it uses (heavier experts,
+    // another frontier); totals lent for another checkpoint are not used; the answer keeps none of them.
+    void searchUsesTheTotalsLentForItsCheckpoint()
+    {
+        SearchOptions so;
+        so.gpus = {gpuPresetNamed("H200")};
+        so.context = 131072;
+        so.maxGpus = 16;
+        so.mtpBoth = true;
+        const auto frontier = [](const DeploymentSearch &d) {
+            std::vector<std::tuple<bool, int, int, int, int, int, std::uint64_t>> points;
+            for (const GpuSearch &k : d.gpus)
+                for (const SearchPoint &p : k.pareto)
+                    points.emplace_back(k.mtp, p.gpus, p.tp, p.ep, p.pp, p.dpAttention, p.sequences);
+            return points;
+        };
+        const auto own = frontier(searchDeployments(m_data, so));
+        QVERIFY(own.size() > 2);
+        const std::shared_ptr<const LoadedCheckpoint> self(std::shared_ptr<void>(), &m_data); // not owned
+        so.totalsWithoutMtp = std::make_shared<const PlacementTotals>(placementTotals(m_data, false));
+        so.totalsWithMtp = std::make_shared<const PlacementTotals>(placementTotals(m_data, true));
+        so.totalsOf = self;
+        const DeploymentSearch lent = searchDeployments(m_data, so);
+        QVERIFY(frontier(lent) == own);
+        QVERIFY(!lent.options.totalsWithoutMtp && !lent.options.totalsWithMtp && !lent.options.totalsOf);
+
+        PlacementTotals heavier = placementTotals(m_data, false);
+        for (PlacementBucket &layer : heavier.layers)
+            layer.routed *= 2;
+        so.totalsWithoutMtp = std::make_shared<const PlacementTotals>(heavier);
+        QVERIFY(frontier(searchDeployments(m_data, so)) != own);
+
+        const LoadedCheckpoint other = m_data; // the same layout, another checkpoint
+        so.totalsOf = std::shared_ptr<const LoadedCheckpoint>(std::shared_ptr<void>(), &other);
+        QVERIFY(frontier(searchDeployments(m_data, so)) == own);
     }
 
     void searchFindsTheSmallestDeployments()

@@ -539,6 +539,10 @@ void PlanView::replan()
             so.memFraction = o.memFraction;
             so.reserve = o.reserve;
             so.serial = ++m_searchSerial;
+            // The totals this view prepared, lent to the search (which would make them again, on every context typed).
+            so.totalsWithoutMtp = std::shared_ptr<const PlacementTotals>(m_prepared, &m_prepared->withoutMtp);
+            so.totalsWithMtp = std::shared_ptr<const PlacementTotals>(m_prepared, &m_prepared->withMtp);
+            so.totalsOf = m_data;
             if (fromCacheView || m_kv->currentData().toInt() >= 0 || m_state->currentData().toInt() >= 0) {
                 so.cache = cacheOptionsOf(cache);
             }

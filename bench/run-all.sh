@@ -2,11 +2,31 @@
 # Runs every benchmark and prints one table: figure, value, target, peer, ratio and ok/short, in the same
 # words every time. Speed is measured here, never asserted by the test suite: this script always exits 0
 # unless a benchmark is missing. Usage: bench/run-all.sh [BUILD_DIR]   (default: build)
-# The raw output of each bench is kept in BUILD_DIR/bench-logs/.
+# The raw output of each bench is kept in BUILD_DIR/bench-logs/ (BUILD_DIR/bench-logs-avx2/ with --avx2).
+#
+# bench/run-all.sh --avx2 [BUILD_DIR]: on a machine with AVX-512, every bench runs on the code paths a machine
+# without it takes: glibc's AVX-512 string routines off (GLIBC_TUNABLES), simdjson's AVX2 kernels
+# (SIMDJSON_FORCE_IMPLEMENTATION=haswell), the routing kernels built for x86-64-v3 (ATLAS_ISA) and Qt's AVX-512
+# drawing off (QT_NO_CPU_FEATURE); Debian's torch runs its AVX2 kernels either way. Child processes (ckpt-atlas,
+# the python walk, torch) inherit all of it. It says which instructions are used, not how fast an older core
+# runs them: a slower core (Zen 1's 128-bit halves) is slower still.
 set -u
+avx2=no
+if [ "${1:-}" = "--avx2" ]; then
+    avx2=yes
+    shift
+fi
 build=${1:-build}
 bin="$build/bench"
 logs="$build/bench-logs"
+if [ "$avx2" = yes ]; then
+    logs="$build/bench-logs-avx2"
+    GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF
+    SIMDJSON_FORCE_IMPLEMENTATION=haswell
+    ATLAS_ISA=x86-64-v3
+    QT_NO_CPU_FEATURE="avx512f avx512dq avx512cd avx512bw avx512vl avx512ifma avx512vbmi avx512vbmi2 avx512vnni avx512bitalg avx512vpopcntdq avx512fp16 vaes vpclmulqdq"
+    export GLIBC_TUNABLES SIMDJSON_FORCE_IMPLEMENTATION ATLAS_ISA QT_NO_CPU_FEATURE
+fi
 mkdir -p "$logs"
 for b in bench_open_local bench_routing bench_gui bench_remote bench_cancel; do
     if [ ! -x "$bin/$b" ]; then
@@ -17,7 +37,9 @@ done
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 if grep -qm1 avx512f /proc/cpuinfo; then avx512=yes; else avx512=no; fi
-echo "machine: $cpu, $(nproc) cores, AVX-512 $avx512, $(date -u +%Y-%m-%dT%H:%MZ)"
+paths=""
+[ "$avx2" = yes ] && paths=", run on its AVX2 paths (--avx2)"
+echo "machine: $cpu, $(nproc) cores, AVX-512 $avx512$paths, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "running: open_local (141 shards, Kimi-K3, 2 M tensors), routing, gui, remote, cancel (raw output in $logs/) ..."
 
 "$bin/bench_open_local" > "$logs/open_local.txt" 2>&1

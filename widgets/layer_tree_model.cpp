@@ -89,9 +89,13 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
     auto tree = std::make_shared<Tree>();
     Tree &t = *tree;
     std::vector<Node> &nodes = t.nodes;
-    nodes.push_back({}); // the invisible root
     const Checkpoint &c = data.checkpoint;
     const CheckpointAnalysis &a = data.analysis;
+    // Room for the rows at once: a layer's tensors make about 1.7 rows each with their modules and experts (GLM-5:
+    // 197,726 rows for 118,629 tensors), rarely 2. Growing by doubling copied every row made so far each time, into
+    // memory never touched before: a third of the build.
+    nodes.reserve(c.tensorCount() * 2 + a.layers.size() * 2 + 64);
+    nodes.push_back({}); // the invisible root
 
     // Collect tensors by layer (-1: outside layers), then by module path, in natural order.
     struct Entry
@@ -200,21 +204,31 @@ std::shared_ptr<const LayerTreeModel::Tree> LayerTreeModel::buildTree(const Load
         t.folded.push_back('\n');
     }
 
+    // A row's formats as text, one string per dtype or set of dtypes, shared by every row that shows it (not
+    // one allocation a row).
+    std::array<QString, kDtypeCount> dtypeText;
+    for (unsigned d = 0; d < kDtypeCount; ++d)
+        dtypeText[d] = qs(std::string(dtypeName(static_cast<atlas::Dtype>(d))));
+    std::map<std::uint64_t, QString> dtypesText;
     // Aggregate bottom-up: children always come after their parent.
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
         Node &n = *it;
         if (n.tensor) {
             n.bytes = n.tensor->bytes();
             n.parameters = a.parametersOf(*n.tensor); // logical elements of packed weights; scales 0
-            n.dtypes = qs(std::string(dtypeName(n.tensor->dtype)));
+            n.dtypes = dtypeText[static_cast<std::size_t>(n.tensor->dtype)];
             // Scales do not count among the formats of what is above them.
             if (!isQuantScale(n.tensor->name, n.tensor->dtype)) n.dtypeMask = std::uint64_t(1) << static_cast<unsigned>(n.tensor->dtype);
         } else {
-            QStringList names; // "BF16 + F8_E4M3": every format below, in dtype order
-            static_assert(kDtypeCount <= 64);
-            for (unsigned d = 0; d < kDtypeCount; ++d)
-                if (n.dtypeMask & (std::uint64_t(1) << d)) names << qs(std::string(dtypeName(static_cast<atlas::Dtype>(d))));
-            n.dtypes = names.join(QStringLiteral(" + "));
+            auto [text, fresh] = dtypesText.try_emplace(n.dtypeMask);
+            if (fresh) {
+                QStringList names; // "BF16 + F8_E4M3": every format below, in dtype order
+                static_assert(kDtypeCount <= 64);
+                for (unsigned d = 0; d < kDtypeCount; ++d)
+                    if (n.dtypeMask & (std::uint64_t(1) << d)) names << dtypeText[d];
+                text->second = names.join(QStringLiteral(" + "));
+            }
+            n.dtypes = text->second;
         }
         if (n.parent < 0) continue;
         Node &p = nodes[static_cast<std::size_t>(n.parent)];

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <future>
 #include <unordered_map>
@@ -25,9 +27,35 @@ bool isSafeShardName(std::string_view name)
     return isValidUtf8(name);
 }
 
+namespace {
+
+// How many leading bytes a and b share, eight at a time.
+std::size_t commonPrefix(std::string_view a, std::string_view b)
+{
+    const std::size_t n = std::min(a.size(), b.size());
+    std::size_t k = 0;
+    if constexpr (std::endian::native == std::endian::little)
+        for (; k + 8 <= n; k += 8) {
+            std::uint64_t x, y;
+            std::memcpy(&x, a.data() + k, 8);
+            std::memcpy(&y, b.data() + k, 8);
+            if (x != y) return k + static_cast<std::size_t>(std::countr_zero(x ^ y) / 8);
+        }
+    while (k < n && a[k] == b[k])
+        ++k;
+    return k;
+}
+
+} // namespace
+
 bool naturalLess(std::string_view a, std::string_view b)
 {
-    std::size_t i = 0, j = 0;
+    // The bytes both share compare equal, numbers and all: start where they part, or at the number they part
+    // in (its digits before the parting are shared too), the same place the comparison below reaches from 0.
+    std::size_t start = commonPrefix(a, b);
+    while (start > 0 && a[start - 1] >= '0' && a[start - 1] <= '9')
+        --start;
+    std::size_t i = start, j = start;
     while (i < a.size() && j < b.size()) {
         const bool da = a[i] >= '0' && a[i] <= '9';
         const bool db = b[j] >= '0' && b[j] <= '9';

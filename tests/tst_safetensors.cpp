@@ -6,6 +6,7 @@
 #include "safetensors.h"
 
 #include <QTest>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -548,6 +549,55 @@ private slots:
         QVERIFY(naturalLess("a", "b"));
         QVERIFY(naturalLess("x2", "x2y"));
         QVERIFY(!naturalLess("x07", "x7") || !naturalLess("x7", "x07")); // never both
+        // naturalLess starts where the two names part (past eight shared bytes at a time): on names built from
+        // digits, zeros, dots and letters its every answer is the one of comparing from the first byte.
+        const auto reference = [](std::string_view a, std::string_view b) {
+            std::size_t i = 0, j = 0;
+            const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+            while (i < a.size() && j < b.size()) {
+                if (digit(a[i]) && digit(b[j])) {
+                    std::size_t ei = i, ej = j;
+                    while (ei < a.size() && digit(a[ei]))
+                        ++ei;
+                    while (ej < b.size() && digit(b[ej]))
+                        ++ej;
+                    std::size_t si = i, sj = j;
+                    while (si + 1 < ei && a[si] == '0')
+                        ++si;
+                    while (sj + 1 < ej && b[sj] == '0')
+                        ++sj;
+                    if (ei - si != ej - sj) return ei - si < ej - sj;
+                    if (auto c = a.substr(si, ei - si).compare(b.substr(sj, ej - sj)); c != 0) return c < 0;
+                    i = ei;
+                    j = ej;
+                    continue;
+                }
+                if (a[i] != b[j]) return a[i] < b[j];
+                ++i;
+                ++j;
+            }
+            return a.size() - i < b.size() - j;
+        };
+        std::mt19937 random(20261205);
+        const std::string alphabet = "0012789.ab_x";
+        std::vector<std::string> names{"", "0", "00", "model.layers.10.mlp.experts.7.w1", "model.layers.10.mlp.experts.70.w1",
+                                       "model.layers.010.mlp", "model.layers.9.mlp.experts.255"};
+        for (int n = 0; n < 3000; ++n) {
+            // Pairs that share a long prefix, then differ within or around a number.
+            std::string name = names[random() % names.size()];
+            const std::size_t keep = name.empty() ? 0 : random() % (name.size() + 1);
+            name.resize(keep);
+            for (int k = int(random() % 12); k > 0; --k)
+                name += alphabet[random() % alphabet.size()];
+            names.push_back(name);
+        }
+        int differ = 0;
+        for (std::size_t k = 0; k + 1 < names.size(); ++k)
+            for (const std::size_t other : {k + 1, std::size_t(random() % names.size())}) {
+                const std::string &a = names[k], &b = names[other];
+                if (naturalLess(a, b) != reference(a, b) || naturalLess(b, a) != reference(b, a)) ++differ;
+            }
+        QCOMPARE(differ, 0);
     }
 
     // populateForWrite backs the whole pages inside its range and no others, and leaves every byte as it

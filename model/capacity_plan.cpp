@@ -223,67 +223,101 @@ bool isTokenEmbedding(std::string_view name)
 
 } // namespace
 
-PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
+namespace {
+
+// One tensor placed `p` (not Skip) into `out`.
+void addPlacement(const CheckpointAnalysis &a, const TensorInfo &t, int layer, Place p, PlacementTotals &out)
+{
+    PlacementBucket *b = nullptr;
+    bool tokenEmbedding = false;
+    if (layer >= 0 && layer < a.layerCount) {
+        b = &out.layers[static_cast<std::size_t>(layer)];
+    } else {
+        // Outside the decoder layers the first stage holds what comes before them (the token
+        // embedding, encoder towers); the rest (final norm, head, hc_head) is the last stage's.
+        const auto outside = a.outsideLayers(t.name);
+        tokenEmbedding = !outside && isTokenEmbedding(t.name);
+        if (layer < 0 && outside == Category::Mtp)
+            b = &out.last; // MTP blocks named apart from the layers
+        else
+            b = outside || tokenEmbedding ? &out.first : &out.last;
+    }
+    switch (p) {
+    case Place::Skip:
+        break;
+    case Place::Replicated:
+        b->replicated += t.bytes();
+        break;
+    case Place::Split:
+        // The token embedding apart: SGLang keeps it whole under DP attention.
+        (layer < 0 && tokenEmbedding ? b->embedding : b->split) += t.bytes();
+        break;
+    case Place::SplitAttention:
+        b->splitAttention += t.bytes();
+        break;
+    case Place::KvHeads:
+        b->kvHeads += t.bytes();
+        break;
+    case Place::Experts:
+        b->routed += t.bytes();
+        break;
+    case Place::Host:
+        b->host += t.bytes();
+        break;
+    case Place::PaddedSink:
+        b->paddedSinks += 1;
+        b->paddedSinkHeads = std::max(b->paddedSinkHeads, t.numel);
+        break;
+    }
+    // vLLM keeps the DSA indexer's wk in BF16: an FP8 wk is dequantised at load.
+    if (t.dtype == Dtype::F8_E4M3 && t.name.ends_with("indexer.wk.weight")) {
+        out.indexerWkFp8 += t.bytes();
+        out.indexerWkBf16 += t.numel * 2;
+    }
+    if (t.dtype == Dtype::F8_E4M3 && t.name.ends_with("kv_b_proj.weight")) {
+        out.kvBProjFp8 += t.bytes();
+        out.kvBProjBf16 += t.numel * 2;
+    }
+}
+
+// The totals without the MTP layers into `without`, with them into `with` (either may be null). One way asks
+// placeOfTensor for each tensor; both ways at once classify each tensor once, as a tensor is placed alike either
+// way save that without the MTP layers an MTP layer's tensors, and MTP blocks named apart, are skipped.
+void addPlacements(const LoadedCheckpoint &data, PlacementTotals *without, PlacementTotals *with)
 {
     const CheckpointAnalysis &a = data.analysis;
-    PlacementTotals out;
-    out.layers.resize(static_cast<std::size_t>(std::max(a.layerCount, 0)));
+    for (PlacementTotals *out : {without, with})
+        if (out) out->layers.resize(static_cast<std::size_t>(std::max(a.layerCount, 0)));
     for (const auto &shard : data.checkpoint.shards)
         for (const auto &t : shard.tensors) {
             const int layer = a.layerOf(t.name);
-            const Place p = placeOfTensor(a, t, mtp, layer);
+            if (!without || !with) { // one way: placeOfTensor's own answer for it
+                PlacementTotals &out = without ? *without : *with;
+                if (const Place p = placeOfTensor(a, t, !without, layer); p != Place::Skip) addPlacement(a, t, layer, p, out);
+                continue;
+            }
+            const Place p = placeOfTensor(a, t, true, layer);
             if (p == Place::Skip) continue;
-            PlacementBucket *b = nullptr;
-            bool tokenEmbedding = false;
-            if (layer >= 0 && layer < a.layerCount) {
-                b = &out.layers[static_cast<std::size_t>(layer)];
-            } else {
-                // Outside the decoder layers the first stage holds what comes before them (the token
-                // embedding, encoder towers); the rest (final norm, head, hc_head) is the last stage's.
-                const auto outside = a.outsideLayers(t.name);
-                tokenEmbedding = !outside && isTokenEmbedding(t.name);
-                if (layer < 0 && outside == Category::Mtp)
-                    b = &out.last; // MTP blocks named apart from the layers
-                else
-                    b = outside || tokenEmbedding ? &out.first : &out.last;
-            }
-            switch (p) {
-            case Place::Skip:
-                break;
-            case Place::Replicated:
-                b->replicated += t.bytes();
-                break;
-            case Place::Split:
-                // The token embedding apart: SGLang keeps it whole under DP attention.
-                (layer < 0 && tokenEmbedding ? b->embedding : b->split) += t.bytes();
-                break;
-            case Place::SplitAttention:
-                b->splitAttention += t.bytes();
-                break;
-            case Place::KvHeads:
-                b->kvHeads += t.bytes();
-                break;
-            case Place::Experts:
-                b->routed += t.bytes();
-                break;
-            case Place::Host:
-                b->host += t.bytes();
-                break;
-            case Place::PaddedSink:
-                b->paddedSinks += 1;
-                b->paddedSinkHeads = std::max(b->paddedSinkHeads, t.numel);
-                break;
-            }
-            // vLLM keeps the DSA indexer's wk in BF16: an FP8 wk is dequantised at load.
-            if (t.dtype == Dtype::F8_E4M3 && t.name.ends_with("indexer.wk.weight")) {
-                out.indexerWkFp8 += t.bytes();
-                out.indexerWkBf16 += t.numel * 2;
-            }
-            if (t.dtype == Dtype::F8_E4M3 && t.name.ends_with("kv_b_proj.weight")) {
-                out.kvBProjFp8 += t.bytes();
-                out.kvBProjBf16 += t.numel * 2;
-            }
+            // What placeOfTensor skips without the MTP layers (its only two uses of `mtp`).
+            const bool mtpOnly = layer < 0 ? a.outsideLayers(t.name) == Category::Mtp : layer >= a.mainLayers;
+            if (!mtpOnly) addPlacement(a, t, layer, p, *without);
+            addPlacement(a, t, layer, p, *with);
         }
+}
+
+} // namespace
+
+PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp)
+{
+    PlacementTotals out;
+    addPlacements(data, mtp ? nullptr : &out, mtp ? &out : nullptr);
+    return out;
+}
+
+std::pair<PlacementTotals, PlacementTotals> placementTotalsBoth(const LoadedCheckpoint &data)
+{
+    std::pair<PlacementTotals, PlacementTotals> out;
+    addPlacements(data, &out.first, &out.second);
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace atlas {
@@ -119,6 +120,8 @@ std::vector<std::pair<int, int>> pipelineStages(int layers, int pp, PlanEngine e
 // attention padding), at least 10 GiB on GPUs above 60 GiB; chunked prefill and max_bs by GPU memory.
 double sglangMemFraction(std::uint64_t gpuMemory, int tp, int pp, int dpAttention);
 PlacementTotals placementTotals(const LoadedCheckpoint &data, bool mtp);
+// placementTotals(data, false) and (data, true) in one pass over the tensors.
+std::pair<PlacementTotals, PlacementTotals> placementTotalsBoth(const LoadedCheckpoint &data);
 
 // The cache an engine allocates for a checkpoint when no cache flag says otherwise (domain.md section 19):
 // its rows and index entries (with the MTP layer's when `mtp` loads it for speculative decoding), its KV

@@ -3,6 +3,7 @@
 #include "errors.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace atlas {
 
@@ -50,11 +51,16 @@ DeploymentSearch searchDeployments(const LoadedCheckpoint &data, const SearchOpt
     out.options.totalsWithMtp.reset();
     out.options.totalsOf.reset();
 
+    std::optional<PlacementTotals> made[2]; // by mtp: the totals not lent, made here
     for (const bool mtp : modes) {
         const std::shared_ptr<const PlacementTotals> &lent = mtp ? in.totalsWithMtp : in.totalsWithoutMtp;
-        std::optional<PlacementTotals> made;
-        if (!lent || in.totalsOf.get() != &data) made = placementTotals(data, mtp);
-        const PlacementTotals &totals = made ? *made : *lent;
+        if ((!lent || in.totalsOf.get() != &data) && !made[mtp]) {
+            if (modes.size() == 2) // both ways wanted: one pass over the tensors
+                std::tie(made[false], made[true]) = placementTotalsBoth(data);
+            else
+                made[mtp] = placementTotals(data, mtp);
+        }
+        const PlacementTotals &totals = made[mtp] ? *made[mtp] : *lent;
         for (const GpuPreset *gpu : kinds) {
             if (in.cancel && in.cancel->load(std::memory_order_relaxed)) return out; // nobody waits for it
             GpuSearch kind;

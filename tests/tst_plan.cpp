@@ -427,6 +427,38 @@ private slots:
         QCOMPARE(fp8.kvBytesPerLayer, std::int64_t(m_data.cache.kvLoraRank + m_data.cache.ropeDim)); // one byte each
     }
 
+    // placementTotalsBoth classifies each tensor once for both ways: its totals are placementTotals' without the
+    // MTP layers and with them, bucket by bucket, on layouts with an MTP layer (GLM-5), MTP blocks named apart
+    // (DeepSeek-V4), eight MTP depths (Inkling) and none (the small layout).
+    void placementTotalsBothWays()
+    {
+        const auto numbers = [](const PlacementTotals &t) {
+            std::vector<std::uint64_t> v{t.indexerWkFp8, t.indexerWkBf16, t.kvBProjFp8, t.kvBProjBf16};
+            std::vector<const PlacementBucket *> buckets{&t.first, &t.last};
+            for (const PlacementBucket &b : t.layers)
+                buckets.push_back(&b);
+            for (const PlacementBucket *b : buckets)
+                v.insert(v.end(), {b->replicated, b->split, b->splitAttention, b->kvHeads, b->routed, b->embedding,
+                                   b->paddedSinks, b->paddedSinkHeads, b->host});
+            return v;
+        };
+        for (const char *name : {"glm-5.2-fp8", "deepseek-v4-flash", "inkling", "small"}) {
+            QTemporaryDir dir;
+            const auto layout = synth::layoutNamed(name);
+            QVERIFY(layout);
+            synth::writeLayout(*layout, dir.path().toStdString());
+            LoadedCheckpoint data;
+            LocalDirectorySource source(dir.path().toStdString());
+            data.checkpoint = readCheckpoint(source);
+            data.analysis = analyze(data.checkpoint);
+            const auto [without, with] = placementTotalsBoth(data);
+            QVERIFY2(numbers(without) == numbers(placementTotals(data, false)), name);
+            QVERIFY2(numbers(with) == numbers(placementTotals(data, true)), name);
+            if (data.analysis.layerCount > data.analysis.mainLayers || std::string_view(name) == "deepseek-v4-flash")
+                QVERIFY2(numbers(with) != numbers(without), name); // the MTP layers do weigh
+        }
+    }
+
     // The Plan view lends the search the placement totals it prepared (it would make them again at every context
     // typed): the answer is the one the search makes on its own; totals lent are what it uses (heavier experts,
     // another frontier); totals lent for another checkpoint are not used; the answer keeps none of them.

@@ -14,6 +14,8 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QLabel>
+
+#include <tuple>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -180,8 +182,7 @@ PlanView::PlanView(QWidget *parent)
 std::shared_ptr<const PreparedView> PlanView::prepare(const LoadedCheckpoint &data) const
 {
     auto p = std::make_shared<PreparedPlan>();
-    p->withoutMtp = placementTotals(data, false);
-    p->withMtp = placementTotals(data, true);
+    std::tie(p->withoutMtp, p->withMtp) = placementTotalsBoth(data);
     return p;
 }
 

@@ -31,6 +31,7 @@
 #include "view_export.h"
 #include "wrap_label.h"
 
+#include <future>
 #include <thread>
 #include <QAction>
 #include <QActionGroup>
@@ -271,12 +272,22 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     connect(m_applyNext, &QTimer::timeout, this, &MainWindow::applyNextPending);
     // The heavy part of showing a checkpoint (the Layers tree) is prepared on the loader's thread.
     // So is the figures' provenance line (a local folder's is a hash of its headers), after the views' parts.
+    // The views are prepared on two threads, each taking the next view not yet taken: the Layers tree alone
+    // takes longer than all the others together, and the layout is shown when every view is prepared.
     m_loader->setPreparer([views = m_views, version = QCoreApplication::applicationVersion()](
                               const LoadedCheckpoint &data, const std::atomic<bool> *cancel) {
-        PreparedViews prepared;
-        for (const AtlasView *v : views) {
-            stopIfCancelled(cancel);
-            prepared.push_back(v->prepare(data));
+        PreparedViews prepared(static_cast<std::size_t>(views.size()));
+        std::atomic<std::size_t> next{0};
+        const auto lane = [&] {
+            for (std::size_t i; (i = next.fetch_add(1)) < prepared.size();) {
+                stopIfCancelled(cancel);
+                prepared[i] = views[qsizetype(i)]->prepare(data);
+            }
+        };
+        {
+            auto other = std::async(std::launch::async, lane); // joined before this block is left
+            lane();
+            other.get();
         }
         auto caption = std::make_shared<PreparedProvenance>();
         caption->text = qs(provenanceCaption(data.checkpoint, version.toStdString(),

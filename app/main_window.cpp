@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include "llama_plan.h"
+#include "parallel_for.h"
 #include <QFile>
 #include <QImage>
 #include <QGuiApplication>
@@ -31,7 +32,6 @@
 #include "view_export.h"
 #include "wrap_label.h"
 
-#include <future>
 #include <thread>
 #include <QAction>
 #include <QActionGroup>
@@ -277,18 +277,10 @@ MainWindow::MainWindow(bool interactive, QWidget *parent)
     m_loader->setPreparer([views = m_views, version = QCoreApplication::applicationVersion()](
                               const LoadedCheckpoint &data, const std::atomic<bool> *cancel) {
         PreparedViews prepared(static_cast<std::size_t>(views.size()));
-        std::atomic<std::size_t> next{0};
-        const auto lane = [&] {
-            for (std::size_t i; (i = next.fetch_add(1)) < prepared.size();) {
-                stopIfCancelled(cancel);
-                prepared[i] = views[qsizetype(i)]->prepare(data);
-            }
-        };
-        {
-            auto other = std::async(std::launch::async, lane); // joined before this block is left
-            lane();
-            other.get();
-        }
+        parallelFor(prepared.size(), 2, [&](std::size_t i) { // the first error stops both
+            stopIfCancelled(cancel);
+            prepared[i] = views[qsizetype(i)]->prepare(data);
+        });
         auto caption = std::make_shared<PreparedProvenance>();
         caption->text = qs(provenanceCaption(data.checkpoint, version.toStdString(),
                                              QDate::currentDate().toString(Qt::ISODate).toStdString()));

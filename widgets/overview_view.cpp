@@ -119,8 +119,7 @@ OverviewView::OverviewView(QWidget *parent) : AtlasView(parent)
     v->addWidget(makeHeading(tr("Checkpoint"), page));
     m_identity = new WrapLabel(page);
     m_identity->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_identity->setWordWrap(true);
-    m_identity->setFillsWidth(true);
+    m_identity->setWordWrap(true); // its hints are QLabel's: a long path is its minimum width (the page scrolls sideways)
     v->addWidget(m_identity);
 
     m_cards = new ReflowGrid(4, page);

@@ -35,6 +35,16 @@ for b in bench_open_local bench_routing bench_gui bench_remote bench_cancel; do
     fi
 done
 
+# The routing peer: Debian's torch for /usr/bin/python3 (bench_routing compares with it when it imports). Installed
+# here as scripts/setup.sh installs the build's packages; without it the routing rows say n/a. (bench_remote fetches
+# its own peer, @huggingface/hub, with npm.)
+if ! /usr/bin/python3 -c 'import torch' >/dev/null 2>&1; then
+    echo "run-all: installing python3-torch (the routing peer) ..."
+    if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+        python3-torch; } >/dev/null 2>&1 || echo "run-all: python3-torch could not be installed; routing is measured alone"
+fi
+
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 if grep -qm1 avx512f /proc/cpuinfo; then avx512=yes; else avx512=no; fi
 paths=""

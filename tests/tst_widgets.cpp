@@ -486,6 +486,16 @@ private slots:
         QVERIFY(!view.tree()->isExpanded(view.proxy()->index(0, 0)));
         view.setFilterText(QString());
         QCOMPARE(view.proxy()->rowCount(), 80);
+        // Without a filter the rows total every tensor again, not what the last filter matched.
+        {
+            std::uint64_t bytes = 0, shown = 0;
+            for (const auto &shard : view.model()->checkpoint()->checkpoint.shards)
+                for (const auto &t : shard.tensors)
+                    bytes += t.bytes();
+            for (int row = 0; row < view.proxy()->rowCount(); ++row)
+                shown += view.proxy()->index(row, LayerTreeModel::Bytes).data(LayerTreeModel::SortRole).toULongLong();
+            QCOMPARE(shown, bytes);
+        }
         // A layer row names every weight format below it (scales apart), never "mixed".
         const QString dtypes = view.proxy()->index(3, LayerTreeModel::Dtype).data().toString();
         QVERIFY2(dtypes.contains(QLatin1String("F8_E4M3")) && dtypes.contains(QLatin1String(" + ")), qPrintable(dtypes));

@@ -59,7 +59,7 @@ void LayerTreeModel::setCheckpoint(std::shared_ptr<const LoadedCheckpoint> data,
     beginResetModel();
     m_data = data && tree ? std::move(data) : nullptr;
     m_tree = m_data ? std::move(tree) : std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}, {}}); // the root alone
-    m_shown.assign(m_tree->nodes.size(), 1);
+    m_shown = {}; // every row shown: no array (on the GUI thread, a tree-long one cost 2-3 ms of fresh pages)
     m_matched.clear();
     m_filter.clear();
     m_matches = static_cast<std::size_t>(m_tree->tensors);
@@ -246,7 +246,7 @@ void LayerTreeModel::setFilter(const QString &text)
     m_filter = text;
     const auto &nodes = m_tree->nodes;
     if (text.isEmpty()) {
-        m_shown.assign(nodes.size(), 1);
+        m_shown.clear(); // its room is kept for the next filter
         m_matches = static_cast<std::size_t>(m_tree->tensors);
         m_matched.clear();
         return;
@@ -292,7 +292,7 @@ bool LayerTreeModel::isShown(int row, const QModelIndex &parent) const
     const int p = parent.isValid() ? static_cast<int>(parent.internalId()) : 0;
     const auto &children = m_tree->nodes[static_cast<std::size_t>(p)].children;
     if (row < 0 || row >= static_cast<int>(children.size())) return false;
-    return m_shown[static_cast<std::size_t>(children[static_cast<std::size_t>(row)])] != 0;
+    return m_shown.empty() || m_shown[static_cast<std::size_t>(children[static_cast<std::size_t>(row)])] != 0;
 }
 
 QModelIndex LayerTreeModel::index(int row, int column, const QModelIndex &parent) const
@@ -329,7 +329,7 @@ QVariant LayerTreeModel::data(const QModelIndex &index, int role) const
     const Node &n = m_tree->nodes[index.internalId()];
     // A filter totals what it matched: a layer row sums its matching tensors only.
     const bool filtered = !m_matched.empty();
-    const std::uint32_t slot = m_shown[index.internalId()];
+    const std::uint32_t slot = filtered ? m_shown[index.internalId()] : 1;
     const Matched matched = filtered && slot != 0 ? m_matched[slot - 1] : Matched{};
     const std::uint64_t parameters = filtered ? matched.parameters : n.parameters;
     const std::uint64_t bytes = filtered ? matched.bytes : n.bytes;

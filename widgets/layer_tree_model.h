@@ -82,9 +82,9 @@ public:
 private:
     std::shared_ptr<const LoadedCheckpoint> m_data;
     std::shared_ptr<const Tree> m_tree = std::make_shared<const Tree>(Tree{{Node{}}, 0, {}, {}, {}, {}});
-    // Per node, 0 when the filter hides it, else 1 + its place in m_matched. Without a filter every node
-    // is 1 and m_matched is empty.
-    std::vector<std::uint32_t> m_shown{1};
+    // With a filter, per node: 0 when the filter hides it, else 1 + its place in m_matched. Without a filter
+    // it is empty (every row is shown) and so is m_matched.
+    std::vector<std::uint32_t> m_shown;
     // With a filter, each shown row's sums over the tensors that match (without: the node's own). Held for
     // the shown rows only: a filter's first use fills no array as long as the tree, which on a virtual machine
     // cost 9-13 ms of fresh pages on the GUI thread.

@@ -74,20 +74,27 @@ std::string_view leafModule(std::string_view rest)
 
 enum class Place { Replicated, Split, SplitAttention, KvHeads, Experts, PaddedSink, Host, Skip };
 
+// A tensor loaded only with the MTP layers: one of an MTP layer, or of an MTP block named apart from the layers.
+bool onlyWithMtp(const CheckpointAnalysis &a, const TensorInfo &t, int layer)
+{
+    return layer < 0 ? a.outsideLayers(t.name) == Category::Mtp : layer >= a.mainLayers;
+}
+
 // vLLM's placement for the families it serves (domain.md section 14): what every GPU holds whole, what
-// tensor parallelism splits (by vocabulary, heads or width), and the routed experts.
+// tensor parallelism splits (by vocabulary, heads or width), and the routed experts. Without the MTP layers
+// (`mtp` false) their tensors are skipped; nothing else depends on `mtp`.
 // `layer`: a.layerOf(t.name), found once by the caller.
 Place placeOfTensor(const CheckpointAnalysis &a, const TensorInfo &t, bool mtp, int layer)
 {
+    if (!mtp && onlyWithMtp(a, t, layer)) return Place::Skip;
     if (layer < 0) {
         if (const auto outside = a.outsideLayers(t.name)) {
-            if (*outside == Category::Mtp) return mtp ? Place::Replicated : Place::Skip;
+            if (*outside == Category::Mtp) return Place::Replicated;
             return Place::Split; // encoder towers: split by TP as vLLM runs them
         }
         const Category c = outsideRole(t.name);
         return c == Category::Embedding ? Place::Split : Place::Replicated;
     }
-    if (layer >= a.mainLayers && !mtp) return Place::Skip;
     const std::string_view rest = [&] {
         if (const auto block = mtpBlockPlace(t.name)) return block->rest;
         return placeOf(t.name).rest;
@@ -280,9 +287,8 @@ void addPlacement(const CheckpointAnalysis &a, const TensorInfo &t, int layer, P
     }
 }
 
-// The totals without the MTP layers into `without`, with them into `with` (either may be null). One way asks
-// placeOfTensor for each tensor; both ways at once classify each tensor once, as a tensor is placed alike either
-// way save that without the MTP layers an MTP layer's tensors, and MTP blocks named apart, are skipped.
+// The totals without the MTP layers into `without`, with them into `with` (either may be null), each tensor
+// placed once: it is placed alike either way, save that without the MTP layers onlyWithMtp's are skipped.
 void addPlacements(const LoadedCheckpoint &data, PlacementTotals *without, PlacementTotals *with)
 {
     const CheckpointAnalysis &a = data.analysis;
@@ -291,17 +297,10 @@ void addPlacements(const LoadedCheckpoint &data, PlacementTotals *without, Place
     for (const auto &shard : data.checkpoint.shards)
         for (const auto &t : shard.tensors) {
             const int layer = a.layerOf(t.name);
-            if (!without || !with) { // one way: placeOfTensor's own answer for it
-                PlacementTotals &out = without ? *without : *with;
-                if (const Place p = placeOfTensor(a, t, !without, layer); p != Place::Skip) addPlacement(a, t, layer, p, out);
-                continue;
-            }
             const Place p = placeOfTensor(a, t, true, layer);
             if (p == Place::Skip) continue;
-            // What placeOfTensor skips without the MTP layers (its only two uses of `mtp`).
-            const bool mtpOnly = layer < 0 ? a.outsideLayers(t.name) == Category::Mtp : layer >= a.mainLayers;
-            if (!mtpOnly) addPlacement(a, t, layer, p, *without);
-            addPlacement(a, t, layer, p, *with);
+            if (without && !onlyWithMtp(a, t, layer)) addPlacement(a, t, layer, p, *without);
+            if (with) addPlacement(a, t, layer, p, *with);
         }
 }
 

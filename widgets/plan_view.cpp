@@ -14,13 +14,12 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QLabel>
-
-#include <tuple>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <tuple>
 
 namespace atlas {
 
